@@ -1,0 +1,3 @@
+//! Sylva's runtime.
+
+pub mod rng;

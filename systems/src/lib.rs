@@ -1,0 +1,4 @@
+//! Sylva's domain systems.
+
+pub mod lsystem;
+pub mod tree;

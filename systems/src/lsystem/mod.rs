@@ -1,0 +1,1 @@
+//! Parametric bracketed L-systems.
