@@ -1,3 +1,39 @@
-//! Sylva's runtime.
+//! Sylva's runtime: the engine-independent core every domain system builds on.
+//!
+//! - [`World`]: hecs entities plus typed [`Resources`].
+//! - [`System`] and [`Schedule`]: functions with declared [`Access`], packed
+//!   into conflict-free stages that run concurrently on rayon.
+//! - [`App`]: a world, a schedule, a [`FixedClock`] and a thread pool.
+//! - [`rng`]: deterministic random streams keyed by (seed, chunk or entity, purpose).
+//! - [`SpatialIndex`]: nearest and within-radius queries (kiddo).
+//! - [`metrics`]: per-system timings, frame-time percentiles, peak memory.
+//! - [`snapshot`]: versioned, checksummed state files.
+//! - [`extract`]: the plain batches a renderer draws.
+#![warn(missing_docs)]
 
+mod access;
+mod app;
+mod clock;
+pub mod extract;
+pub mod metrics;
+mod resources;
 pub mod rng;
+mod schedule;
+pub mod snapshot;
+mod spatial;
+mod system;
+mod world;
+
+pub use access::Access;
+pub use app::{App, AppConfig, AppError};
+pub use clock::FixedClock;
+pub use metrics::Metrics;
+pub use resources::{Res, ResMut, Resources};
+pub use schedule::Schedule;
+pub use snapshot::{SnapshotError, SnapshotRegistry};
+pub use spatial::{Hit, SpatialIndex};
+pub use system::{System, SystemContext, SystemFn, Time};
+pub use world::World;
+
+pub use glam;
+pub use hecs;

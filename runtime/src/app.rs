@@ -1,0 +1,215 @@
+//! The app: a world, its schedule, a fixed clock and a thread pool, stepped by
+//! whoever owns the main loop (Sylva's CLI, or an embedding engine).
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::clock::FixedClock;
+use crate::metrics::Metrics;
+use crate::schedule::Schedule;
+use crate::snapshot::{SnapshotError, SnapshotRegistry};
+use crate::system::{System, Time};
+use crate::world::World;
+
+/// How an [`App`] runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppConfig {
+    /// World seed: every random stream derives from it.
+    pub seed: u64,
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+    /// Fixed simulation step, seconds.
+    pub step_seconds: f64,
+    /// Most fixed steps one [`App::update`] may run (drops the rest of a long frame).
+    pub max_steps_per_update: u32,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self { seed: 0, threads: 0, step_seconds: 1.0 / 60.0, max_steps_per_update: 8 }
+    }
+}
+
+/// Why an app could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    /// The configuration is unusable.
+    #[error("invalid app configuration: {0}")]
+    Config(String),
+    /// The thread pool could not start.
+    #[error("could not start {threads} worker threads: {source}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// The cause.
+        source: rayon::ThreadPoolBuildError,
+    },
+}
+
+/// A world plus everything that advances it.
+///
+/// ```
+/// use sylva_runtime::{Access, App, AppConfig, System};
+/// struct Counter(u64);
+/// let mut app = App::new(AppConfig { step_seconds: 0.5, ..AppConfig::default() }).unwrap();
+/// app.world.resources.insert(Counter(0));
+/// app.add_system(System::new("count", Access::new().write_res::<Counter>(), |ctx| {
+///     ctx.res_mut::<Counter>().0 += 1;
+/// }));
+/// assert_eq!(app.update(1.2), 2); // two whole steps fit into 1.2 s
+/// assert_eq!(app.world.resources.get::<Counter>().unwrap().0, 2);
+/// ```
+pub struct App {
+    /// Entities and resources.
+    pub world: World,
+    schedule: Schedule,
+    clock: FixedClock,
+    pool: rayon::ThreadPool,
+    metrics: Metrics,
+    snapshot: SnapshotRegistry,
+    time: Time,
+}
+
+impl App {
+    /// An app with an empty world and no systems.
+    pub fn new(config: AppConfig) -> Result<Self, AppError> {
+        if !(config.step_seconds.is_finite() && config.step_seconds > 0.0) {
+            return Err(AppError::Config(format!("step must be a positive number of seconds, got {}", config.step_seconds)));
+        }
+        if config.max_steps_per_update == 0 {
+            return Err(AppError::Config("max_steps_per_update must be at least 1".into()));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(config.threads)
+            .thread_name(|i| format!("sylva-worker-{i}"))
+            .build()
+            .map_err(|source| AppError::Threads { threads: config.threads, source })?;
+        Ok(Self {
+            world: World::new(),
+            schedule: Schedule::new(),
+            clock: FixedClock::new(config.step_seconds, config.max_steps_per_update),
+            pool,
+            metrics: Metrics::default(),
+            snapshot: SnapshotRegistry::new(),
+            time: Time { tick: 0, dt: config.step_seconds as f32, elapsed: 0.0, seed: config.seed },
+        })
+    }
+
+    /// Appends a system to the schedule (see [`Schedule::add`]).
+    pub fn add_system(&mut self, system: System) -> &mut Self {
+        self.schedule.add(system);
+        self
+    }
+
+    /// The schedule, e.g. to inspect its stages.
+    pub fn schedule_mut(&mut self) -> &mut Schedule {
+        &mut self.schedule
+    }
+
+    /// Declares which components and resources are simulation state.
+    pub fn snapshot_registry_mut(&mut self) -> &mut SnapshotRegistry {
+        &mut self.snapshot
+    }
+
+    /// Feeds `frame_seconds` of real time and runs the fixed steps now due.
+    /// Returns how many steps ran.
+    pub fn update(&mut self, frame_seconds: f64) -> u32 {
+        let t0 = Instant::now();
+        let steps = self.clock.advance(frame_seconds);
+        for _ in 0..steps {
+            self.run_step();
+        }
+        self.metrics.record_frame(t0.elapsed());
+        steps
+    }
+
+    /// Runs exactly one fixed step as one frame (benchmarks, tests, offline baking).
+    pub fn step(&mut self) {
+        let t0 = Instant::now();
+        self.run_step();
+        self.metrics.record_frame(t0.elapsed());
+    }
+
+    fn run_step(&mut self) {
+        let Self { world, schedule, pool, metrics, time, .. } = self;
+        let now = *time;
+        pool.install(|| schedule.run(world, now, metrics));
+        time.tick += 1;
+        time.elapsed = time.tick as f64 * self.clock.step();
+    }
+
+    /// Runs `f` inside the app's thread pool, so rayon work in it uses the app's threads.
+    pub fn in_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+
+    /// Time of the next step to run.
+    pub fn time(&self) -> Time {
+        self.time
+    }
+
+    /// Fraction of the next step already accumulated, for interpolating drawn state.
+    pub fn alpha(&self) -> f64 {
+        self.clock.alpha()
+    }
+
+    /// Worker threads in the app's pool.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Timings gathered so far.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Hash of the registered simulation state (equal across thread counts).
+    pub fn state_hash(&self) -> Result<u64, SnapshotError> {
+        self.snapshot.state_hash(&self.world, self.time)
+    }
+
+    /// Writes the registered simulation state to `path` atomically.
+    pub fn save_snapshot(&self, path: &Path) -> Result<(), SnapshotError> {
+        self.snapshot.save_file(&self.world, self.time, path)
+    }
+
+    /// Restores state saved by [`save_snapshot`](Self::save_snapshot); on error nothing changes.
+    pub fn load_snapshot(&mut self, path: &Path) -> Result<(), SnapshotError> {
+        let time = self.snapshot.load_file_into(path, &mut self.world)?;
+        self.time = Time { dt: self.time.dt, ..time };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Access;
+
+    #[test]
+    fn bad_configs_are_errors() {
+        let bad = AppConfig { step_seconds: 0.0, ..AppConfig::default() };
+        assert!(matches!(App::new(bad), Err(AppError::Config(_))));
+        let bad = AppConfig { max_steps_per_update: 0, ..AppConfig::default() };
+        assert!(matches!(App::new(bad), Err(AppError::Config(_))));
+    }
+
+    #[test]
+    fn time_advances_per_step_and_reaches_systems() {
+        struct Seen(Vec<(u64, f64)>);
+        let mut app = App::new(AppConfig { step_seconds: 0.25, seed: 3, threads: 2, ..AppConfig::default() }).unwrap();
+        app.world.resources.insert(Seen(vec![]));
+        app.add_system(System::new("see", Access::new().write_res::<Seen>(), |ctx| {
+            let t = ctx.time();
+            assert_eq!(t.seed, 3);
+            ctx.res_mut::<Seen>().0.push((t.tick, t.elapsed));
+        }));
+        app.step();
+        app.update(0.5);
+        assert_eq!(app.world.resources.get::<Seen>().unwrap().0, vec![(0, 0.0), (1, 0.25), (2, 0.5)]);
+        assert_eq!(app.time().tick, 3);
+        assert_eq!(app.metrics().frame_count(), 2);
+        assert_eq!(app.metrics().systems()["see"].calls, 3);
+        assert_eq!(app.threads(), 2);
+    }
+}

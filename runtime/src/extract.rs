@@ -1,0 +1,184 @@
+//! The render extraction contract: plain structure-of-arrays batches that any
+//! renderer (Sylva's Vulkan one, or an embedding engine's own) can draw.
+//!
+//! Systems fill batches as resources; a renderer reads them after a frame and
+//! uploads only the [dirty ranges](DirtyRange). No Vulkan type appears here.
+
+use glam::{Mat4, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// A half-open range of instances that changed since the renderer last looked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirtyRange {
+    /// First changed instance.
+    pub start: u32,
+    /// One past the last changed instance; `start == end` means clean.
+    pub end: u32,
+}
+
+impl DirtyRange {
+    /// True when nothing changed.
+    pub fn is_clean(&self) -> bool {
+        self.start >= self.end
+    }
+
+    /// Grows the range to cover `start..end`.
+    pub fn mark(&mut self, start: u32, end: u32) {
+        if start >= end {
+            return;
+        }
+        if self.is_clean() {
+            *self = DirtyRange { start, end };
+        } else {
+            self.start = self.start.min(start);
+            self.end = self.end.max(end);
+        }
+    }
+
+    /// Returns the range and marks the batch clean (called by the renderer after upload).
+    pub fn take(&mut self) -> DirtyRange {
+        std::mem::take(self)
+    }
+}
+
+/// Instanced cylinders: branch segments, springs, anything drawn as a tapered tube.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CylinderBatch {
+    /// Axis start points.
+    pub start: Vec<Vec3>,
+    /// Axis end points.
+    pub end: Vec<Vec3>,
+    /// Radius at `start`.
+    pub start_radius: Vec<f32>,
+    /// Radius at `end`.
+    pub end_radius: Vec<f32>,
+    /// Linear RGBA colour, 8 bits per channel.
+    pub colour: Vec<[u8; 4]>,
+    /// Instances changed since the last upload.
+    pub dirty: DirtyRange,
+}
+
+impl CylinderBatch {
+    /// Number of instances.
+    pub fn len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// True when the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.start.is_empty()
+    }
+
+    /// Appends one instance and marks it dirty.
+    pub fn push(&mut self, start: Vec3, end: Vec3, start_radius: f32, end_radius: f32, colour: [u8; 4]) {
+        let i = self.len() as u32;
+        self.start.push(start);
+        self.end.push(end);
+        self.start_radius.push(start_radius);
+        self.end_radius.push(end_radius);
+        self.colour.push(colour);
+        self.dirty.mark(i, i + 1);
+    }
+
+    /// Removes every instance; the renderer frees or recycles their buffer space.
+    pub fn clear(&mut self) {
+        self.start.clear();
+        self.end.clear();
+        self.start_radius.clear();
+        self.end_radius.clear();
+        self.colour.clear();
+        self.dirty = DirtyRange::default();
+    }
+}
+
+/// A perspective camera.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Camera {
+    /// Eye position, world space.
+    pub position: Vec3,
+    /// Point looked at.
+    pub target: Vec3,
+    /// Vertical field of view, degrees.
+    pub fov_y_degrees: f32,
+    /// Near clip distance.
+    pub near: f32,
+    /// Far clip distance.
+    pub far: f32,
+}
+
+impl Default for Camera {
+    fn default() -> Self {
+        Self {
+            position: Vec3::new(0.0, 5.0, 20.0),
+            target: Vec3::ZERO,
+            fov_y_degrees: 60.0,
+            near: 0.1,
+            far: 2000.0,
+        }
+    }
+}
+
+impl Camera {
+    /// View-projection matrix for an aspect ratio: right-handed world with Y up,
+    /// Vulkan clip space (Y down, depth 0..1).
+    pub fn view_projection(&self, aspect: f32) -> Mat4 {
+        use glam::camera::rh::{proj::vulkan::perspective, view::look_at_mat4};
+        let view = look_at_mat4(self.position, self.target, Vec3::Y);
+        let proj = perspective(self.fov_y_degrees.to_radians(), aspect, self.near, self.far);
+        proj * view
+    }
+}
+
+/// The sun: a directional light.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sun {
+    /// Direction the light travels (from the sun toward the ground).
+    pub direction: Vec3,
+    /// Linear RGB intensity.
+    pub colour: Vec3,
+}
+
+impl Default for Sun {
+    fn default() -> Self {
+        Self { direction: Vec3::new(-0.4, -1.0, -0.3).normalize(), colour: Vec3::splat(1.0) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirty_ranges_grow_and_clear() {
+        let mut d = DirtyRange::default();
+        assert!(d.is_clean());
+        d.mark(5, 7);
+        d.mark(2, 3);
+        d.mark(4, 4);
+        assert_eq!(d, DirtyRange { start: 2, end: 7 });
+        assert_eq!(d.take(), DirtyRange { start: 2, end: 7 });
+        assert!(d.is_clean());
+    }
+
+    #[test]
+    fn cylinder_push_marks_dirty() {
+        let mut b = CylinderBatch::default();
+        b.push(Vec3::ZERO, Vec3::Y, 1.0, 0.5, [255; 4]);
+        b.push(Vec3::Y, Vec3::Y * 2.0, 0.5, 0.2, [255; 4]);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.dirty, DirtyRange { start: 0, end: 2 });
+        b.clear();
+        assert!(b.is_empty() && b.dirty.is_clean());
+    }
+
+    #[test]
+    fn camera_projects_target_to_centre() {
+        let c = Camera::default();
+        let clip = c.view_projection(16.0 / 9.0) * c.target.extend(1.0);
+        let ndc = clip.truncate() / clip.w;
+        assert!(ndc.x.abs() < 1e-5 && ndc.y.abs() < 1e-5);
+        assert!((0.0..1.0).contains(&ndc.z));
+    }
+}

@@ -1,0 +1,228 @@
+//! Timings that feed `--report`: per-system calls and durations, frame times, peak memory.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Lowest and highest duration the histogram resolves, in milliseconds.
+const MIN_MS: f64 = 1e-4;
+const MAX_MS: f64 = 1e6;
+/// Ratio between neighbouring bucket edges: percentiles are exact to 1 %.
+const RATIO: f64 = 1.01;
+
+/// A log-bucketed histogram of durations in bounded memory.
+///
+/// Keeping every sample would grow without bound in a long session; buckets
+/// 1 % wide keep percentiles accurate to 1 % in about 2.8k counters.
+#[derive(Clone, Debug)]
+pub struct Histogram {
+    buckets: Vec<u64>,
+    count: u64,
+    total_ms: f64,
+    max_ms: f64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        let n = ((MAX_MS / MIN_MS).ln() / RATIO.ln()).ceil() as usize + 1;
+        Self { buckets: vec![0; n], count: 0, total_ms: 0.0, max_ms: 0.0 }
+    }
+}
+
+impl Histogram {
+    /// Adds one sample.
+    pub fn record(&mut self, d: Duration) {
+        let ms = d.as_secs_f64() * 1e3;
+        let i = if ms <= MIN_MS {
+            0
+        } else {
+            (((ms / MIN_MS).ln() / RATIO.ln()).ceil() as usize).min(self.buckets.len() - 1)
+        };
+        self.buckets[i] += 1;
+        self.count += 1;
+        self.total_ms += ms;
+        self.max_ms = self.max_ms.max(ms);
+    }
+
+    /// Number of samples.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Sum of all samples, milliseconds.
+    pub fn total_ms(&self) -> f64 {
+        self.total_ms
+    }
+
+    /// Mean sample, milliseconds (0 when empty).
+    pub fn mean_ms(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.total_ms / self.count as f64 }
+    }
+
+    /// Largest sample, milliseconds.
+    pub fn max_ms(&self) -> f64 {
+        self.max_ms
+    }
+
+    /// The `q` quantile (0..=1), milliseconds: the upper edge of the bucket
+    /// holding it, capped by the true maximum.
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return (MIN_MS * RATIO.powi(i as i32)).min(self.max_ms);
+            }
+        }
+        self.max_ms
+    }
+}
+
+/// Calls and timing of one system, as written to the report.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SystemReport {
+    /// How often the system ran.
+    pub calls: u64,
+    /// Total time spent in it.
+    pub total_ms: f64,
+    /// Mean time per call.
+    pub mean_ms: f64,
+    /// 99th percentile per call.
+    pub p99_ms: f64,
+}
+
+/// Frame-time summary, as written to the report.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FrameReport {
+    /// Mean frame time.
+    pub mean: f64,
+    /// Median frame time.
+    pub p50: f64,
+    /// 99th percentile frame time.
+    pub p99: f64,
+    /// Longest frame.
+    pub max: f64,
+}
+
+/// Everything the runtime measures while it runs.
+#[derive(Clone, Debug, Default)]
+pub struct Metrics {
+    systems: BTreeMap<String, Histogram>,
+    frames: Histogram,
+}
+
+impl Metrics {
+    /// Records one call of system `name`.
+    pub fn record_system(&mut self, name: &str, d: Duration) {
+        match self.systems.get_mut(name) {
+            Some(h) => h.record(d),
+            None => {
+                let mut h = Histogram::default();
+                h.record(d);
+                self.systems.insert(name.to_owned(), h);
+            }
+        }
+    }
+
+    /// Records one frame (one `App::update`).
+    pub fn record_frame(&mut self, d: Duration) {
+        self.frames.record(d);
+    }
+
+    /// Per-system summary, keyed by system name.
+    pub fn systems(&self) -> BTreeMap<String, SystemReport> {
+        self.systems
+            .iter()
+            .map(|(name, h)| {
+                let r = SystemReport {
+                    calls: h.count(),
+                    total_ms: h.total_ms(),
+                    mean_ms: h.mean_ms(),
+                    p99_ms: h.quantile_ms(0.99),
+                };
+                (name.clone(), r)
+            })
+            .collect()
+    }
+
+    /// Frame-time summary.
+    pub fn frames(&self) -> FrameReport {
+        let f = &self.frames;
+        FrameReport {
+            mean: f.mean_ms(),
+            p50: f.quantile_ms(0.5),
+            p99: f.quantile_ms(0.99),
+            max: f.max_ms(),
+        }
+    }
+
+    /// Number of frames recorded.
+    pub fn frame_count(&self) -> u64 {
+        self.frames.count()
+    }
+}
+
+/// Peak resident set size of this process in bytes, where the OS tells it.
+///
+/// Reads `VmHWM` from `/proc/self/status` on Linux; `None` elsewhere.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_within_one_percent() {
+        let mut h = Histogram::default();
+        for i in 1..=1000u64 {
+            h.record(Duration::from_micros(i * 10));
+        }
+        assert_eq!(h.count(), 1000);
+        let p50 = h.quantile_ms(0.5);
+        assert!((p50 - 5.0).abs() / 5.0 < 0.011, "p50 {p50}");
+        let p99 = h.quantile_ms(0.99);
+        assert!((p99 - 9.9).abs() / 9.9 < 0.011, "p99 {p99}");
+        assert!((h.max_ms() - 10.0).abs() < 1e-9);
+        assert!((h.mean_ms() - 5.005).abs() < 1e-9);
+        assert_eq!(h.quantile_ms(1.0), 10.0);
+    }
+
+    #[test]
+    fn empty_and_extreme_samples() {
+        let mut h = Histogram::default();
+        assert_eq!(h.quantile_ms(0.99), 0.0);
+        h.record(Duration::ZERO);
+        h.record(Duration::from_secs(100_000));
+        assert_eq!(h.count(), 2);
+        assert_eq!(h.quantile_ms(0.0), MIN_MS);
+    }
+
+    #[test]
+    fn system_reports_are_keyed_by_name() {
+        let mut m = Metrics::default();
+        m.record_system("b", Duration::from_millis(2));
+        m.record_system("a", Duration::from_millis(1));
+        m.record_system("a", Duration::from_millis(3));
+        let s = m.systems();
+        assert_eq!(s.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(s["a"].calls, 2);
+        assert!((s["a"].mean_ms - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn peak_rss_is_read_on_linux() {
+        if cfg!(target_os = "linux") {
+            assert!(peak_rss_bytes().unwrap() > 1024 * 1024);
+        }
+    }
+}
