@@ -123,10 +123,13 @@ impl App {
         steps
     }
 
-    /// Runs exactly one fixed step as one frame (benchmarks, tests, offline baking).
-    pub fn step(&mut self) {
+    /// Runs exactly `steps` fixed steps as one frame, ignoring the clock
+    /// (benchmarks, tests, offline baking).
+    pub fn advance(&mut self, steps: u32) {
         let t0 = Instant::now();
-        self.run_step();
+        for _ in 0..steps {
+            self.run_step();
+        }
         self.metrics.record_frame(t0.elapsed());
     }
 
@@ -204,7 +207,7 @@ mod tests {
             assert_eq!(t.seed, 3);
             ctx.res_mut::<Seen>().0.push((t.tick, t.elapsed));
         }));
-        app.step();
+        app.advance(1);
         app.update(0.5);
         assert_eq!(app.world.resources.get::<Seen>().unwrap().0, vec![(0, 0.0), (1, 0.25), (2, 0.5)]);
         assert_eq!(app.time().tick, 3);

@@ -1,4 +1,7 @@
-//! Sylva's domain systems.
+//! Sylva's domain systems: everything that generates or simulates nature,
+//! built on `sylva-runtime` and free of any renderer.
+#![warn(missing_docs)]
 
 pub mod lsystem;
 pub mod tree;
+pub mod particles;
