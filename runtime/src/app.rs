@@ -26,7 +26,12 @@ pub struct AppConfig {
 
 impl Default for AppConfig {
     fn default() -> Self {
-        Self { seed: 0, threads: 0, step_seconds: 1.0 / 60.0, max_steps_per_update: 8 }
+        Self {
+            seed: 0,
+            threads: 0,
+            step_seconds: 1.0 / 60.0,
+            max_steps_per_update: 8,
+        }
     }
 }
 
@@ -63,6 +68,7 @@ pub struct App {
     /// Entities and resources.
     pub world: World,
     schedule: Schedule,
+    frame_schedule: Schedule,
     clock: FixedClock,
     pool: rayon::ThreadPool,
     metrics: Metrics,
@@ -74,7 +80,10 @@ impl App {
     /// An app with an empty world and no systems.
     pub fn new(config: AppConfig) -> Result<Self, AppError> {
         if !(config.step_seconds.is_finite() && config.step_seconds > 0.0) {
-            return Err(AppError::Config(format!("step must be a positive number of seconds, got {}", config.step_seconds)));
+            return Err(AppError::Config(format!(
+                "step must be a positive number of seconds, got {}",
+                config.step_seconds
+            )));
         }
         if config.max_steps_per_update == 0 {
             return Err(AppError::Config("max_steps_per_update must be at least 1".into()));
@@ -83,25 +92,42 @@ impl App {
             .num_threads(config.threads)
             .thread_name(|i| format!("sylva-worker-{i}"))
             .build()
-            .map_err(|source| AppError::Threads { threads: config.threads, source })?;
+            .map_err(|source| AppError::Threads {
+                threads: config.threads,
+                source,
+            })?;
         Ok(Self {
             world: World::new(),
             schedule: Schedule::new(),
+            frame_schedule: Schedule::new(),
             clock: FixedClock::new(config.step_seconds, config.max_steps_per_update),
             pool,
             metrics: Metrics::default(),
             snapshot: SnapshotRegistry::new(),
-            time: Time { tick: 0, dt: config.step_seconds as f32, elapsed: 0.0, seed: config.seed },
+            time: Time {
+                tick: 0,
+                dt: config.step_seconds as f32,
+                elapsed: 0.0,
+                seed: config.seed,
+            },
         })
     }
 
-    /// Appends a system to the schedule (see [`Schedule::add`]).
+    /// Appends a simulation system: it runs once per fixed step (see [`Schedule::add`]).
     pub fn add_system(&mut self, system: System) -> &mut Self {
         self.schedule.add(system);
         self
     }
 
-    /// The schedule, e.g. to inspect its stages.
+    /// Appends a frame system: it runs once per frame, after that frame's fixed
+    /// steps. Extraction for drawing belongs here, since drawing happens per
+    /// frame however many steps the frame took.
+    pub fn add_frame_system(&mut self, system: System) -> &mut Self {
+        self.frame_schedule.add(system);
+        self
+    }
+
+    /// The fixed-step schedule, e.g. to inspect its stages.
     pub fn schedule_mut(&mut self) -> &mut Schedule {
         &mut self.schedule
     }
@@ -119,6 +145,7 @@ impl App {
         for _ in 0..steps {
             self.run_step();
         }
+        self.run_frame_systems();
         self.metrics.record_frame(t0.elapsed());
         steps
     }
@@ -130,11 +157,32 @@ impl App {
         for _ in 0..steps {
             self.run_step();
         }
+        self.run_frame_systems();
         self.metrics.record_frame(t0.elapsed());
     }
 
+    fn run_frame_systems(&mut self) {
+        let Self {
+            world,
+            frame_schedule,
+            pool,
+            metrics,
+            time,
+            ..
+        } = self;
+        let now = *time;
+        pool.install(|| frame_schedule.run(world, now, metrics));
+    }
+
     fn run_step(&mut self) {
-        let Self { world, schedule, pool, metrics, time, .. } = self;
+        let Self {
+            world,
+            schedule,
+            pool,
+            metrics,
+            time,
+            ..
+        } = self;
         let now = *time;
         pool.install(|| schedule.run(world, now, metrics));
         time.tick += 1;
@@ -179,7 +227,10 @@ impl App {
     /// Restores state saved by [`save_snapshot`](Self::save_snapshot); on error nothing changes.
     pub fn load_snapshot(&mut self, path: &Path) -> Result<(), SnapshotError> {
         let time = self.snapshot.load_file_into(path, &mut self.world)?;
-        self.time = Time { dt: self.time.dt, ..time };
+        self.time = Time {
+            dt: self.time.dt,
+            ..time
+        };
         Ok(())
     }
 }
@@ -191,16 +242,51 @@ mod tests {
 
     #[test]
     fn bad_configs_are_errors() {
-        let bad = AppConfig { step_seconds: 0.0, ..AppConfig::default() };
+        let bad = AppConfig {
+            step_seconds: 0.0,
+            ..AppConfig::default()
+        };
         assert!(matches!(App::new(bad), Err(AppError::Config(_))));
-        let bad = AppConfig { max_steps_per_update: 0, ..AppConfig::default() };
+        let bad = AppConfig {
+            max_steps_per_update: 0,
+            ..AppConfig::default()
+        };
         assert!(matches!(App::new(bad), Err(AppError::Config(_))));
+    }
+
+    #[test]
+    fn frame_systems_run_once_per_frame_after_the_steps() {
+        struct Log(Vec<&'static str>);
+        let mut app = App::new(AppConfig {
+            step_seconds: 0.1,
+            ..AppConfig::default()
+        })
+        .unwrap();
+        app.world.resources.insert(Log(vec![]));
+        app.add_frame_system(System::new("draw", Access::new().write_res::<Log>(), |ctx| {
+            ctx.res_mut::<Log>().0.push("frame");
+        }));
+        app.add_system(System::new("sim", Access::new().write_res::<Log>(), |ctx| {
+            ctx.res_mut::<Log>().0.push("step");
+        }));
+        app.advance(2);
+        assert_eq!(app.update(0.05), 0);
+        assert_eq!(
+            app.world.resources.get::<Log>().unwrap().0,
+            ["step", "step", "frame", "frame"]
+        );
     }
 
     #[test]
     fn time_advances_per_step_and_reaches_systems() {
         struct Seen(Vec<(u64, f64)>);
-        let mut app = App::new(AppConfig { step_seconds: 0.25, seed: 3, threads: 2, ..AppConfig::default() }).unwrap();
+        let mut app = App::new(AppConfig {
+            step_seconds: 0.25,
+            seed: 3,
+            threads: 2,
+            ..AppConfig::default()
+        })
+        .unwrap();
         app.world.resources.insert(Seen(vec![]));
         app.add_system(System::new("see", Access::new().write_res::<Seen>(), |ctx| {
             let t = ctx.time();
@@ -209,7 +295,10 @@ mod tests {
         }));
         app.advance(1);
         app.update(0.5);
-        assert_eq!(app.world.resources.get::<Seen>().unwrap().0, vec![(0, 0.0), (1, 0.25), (2, 0.5)]);
+        assert_eq!(
+            app.world.resources.get::<Seen>().unwrap().0,
+            vec![(0, 0.0), (1, 0.25), (2, 0.5)]
+        );
         assert_eq!(app.time().tick, 3);
         assert_eq!(app.metrics().frame_count(), 2);
         assert_eq!(app.metrics().systems()["see"].calls, 3);

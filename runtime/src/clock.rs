@@ -20,9 +20,16 @@ impl FixedClock {
     /// When `step` is not a positive finite number or `max_steps` is zero
     /// (scene validation rejects both before they get here).
     pub fn new(step: f64, max_steps: u32) -> Self {
-        assert!(step.is_finite() && step > 0.0, "fixed step must be positive, got {step}");
+        assert!(
+            step.is_finite() && step > 0.0,
+            "fixed step must be positive, got {step}"
+        );
         assert!(max_steps > 0, "max_steps must be at least 1");
-        Self { step, max_steps, accumulator: 0.0 }
+        Self {
+            step,
+            max_steps,
+            accumulator: 0.0,
+        }
     }
 
     /// Seconds per step.

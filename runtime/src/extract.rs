@@ -142,7 +142,10 @@ pub struct Sun {
 
 impl Default for Sun {
     fn default() -> Self {
-        Self { direction: Vec3::new(-0.4, -1.0, -0.3).normalize(), colour: Vec3::splat(1.0) }
+        Self {
+            direction: Vec3::new(-0.4, -1.0, -0.3).normalize(),
+            colour: Vec3::splat(1.0),
+        }
     }
 }
 

@@ -26,7 +26,12 @@ pub struct Histogram {
 impl Default for Histogram {
     fn default() -> Self {
         let n = ((MAX_MS / MIN_MS).ln() / RATIO.ln()).ceil() as usize + 1;
-        Self { buckets: vec![0; n], count: 0, total_ms: 0.0, max_ms: 0.0 }
+        Self {
+            buckets: vec![0; n],
+            count: 0,
+            total_ms: 0.0,
+            max_ms: 0.0,
+        }
     }
 }
 
@@ -57,7 +62,11 @@ impl Histogram {
 
     /// Mean sample, milliseconds (0 when empty).
     pub fn mean_ms(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.total_ms / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.total_ms / self.count as f64
+        }
     }
 
     /// Largest sample, milliseconds.

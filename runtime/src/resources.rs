@@ -59,7 +59,10 @@ impl Resources {
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => contended::<T>(),
         };
-        Some(Res { guard, _marker: std::marker::PhantomData })
+        Some(Res {
+            guard,
+            _marker: std::marker::PhantomData,
+        })
     }
 
     /// Borrows resource `T` exclusively; `None` when absent.
@@ -73,7 +76,10 @@ impl Resources {
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
             Err(TryLockError::WouldBlock) => contended::<T>(),
         };
-        Some(ResMut { guard, _marker: std::marker::PhantomData })
+        Some(ResMut {
+            guard,
+            _marker: std::marker::PhantomData,
+        })
     }
 }
 
@@ -87,20 +93,26 @@ fn contended<T>() -> ! {
 impl<T: 'static> Deref for Res<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.guard.downcast_ref::<T>().expect("resource slot holds its own type")
+        self.guard
+            .downcast_ref::<T>()
+            .expect("resource slot holds its own type")
     }
 }
 
 impl<T: 'static> Deref for ResMut<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        self.guard.downcast_ref::<T>().expect("resource slot holds its own type")
+        self.guard
+            .downcast_ref::<T>()
+            .expect("resource slot holds its own type")
     }
 }
 
 impl<T: 'static> DerefMut for ResMut<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        self.guard.downcast_mut::<T>().expect("resource slot holds its own type")
+        self.guard
+            .downcast_mut::<T>()
+            .expect("resource slot holds its own type")
     }
 }
 

@@ -296,15 +296,23 @@ mod tests {
         // Reads Marker: runs in the next stage and must see both spawns.
         let seen = Arc::new(AtomicUsize::new(0));
         let seen2 = seen.clone();
-        schedule.add(System::new("count", Access::new().read::<Marker>().write::<A>(), move |ctx| {
-            seen2.store(ctx.query::<&Marker>().iter().count(), SeqCst);
-        }));
+        schedule.add(System::new(
+            "count",
+            Access::new().read::<Marker>().write::<A>(),
+            move |ctx| {
+                seen2.store(ctx.query::<&Marker>().iter().count(), SeqCst);
+            },
+        ));
         assert_eq!(schedule.stages().len(), 2);
         let mut world = World::new();
         schedule.run(&mut world, Time::default(), &mut Metrics::default());
         assert_eq!(seen.load(SeqCst), 2);
-        let mut order: Vec<(u32, u32)> =
-            world.entities.query::<(hecs::Entity, &Marker)>().iter().map(|(e, m)| (e.id(), m.0)).collect();
+        let mut order: Vec<(u32, u32)> = world
+            .entities
+            .query::<(hecs::Entity, &Marker)>()
+            .iter()
+            .map(|(e, m)| (e.id(), m.0))
+            .collect();
         order.sort();
         // spawn_b was added first, so its entity is created first.
         assert_eq!(order, vec![(0, 2), (1, 1)]);

@@ -128,8 +128,8 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, SnapshotError> {
 }
 
 fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SnapshotError> {
-    let (value, used) = bincode::serde::decode_from_slice::<T, _>(bytes, config())
-        .map_err(|e| SnapshotError::Decode(e.to_string()))?;
+    let (value, used) =
+        bincode::serde::decode_from_slice::<T, _>(bytes, config()).map_err(|e| SnapshotError::Decode(e.to_string()))?;
     if used != bytes.len() {
         return Err(SnapshotError::Decode(format!("{} trailing bytes", bytes.len() - used)));
     }
@@ -217,7 +217,11 @@ impl SnapshotRegistry {
     }
 
     fn assert_new(&self, name: &str) {
-        let taken = self.components.iter().map(|c| &c.name).chain(self.resources.iter().map(|r| &r.name));
+        let taken = self
+            .components
+            .iter()
+            .map(|c| &c.name)
+            .chain(self.resources.iter().map(|r| &r.name));
         for n in taken {
             assert!(n != name, "snapshot name `{name}` is registered twice");
         }
@@ -313,7 +317,12 @@ impl SnapshotRegistry {
         for (insert, value) in decoded {
             insert(&mut world.resources, value);
         }
-        Ok(Time { tick: body.tick, dt: body.dt, elapsed: body.elapsed, seed: body.seed })
+        Ok(Time {
+            tick: body.tick,
+            dt: body.dt,
+            elapsed: body.elapsed,
+            seed: body.seed,
+        })
     }
 
     fn check_header<'b>(&self, bytes: &'b [u8]) -> Result<&'b [u8], SnapshotError> {
@@ -324,16 +333,25 @@ impl SnapshotRegistry {
         let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         let version = u32_at(8);
         if version != FORMAT_VERSION {
-            return Err(SnapshotError::Version { found: version, supported: FORMAT_VERSION });
+            return Err(SnapshotError::Version {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
         }
         let schema = u64_at(12);
         if schema != self.schema_hash() {
-            return Err(SnapshotError::Schema { found: schema, expected: self.schema_hash() });
+            return Err(SnapshotError::Schema {
+                found: schema,
+                expected: self.schema_hash(),
+            });
         }
         let len = u64_at(20);
         let payload = &bytes[HEADER_LEN..];
         if payload.len() as u64 != len {
-            return Err(SnapshotError::Length { expected: len, found: payload.len() as u64 });
+            return Err(SnapshotError::Length {
+                expected: len,
+                found: payload.len() as u64,
+            });
         }
         if xxh3_64(payload) != u64_at(28) {
             return Err(SnapshotError::Checksum);
@@ -344,7 +362,10 @@ impl SnapshotRegistry {
     /// Writes a snapshot file atomically (temporary file, then rename).
     pub fn save_file(&self, world: &World, time: Time, path: &Path) -> Result<(), SnapshotError> {
         let bytes = self.save(world, time)?;
-        let io = |source| SnapshotError::Io { path: path.to_owned(), source };
+        let io = |source| SnapshotError::Io {
+            path: path.to_owned(),
+            source,
+        };
         let tmp = path.with_extension("tmp");
         std::fs::write(&tmp, bytes).map_err(io)?;
         std::fs::rename(&tmp, path).map_err(io)
@@ -352,7 +373,10 @@ impl SnapshotRegistry {
 
     /// Reads a snapshot file written by [`save_file`](Self::save_file).
     pub fn load_file_into(&self, path: &Path, world: &mut World) -> Result<Time, SnapshotError> {
-        let bytes = std::fs::read(path).map_err(|source| SnapshotError::Io { path: path.to_owned(), source })?;
+        let bytes = std::fs::read(path).map_err(|source| SnapshotError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
         self.load_into(&bytes, world)
     }
 }
@@ -371,7 +395,9 @@ mod tests {
 
     fn registry() -> SnapshotRegistry {
         let mut r = SnapshotRegistry::new();
-        r.component::<Pos>("pos").component::<Link>("link").resource::<Wind>("wind");
+        r.component::<Pos>("pos")
+            .component::<Link>("link")
+            .resource::<Wind>("wind");
         r
     }
 
@@ -384,7 +410,15 @@ mod tests {
         w.entities.spawn((Link(b), Cache));
         w.resources.insert(Wind(0.5));
         w.resources.insert(Cache);
-        (w, Time { tick: 10, dt: 0.1, elapsed: 1.0, seed: 7 })
+        (
+            w,
+            Time {
+                tick: 10,
+                dt: 0.1,
+                elapsed: 1.0,
+                seed: 7,
+            },
+        )
     }
 
     fn rows(w: &World) -> Vec<(u64, Option<Pos>, Option<Link>)> {
@@ -449,11 +483,17 @@ mod tests {
             r
         };
         assert!(matches!(load(b"hello"), Err(SnapshotError::NotASnapshot)));
-        assert!(matches!(load(&good[..HEADER_LEN - 1]), Err(SnapshotError::NotASnapshot)));
+        assert!(matches!(
+            load(&good[..HEADER_LEN - 1]),
+            Err(SnapshotError::NotASnapshot)
+        ));
         let mut v = good.clone();
         v[8] = 99;
         assert!(matches!(load(&v), Err(SnapshotError::Version { found: 99, .. })));
-        assert!(matches!(load(&good[..good.len() - 1]), Err(SnapshotError::Length { .. })));
+        assert!(matches!(
+            load(&good[..good.len() - 1]),
+            Err(SnapshotError::Length { .. })
+        ));
         // Flip every payload byte in turn: each is caught by the checksum.
         for i in HEADER_LEN..good.len() {
             let mut v = good.clone();
@@ -462,7 +502,10 @@ mod tests {
         }
         let mut other = SnapshotRegistry::new();
         other.component::<Pos>("pos");
-        assert!(matches!(other.load_into(&good, &mut World::new()), Err(SnapshotError::Schema { .. })));
+        assert!(matches!(
+            other.load_into(&good, &mut World::new()),
+            Err(SnapshotError::Schema { .. })
+        ));
     }
 
     #[test]
@@ -476,7 +519,10 @@ mod tests {
         v.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         v.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
         v.extend_from_slice(&payload);
-        assert!(matches!(reg.load_into(&v, &mut World::new()), Err(SnapshotError::Decode(_))));
+        assert!(matches!(
+            reg.load_into(&v, &mut World::new()),
+            Err(SnapshotError::Decode(_))
+        ));
     }
 
     #[test]

@@ -43,12 +43,10 @@ impl<T> SpatialIndex<T> {
     /// # Panics
     /// When given more than `u32::MAX` points.
     pub fn build(items: impl IntoIterator<Item = (Vec3, T)>) -> Self {
-        let (points, payloads): (Vec<Vec3>, Vec<T>) =
-            items.into_iter().filter(|(p, _)| p.is_finite()).unzip();
+        let (points, payloads): (Vec<Vec3>, Vec<T>) = items.into_iter().filter(|(p, _)| p.is_finite()).unzip();
         assert!(points.len() <= u32::MAX as usize, "too many points for one index");
         let coords: Vec<[f32; 3]> = points.iter().map(|p| p.to_array()).collect();
-        let tree = ImmutableKdTree::new_from_slice(&coords)
-            .expect("finite points always build a tree");
+        let tree = ImmutableKdTree::new_from_slice(&coords).expect("finite points always build a tree");
         Self { tree, points, payloads }
     }
 
@@ -112,7 +110,12 @@ impl<T> SpatialIndex<T> {
 
     fn hit(&self, item: u32, distance_squared: f32) -> Hit<'_, T> {
         let i = item as usize;
-        Hit { point: self.points[i], distance_squared, payload: &self.payloads[i], index: item }
+        Hit {
+            point: self.points[i],
+            distance_squared,
+            payload: &self.payloads[i],
+            index: item,
+        }
     }
 }
 
@@ -134,8 +137,11 @@ mod tests {
 
     fn arb_points() -> impl Strategy<Value = Vec<Vec3>> {
         // A coarse grid of coordinates makes exact ties common, which is the hard case.
-        prop::collection::vec((-20i32..20, -20i32..20, -20i32..20), 1..300)
-            .prop_map(|v| v.into_iter().map(|(x, y, z)| Vec3::new(x as f32, y as f32, z as f32) * 0.5).collect())
+        prop::collection::vec((-20i32..20, -20i32..20, -20i32..20), 1..300).prop_map(|v| {
+            v.into_iter()
+                .map(|(x, y, z)| Vec3::new(x as f32, y as f32, z as f32) * 0.5)
+                .collect()
+        })
     }
 
     proptest! {

@@ -44,12 +44,12 @@ impl System {
     /// });
     /// assert_eq!(grow.name(), "grow");
     /// ```
-    pub fn new(
-        name: impl Into<String>,
-        access: Access,
-        run: impl FnMut(&SystemContext) + Send + 'static,
-    ) -> Self {
-        Self { name: name.into(), access, run: Box::new(run) }
+    pub fn new(name: impl Into<String>, access: Access, run: impl FnMut(&SystemContext) + Send + 'static) -> Self {
+        Self {
+            name: name.into(),
+            access,
+            run: Box::new(run),
+        }
     }
 
     /// The system's name, as it appears in reports.
@@ -128,10 +128,7 @@ impl<'w> SystemContext<'w> {
     }
 
     /// Column `T` of `archetype` as a mutable slice (declared write).
-    pub fn column_mut<T: Component>(
-        &self,
-        archetype: &'w Archetype,
-    ) -> Option<ArchetypeColumnMut<'w, T>> {
+    pub fn column_mut<T: Component>(&self, archetype: &'w Archetype) -> Option<ArchetypeColumnMut<'w, T>> {
         self.check_component(TypeId::of::<T>(), true, type_name::<T>());
         archetype.get::<&mut T>()
     }
@@ -184,6 +181,10 @@ impl<'w> SystemContext<'w> {
     }
 
     fn missing<T>(&self) -> ! {
-        panic!("system `{}` needs resource `{}`, which the world does not have", self.name, type_name::<T>())
+        panic!(
+            "system `{}` needs resource `{}`, which the world does not have",
+            self.name,
+            type_name::<T>()
+        )
     }
 }

@@ -3,14 +3,20 @@
 use glam::Vec3;
 use sylva_runtime::{App, AppConfig};
 use sylva_systems::particles::{
-    self, ChainField, Integrator, InvMass, ParticleSettings, ParticleSolver, Pinned, Position, Spring,
-    SpringBatch, Velocity, spawn_chain_field,
+    self, ChainField, Integrator, InvMass, ParticleSettings, ParticleSolver, Pinned, Position, Spring, SpringBatch,
+    Velocity, spawn_chain_field,
 };
 
 fn app(step: f64, threads: usize, settings: ParticleSettings) -> App {
-    let mut app =
-        App::new(AppConfig { step_seconds: step, threads, seed: 11, ..AppConfig::default() }).unwrap();
+    let mut app = App::new(AppConfig {
+        step_seconds: step,
+        threads,
+        seed: 11,
+        ..AppConfig::default()
+    })
+    .unwrap();
     particles::install(&mut app, settings);
+    particles::install_extraction(&mut app, 0.01);
     app
 }
 
@@ -19,7 +25,13 @@ fn pendulum(app: &mut App, start: Vec3, mass: f32, k: f32, c: f32, rest: f32) ->
     let w = &mut app.world.entities;
     let root = w.spawn((Position(Vec3::ZERO), Velocity(Vec3::ZERO), InvMass(1.0), Pinned));
     let bob = w.spawn((Position(start), Velocity(Vec3::ZERO), InvMass(1.0 / mass)));
-    w.spawn((Spring { a: root, b: bob, rest_length: rest, stiffness: k, damping: c },));
+    w.spawn((Spring {
+        a: root,
+        b: bob,
+        rest_length: rest,
+        stiffness: k,
+        damping: c,
+    },));
     bob
 }
 
@@ -30,14 +42,25 @@ fn position(app: &App, e: hecs::Entity) -> Vec3 {
 #[test]
 fn a_damped_spring_settles_at_its_static_extension() {
     for integrator in [Integrator::SemiImplicitEuler, Integrator::Rk4] {
-        let mut app = app(1.0 / 240.0, 2, ParticleSettings { integrator, ..Default::default() });
+        let mut app = app(
+            1.0 / 240.0,
+            2,
+            ParticleSettings {
+                integrator,
+                ..Default::default()
+            },
+        );
         let (m, k, c, rest) = (0.5, 50.0, 2.0, 1.0);
         let bob = pendulum(&mut app, Vec3::new(0.0, -1.0, 0.0), m, k, c, rest);
         app.advance(240 * 20);
         let x = position(&app, bob);
         let v = app.world.entities.get::<&Velocity>(bob).unwrap().0;
         let expected = -(rest + m * 9.81 / k);
-        assert!((x.y - expected).abs() < 1e-4, "{integrator:?}: y = {}, expected {expected}", x.y);
+        assert!(
+            (x.y - expected).abs() < 1e-4,
+            "{integrator:?}: y = {}, expected {expected}",
+            x.y
+        );
         assert!(x.x.abs() < 1e-6 && x.z.abs() < 1e-6);
         assert!(v.length() < 1e-4, "{integrator:?}: still moving at {v}");
     }
@@ -46,7 +69,14 @@ fn a_damped_spring_settles_at_its_static_extension() {
 /// Error at t = 2.25 s (2¼ periods, where the displacement changes fastest, so a
 /// phase error shows fully) of an undamped oscillator against the analytic cosine.
 fn oscillator_error(integrator: Integrator, dt: f64) -> f64 {
-    let mut app = app(dt, 1, ParticleSettings { gravity: Vec3::ZERO, integrator });
+    let mut app = app(
+        dt,
+        1,
+        ParticleSettings {
+            gravity: Vec3::ZERO,
+            integrator,
+        },
+    );
     let (m, k, rest, amplitude) = (1.0f32, 4.0 * std::f32::consts::PI.powi(2), 1.0, 0.5);
     let bob = pendulum(&mut app, Vec3::new(rest + amplitude, 0.0, 0.0), m, k, 0.0, rest);
     let steps = (2.25 / dt).round() as u32;
@@ -62,20 +92,38 @@ fn rk4_error_shrinks_sixteenfold_when_the_step_halves() {
     let coarse = oscillator_error(Integrator::Rk4, 0.075);
     let fine = oscillator_error(Integrator::Rk4, 0.0375);
     let ratio = coarse / fine;
-    assert!(coarse > 1e-4, "coarse error {coarse} too small to measure against f32 noise");
-    assert!((12.0..20.0).contains(&ratio), "RK4 error ratio {ratio} (coarse {coarse}, fine {fine})");
+    assert!(
+        coarse > 1e-4,
+        "coarse error {coarse} too small to measure against f32 noise"
+    );
+    assert!(
+        (12.0..20.0).contains(&ratio),
+        "RK4 error ratio {ratio} (coarse {coarse}, fine {fine})"
+    );
 }
 
 #[test]
 fn semi_implicit_euler_is_first_order() {
-    let ratio = oscillator_error(Integrator::SemiImplicitEuler, 0.002)
-        / oscillator_error(Integrator::SemiImplicitEuler, 0.001);
+    let ratio =
+        oscillator_error(Integrator::SemiImplicitEuler, 0.002) / oscillator_error(Integrator::SemiImplicitEuler, 0.001);
     assert!((1.6..2.5).contains(&ratio), "Euler error ratio {ratio}");
 }
 
 fn chain_app(threads: usize, integrator: Integrator) -> App {
-    let mut app = app(1.0 / 240.0, threads, ParticleSettings { integrator, ..Default::default() });
-    let field = ChainField { columns: 9, rows: 7, links: 10, ..ChainField::default() };
+    let mut app = app(
+        1.0 / 240.0,
+        threads,
+        ParticleSettings {
+            integrator,
+            ..Default::default()
+        },
+    );
+    let field = ChainField {
+        columns: 9,
+        rows: 7,
+        links: 10,
+        ..ChainField::default()
+    };
     field.validate().unwrap();
     spawn_chain_field(&mut app.world.entities, &field, 11);
     app
@@ -86,7 +134,10 @@ fn fixed_roots_never_move_and_free_particles_do() {
     let mut app = chain_app(2, Integrator::SemiImplicitEuler);
     let snapshot = |app: &App, pinned: bool| -> Vec<[u32; 3]> {
         let mut q = app.world.entities.query::<(&Position, Option<&Pinned>)>();
-        q.iter().filter(|(_, p)| p.is_some() == pinned).map(|(x, _)| x.0.to_array().map(f32::to_bits)).collect()
+        q.iter()
+            .filter(|(_, p)| p.is_some() == pinned)
+            .map(|(x, _)| x.0.to_array().map(f32::to_bits))
+            .collect()
     };
     let roots = snapshot(&app, true);
     let free = snapshot(&app, false);
@@ -143,7 +194,12 @@ fn topology_changes_are_picked_up() {
     assert_eq!(solver_counts(&app), (63 * 11 - 1, 63 * 10, 2, 2));
 
     // A new chain spawned later joins the simulation.
-    let extra = ChainField { columns: 1, rows: 1, links: 3, ..ChainField::default() };
+    let extra = ChainField {
+        columns: 1,
+        rows: 1,
+        links: 3,
+        ..ChainField::default()
+    };
     spawn_chain_field(&mut app.world.entities, &extra, 99);
     app.advance(1);
     assert_eq!(solver_counts(&app), (63 * 11 - 1 + 4, 63 * 10 + 3, 2, 3));
@@ -160,8 +216,14 @@ fn extraction_draws_every_live_spring_between_its_particles() {
     let mut q = app.world.entities.query::<&Spring>();
     let springs: Vec<Spring> = q.iter().copied().collect();
     for (i, s) in springs.iter().enumerate() {
-        assert_eq!(batch.cylinders.start[i], app.world.entities.get::<&Position>(s.a).unwrap().0);
-        assert_eq!(batch.cylinders.end[i], app.world.entities.get::<&Position>(s.b).unwrap().0);
+        assert_eq!(
+            batch.cylinders.start[i],
+            app.world.entities.get::<&Position>(s.a).unwrap().0
+        );
+        assert_eq!(
+            batch.cylinders.end[i],
+            app.world.entities.get::<&Position>(s.b).unwrap().0
+        );
     }
 }
 
@@ -184,11 +246,21 @@ fn snapshot_restores_a_running_simulation() {
 
 #[test]
 fn chain_field_validation_names_the_field() {
-    let bad = ChainField { stiffness: -1.0, ..ChainField::default() };
+    let bad = ChainField {
+        stiffness: -1.0,
+        ..ChainField::default()
+    };
     assert_eq!(bad.validate().unwrap_err().0, "stiffness");
-    let bad = ChainField { damping: f32::NAN, ..ChainField::default() };
+    let bad = ChainField {
+        damping: f32::NAN,
+        ..ChainField::default()
+    };
     assert_eq!(bad.validate().unwrap_err().0, "damping");
-    let huge = ChainField { columns: 100_000, rows: 100_000, ..ChainField::default() };
+    let huge = ChainField {
+        columns: 100_000,
+        rows: 100_000,
+        ..ChainField::default()
+    };
     let (field, message) = huge.validate().unwrap_err();
     assert_eq!(field, "links");
     assert!(message.contains("exceeds"));

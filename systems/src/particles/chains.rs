@@ -60,10 +60,18 @@ impl ChainField {
     /// Checks ranges; on failure returns the offending field and what is wrong.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         let positive = |name: &'static str, v: f32| {
-            if v.is_finite() && v > 0.0 { Ok(()) } else { Err((name, format!("must be a positive number, got {v}"))) }
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err((name, format!("must be a positive number, got {v}")))
+            }
         };
         let non_negative = |name: &'static str, v: f32| {
-            if v.is_finite() && v >= 0.0 { Ok(()) } else { Err((name, format!("must be zero or positive, got {v}"))) }
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err((name, format!("must be zero or positive, got {v}")))
+            }
         };
         positive("spacing", self.spacing)?;
         positive("link_length", self.link_length)?;
@@ -71,10 +79,16 @@ impl ChainField {
         positive("stiffness", self.stiffness)?;
         non_negative("damping", self.damping)?;
         if !self.root_height.is_finite() {
-            return Err(("root_height", format!("must be a finite number, got {}", self.root_height)));
+            return Err((
+                "root_height",
+                format!("must be a finite number, got {}", self.root_height),
+            ));
         }
         if !(0.0..=180.0).contains(&self.max_tilt_degrees) {
-            return Err(("max_tilt_degrees", format!("must be within 0..=180, got {}", self.max_tilt_degrees)));
+            return Err((
+                "max_tilt_degrees",
+                format!("must be within 0..=180, got {}", self.max_tilt_degrees),
+            ));
         }
         if self.links == 0 {
             return Err(("links", "must be at least 1".into()));
@@ -120,7 +134,11 @@ pub fn spawn_chain_field(world: &mut hecs::World, field: &ChainField, seed: u64)
             let heading = rng.random::<f32>() * std::f32::consts::TAU;
             let axis = Quat::from_rotation_y(heading) * Vec3::X;
             let down = Quat::from_axis_angle(axis, tilt) * Vec3::NEG_Y;
-            let root = Vec3::new(col as f32 * field.spacing, field.root_height, row as f32 * field.spacing) - half;
+            let root = Vec3::new(
+                col as f32 * field.spacing,
+                field.root_height,
+                row as f32 * field.spacing,
+            ) - half;
             let mut previous = world.spawn((Position(root), Velocity(Vec3::ZERO), inv_mass, Pinned));
             for link in 1..=field.links {
                 let p = root + down * (link as f32 * field.link_length);

@@ -81,7 +81,10 @@ pub struct ParticleSettings {
 
 impl Default for ParticleSettings {
     fn default() -> Self {
-        Self { gravity: Vec3::new(0.0, -9.81, 0.0), integrator: Integrator::SemiImplicitEuler }
+        Self {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            integrator: Integrator::SemiImplicitEuler,
+        }
     }
 }
 
@@ -89,18 +92,18 @@ impl Default for ParticleSettings {
 /// engine) reads after each frame.
 #[derive(Debug, Default)]
 pub struct SpringBatch {
-    /// One cylinder per spring, in solver order.
+    /// One cylinder per live spring, in solver order.
     pub cylinders: CylinderBatch,
     /// Tube radius used for every spring, metres.
     pub radius: f32,
+    positions: Vec<Vec3>,
 }
 
-/// Adds the particle systems (`particles.step`, `particles.extract`), their
-/// resources and their snapshot registrations to `app`.
+/// Adds the particle solver to `app`: the `particles.step` system, run every
+/// fixed step, with its resources and snapshot registrations.
 pub fn install(app: &mut App, settings: ParticleSettings) {
     app.world.resources.insert(settings);
     app.world.resources.insert(ParticleSolver::default());
-    app.world.resources.insert(SpringBatch { cylinders: CylinderBatch::default(), radius: 0.02 });
     app.snapshot_registry_mut()
         .component::<Position>("particles.position")
         .component::<Velocity>("particles.velocity")
@@ -122,7 +125,16 @@ pub fn install(app: &mut App, settings: ParticleSettings) {
             ctx.res_mut::<ParticleSolver>().step(ctx, &settings);
         },
     ));
-    app.add_system(System::new(
+}
+
+/// Adds `particles.extract` to `app`: once per frame it draws every live
+/// spring as a tube of `radius` metres into the [`SpringBatch`] resource.
+pub fn install_extraction(app: &mut App, radius: f32) {
+    app.world.resources.insert(SpringBatch {
+        radius,
+        ..SpringBatch::default()
+    });
+    app.add_frame_system(System::new(
         "particles.extract",
         Access::new()
             .read::<Position>()
@@ -134,8 +146,12 @@ pub fn install(app: &mut App, settings: ParticleSettings) {
         |ctx| {
             let solver = ctx.res::<ParticleSolver>();
             let mut batch = ctx.res_mut::<SpringBatch>();
-            let SpringBatch { cylinders, radius } = &mut *batch;
-            solver.extract(ctx, cylinders, *radius);
+            let SpringBatch {
+                cylinders,
+                radius,
+                positions,
+            } = &mut *batch;
+            solver.extract(ctx, cylinders, *radius, positions);
         },
     ));
 }

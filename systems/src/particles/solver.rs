@@ -64,11 +64,15 @@ fn is_particle_archetype(a: &Archetype) -> bool {
 }
 
 fn particle_archetypes<'w>(ctx: &SystemContext<'w>) -> Vec<&'w Archetype> {
-    ctx.archetypes_with::<Position>().filter(|a| is_particle_archetype(a)).collect()
+    ctx.archetypes_with::<Position>()
+        .filter(|a| is_particle_archetype(a))
+        .collect()
 }
 
 fn spring_columns<'w>(ctx: &SystemContext<'w>) -> Vec<hecs::ArchetypeColumn<'w, Spring>> {
-    ctx.archetypes_with::<Spring>().filter_map(|a| ctx.column::<Spring>(a)).collect()
+    ctx.archetypes_with::<Spring>()
+        .filter_map(|a| ctx.column::<Spring>(a))
+        .collect()
 }
 
 impl ParticleSolver {
@@ -113,7 +117,7 @@ impl ParticleSolver {
         let particles_same = archetypes.iter().zip(&self.blocks).all(|(a, b)| {
             a.len() as usize == b.len
                 && a.has::<Pinned>() == b.pinned
-                && a.ids() == &self.ids[b.offset..b.offset + b.len]
+                && same_chunks(a.ids(), &self.ids[b.offset..b.offset + b.len], |x, y| x == y)
         });
         if !particles_same {
             return false;
@@ -124,7 +128,7 @@ impl ParticleSolver {
                 return false;
             }
             let cached = &self.spring_entities[offset..offset + len];
-            if !col.iter().zip(cached).all(|(s, c)| s.a == c[0] && s.b == c[1]) {
+            if !same_chunks(col, cached, |s, c| s.a == c[0] && s.b == c[1]) {
                 return false;
             }
             offset += len;
@@ -137,7 +141,11 @@ impl ParticleSolver {
         self.blocks.clear();
         self.ids.clear();
         for a in archetypes {
-            self.blocks.push(Block { offset: self.ids.len(), len: a.len() as usize, pinned: a.has::<Pinned>() });
+            self.blocks.push(Block {
+                offset: self.ids.len(),
+                len: a.len() as usize,
+                pinned: a.has::<Pinned>(),
+            });
             self.ids.extend_from_slice(a.ids());
         }
         let n = self.ids.len();
@@ -211,17 +219,11 @@ impl ParticleSolver {
             let range = b.offset..b.offset + b.len;
             let pos = ctx.column::<Position>(a).expect("particle archetype has Position");
             let vel = ctx.column::<Velocity>(a).expect("particle archetype has Velocity");
-            for (d, s) in sc.pos[range.clone()].iter_mut().zip(pos.iter()) {
-                *d = s.0;
-            }
-            for (d, s) in sc.vel[range.clone()].iter_mut().zip(vel.iter()) {
-                *d = s.0;
-            }
+            copy_chunks(&mut sc.pos[range.clone()], &pos, |p| p.0);
+            copy_chunks(&mut sc.vel[range.clone()], &vel, |v| v.0);
             if with_mass {
                 let inv = ctx.column::<InvMass>(a).expect("particle archetype has InvMass");
-                for (d, s) in sc.inv_mass[range].iter_mut().zip(inv.iter()) {
-                    *d = s.0;
-                }
+                copy_chunks(&mut sc.inv_mass[range], &inv, |m| m.0);
             }
         }
     }
@@ -370,13 +372,16 @@ impl ParticleSolver {
             let mut vel = ctx.column_mut::<Velocity>(a).expect("particle archetype has Velocity");
             let (x0, v0) = (&self.scratch.pos[range.clone()], &self.scratch.vel[range.clone()]);
             let (sx, sv) = (&sx[range.clone()], &sv[range]);
-            pos.par_chunks_mut(CHUNK).zip(vel.par_chunks_mut(CHUNK)).enumerate().for_each(|(c, (pos, vel))| {
-                let base = c * CHUNK;
-                for j in 0..pos.len() {
-                    pos[j].0 = x0[base + j] + sx[base + j] * sixth;
-                    vel[j].0 = v0[base + j] + sv[base + j] * sixth;
-                }
-            });
+            pos.par_chunks_mut(CHUNK)
+                .zip(vel.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, (pos, vel))| {
+                    let base = c * CHUNK;
+                    for j in 0..pos.len() {
+                        pos[j].0 = x0[base + j] + sx[base + j] * sixth;
+                        vel[j].0 = v0[base + j] + sv[base + j] * sixth;
+                    }
+                });
         }
         self.scratch.rk_x = tx;
         self.scratch.rk_v = tv;
@@ -385,32 +390,30 @@ impl ParticleSolver {
     }
 
     /// Writes one cylinder per live spring into `out`, coloured by strain
-    /// (green at rest length, red at ±50 %).
-    pub fn extract(&self, ctx: &SystemContext, out: &mut CylinderBatch, radius: f32) {
+    /// (green at rest length, red at ±50 %). `positions` is scratch space.
+    pub fn extract(&self, ctx: &SystemContext, out: &mut CylinderBatch, radius: f32, positions: &mut Vec<Vec3>) {
         out.clear();
         let archetypes = particle_archetypes(ctx);
         if archetypes.len() != self.blocks.len() {
             return;
         }
-        let columns: Vec<_> = archetypes
-            .iter()
-            .map(|a| ctx.column::<Position>(a).expect("particle archetype has Position"))
-            .collect();
-        let position = |i: u32| {
-            let i = i as usize;
-            let b = self.blocks.partition_point(|b| b.offset + b.len <= i);
-            columns[b][i - self.blocks[b].offset].0
-        };
-        let springs = spring_columns(ctx);
+        positions.clear();
+        for a in &archetypes {
+            let column = ctx.column::<Position>(a).expect("particle archetype has Position");
+            positions.extend(column.iter().map(|p| p.0));
+        }
+        if positions.len() != self.ids.len() {
+            return;
+        }
         let mut s = 0;
-        for col in &springs {
+        for col in &spring_columns(ctx) {
             for spring in col.iter() {
                 let [a, b] = self.spring_ends[s];
                 s += 1;
                 if a == DANGLING {
                     continue;
                 }
-                let (pa, pb) = (position(a), position(b));
+                let (pa, pb) = (positions[a as usize], positions[b as usize]);
                 let strain = if spring.rest_length > 0.0 {
                     ((pa.distance(pb) - spring.rest_length) / spring.rest_length).abs()
                 } else {
@@ -422,6 +425,23 @@ impl ParticleSolver {
             }
         }
     }
+}
+
+/// Element-wise equality of two equally long slices, checked in parallel chunks.
+fn same_chunks<A: Sync, B: Sync>(a: &[A], b: &[B], eq: impl Fn(&A, &B) -> bool + Sync) -> bool {
+    a.len() == b.len()
+        && a.par_chunks(CHUNK)
+            .zip(b.par_chunks(CHUNK))
+            .all(|(x, y)| x.iter().zip(y).all(|(x, y)| eq(x, y)))
+}
+
+/// `dst[i] = f(&src[i])` in parallel chunks.
+fn copy_chunks<S: Sync, D: Send>(dst: &mut [D], src: &[S], f: impl Fn(&S) -> D + Sync) {
+    dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+        for (d, s) in d.iter_mut().zip(s) {
+            *d = f(s);
+        }
+    });
 }
 
 #[inline]

@@ -1,0 +1,107 @@
+//! The JSON report written by `--report`: the contract benchmarks and CI read.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use sylva_runtime::metrics::{FrameReport, SystemReport, peak_rss_bytes};
+use sylva_runtime::{App, SnapshotError};
+use sylva_systems::particles::{Pinned, Position, Spring};
+
+/// Everything measured in one run. Later domains add their own sections.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Scene name.
+    pub scene: String,
+    /// World seed.
+    pub seed: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// Frames run.
+    pub frames: u64,
+    /// Fixed simulation steps run.
+    pub steps: u64,
+    /// Simulated seconds.
+    pub sim_seconds: f64,
+    /// Wall-clock time of the whole run, milliseconds.
+    pub wall_ms: f64,
+    /// Entity counts per kind.
+    pub entities: BTreeMap<String, usize>,
+    /// Per-system calls and timings, keyed by system name.
+    pub systems: BTreeMap<String, SystemReport>,
+    /// Frame-time percentiles, milliseconds.
+    pub frame_ms: FrameReport,
+    /// Peak resident memory of the process, bytes (null where the OS does not say).
+    pub peak_rss_bytes: Option<u64>,
+    /// Hash of the final simulation state as 16 hex digits; equal for any thread count.
+    pub state_hash: String,
+    /// Particle solver throughput.
+    pub particles: ParticleReport,
+}
+
+/// Particle and spring throughput.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParticleReport {
+    /// Particles simulated (pinned roots included).
+    pub particles: usize,
+    /// Springs simulated.
+    pub springs: usize,
+    /// Particle updates per second of time spent in `particles.step`.
+    pub updates_per_s: f64,
+    /// Spring evaluations per second of time spent in `particles.step`.
+    pub springs_per_s: f64,
+}
+
+impl Report {
+    /// Gathers the report of `app` after a run of `wall` wall-clock time.
+    pub fn gather(app: &App, scene: &str, wall: Duration) -> Result<Self, SnapshotError> {
+        let world = &app.world;
+        let particles = world.count::<Position>();
+        let springs = world.count::<Spring>();
+        let entities = BTreeMap::from([
+            ("particles".to_owned(), particles),
+            ("pinned".to_owned(), world.count::<Pinned>()),
+            ("springs".to_owned(), springs),
+            ("total".to_owned(), world.entities.len() as usize),
+        ]);
+        let systems = app.metrics().systems();
+        let time = app.time();
+        let step_s = systems.get("particles.step").map(|s| s.total_ms / 1e3).unwrap_or(0.0);
+        let per_s = |n: usize| {
+            if step_s > 0.0 {
+                n as f64 * time.tick as f64 / step_s
+            } else {
+                0.0
+            }
+        };
+        Ok(Self {
+            scene: scene.to_owned(),
+            seed: time.seed,
+            threads: app.threads(),
+            frames: app.metrics().frame_count(),
+            steps: time.tick,
+            sim_seconds: time.elapsed,
+            wall_ms: wall.as_secs_f64() * 1e3,
+            entities,
+            systems,
+            frame_ms: app.metrics().frames(),
+            peak_rss_bytes: peak_rss_bytes(),
+            state_hash: format!("{:016x}", app.state_hash()?),
+            particles: ParticleReport {
+                particles,
+                springs,
+                updates_per_s: per_s(particles - world.count::<Pinned>()),
+                springs_per_s: per_s(springs),
+            },
+        })
+    }
+
+    /// Writes the report as pretty JSON, atomically (temporary file, then rename).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, json + "\n")?;
+        std::fs::rename(&tmp, path)
+    }
+}

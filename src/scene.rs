@@ -1,0 +1,405 @@
+//! Scene files: RON documents that say what to generate and simulate.
+//!
+//! Every field has a documented default, so a scene names only what it
+//! changes. Unknown fields, wrong types and out-of-range values are errors
+//! that name the file, the line and column, and the field.
+//!
+//! ```
+//! let scene = sylva::Scene::from_str("(seed: 3, chains: (columns: 2, rows: 2))", "inline.ron").unwrap();
+//! assert_eq!(scene.seed, 3);
+//! assert_eq!(scene.chains.unwrap().columns, 2);
+//!
+//! let err = sylva::Scene::from_str("(\n  seed: 3,\n  chains: (stiffness: -5.0),\n)", "bad.ron").unwrap_err();
+//! assert_eq!(err.to_string(), "bad.ron:3:12: field `chains.stiffness`: must be a positive number, got -5");
+//! ```
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sylva_runtime::extract::{Camera, Sun};
+use sylva_systems::particles::{ChainField, ParticleSettings};
+
+/// The default scene, embedded so `sylva` runs from any directory.
+pub const SHOWCASE: &str = include_str!("../scenes/showcase.ron");
+
+/// A whole scene.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scene {
+    /// Name used in reports. Default: the file name without extension.
+    pub name: String,
+    /// World seed; every random stream derives from it. Default 0.
+    pub seed: u64,
+    /// Time stepping and run length.
+    pub simulation: Simulation,
+    /// Gravity and integrator of the particle solver.
+    pub particles: ParticleSettings,
+    /// A field of hanging chains, if any. Default: none.
+    pub chains: Option<ChainField>,
+    /// Where the camera looks from.
+    pub camera: Camera,
+    /// The sun.
+    pub sun: Sun,
+}
+
+/// Time stepping and run length (scene section `simulation`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Simulation {
+    /// Fixed simulation step, seconds. Default 1/240.
+    pub step_seconds: f64,
+    /// Fixed steps per frame for `run` and `bench`. Default 4 (60 frames per simulated second).
+    pub steps_per_frame: u32,
+    /// Frames `sylva run` simulates. Default 600 (10 s at the defaults).
+    pub frames: u32,
+}
+
+impl Default for Simulation {
+    fn default() -> Self {
+        Self {
+            step_seconds: 1.0 / 240.0,
+            steps_per_frame: 4,
+            frames: 600,
+        }
+    }
+}
+
+impl Default for Scene {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            seed: 0,
+            simulation: Simulation::default(),
+            particles: ParticleSettings::default(),
+            chains: None,
+            camera: Camera::default(),
+            sun: Sun::default(),
+        }
+    }
+}
+
+/// A scene that could not be read, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SceneError {
+    /// The file (or a label for text that came from elsewhere).
+    pub file: String,
+    /// 1-based line, 0 when the error is not tied to a place.
+    pub line: usize,
+    /// 1-based column, 0 when unknown.
+    pub column: usize,
+    /// Dotted path of the offending field, when known.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.column)?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+impl Scene {
+    /// The embedded showcase scene.
+    pub fn showcase() -> Self {
+        Self::from_str(SHOWCASE, "scenes/showcase.ron").expect("the embedded showcase scene is valid")
+    }
+
+    /// Reads and validates a scene file.
+    pub fn load(path: &Path) -> Result<Self, SceneError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SceneError {
+            file: file.clone(),
+            line: 0,
+            column: 0,
+            field: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        let mut scene = Self::from_str(&text, &file)?;
+        if scene.name.is_empty() {
+            scene.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        Ok(scene)
+    }
+
+    /// Parses and validates scene text; `file` labels error messages.
+    #[allow(clippy::should_implement_trait)] // it needs the file label, which `FromStr` cannot carry
+    pub fn from_str(text: &str, file: &str) -> Result<Self, SceneError> {
+        let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        let mut scene: Scene = options.from_str(text).map_err(|e| {
+            let field = match &e.code {
+                ron::Error::NoSuchStructField { found, .. } => Some(found.clone()),
+                ron::Error::DuplicateStructField { field, .. } => Some((*field).to_owned()),
+                _ => None,
+            };
+            SceneError {
+                file: file.to_owned(),
+                line: e.span.start.line,
+                column: e.span.start.col,
+                field,
+                message: e.code.to_string(),
+            }
+        })?;
+        if let Err((path, message)) = scene.validate() {
+            let (line, column) = locate_field(text, &path).unwrap_or((0, 0));
+            return Err(SceneError {
+                file: file.to_owned(),
+                line,
+                column,
+                field: Some(path.join(".")),
+                message,
+            });
+        }
+        if scene.name.is_empty() {
+            scene.name = Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        Ok(scene)
+    }
+
+    /// Checks every range the types cannot express. On failure: the field's
+    /// path from the scene root and the reason.
+    pub fn validate(&self) -> Result<(), (Vec<&'static str>, String)> {
+        let sim = &self.simulation;
+        if !(sim.step_seconds.is_finite() && sim.step_seconds > 0.0 && sim.step_seconds <= 1.0) {
+            return Err((
+                vec!["simulation", "step_seconds"],
+                format!("must be within (0, 1] seconds, got {}", sim.step_seconds),
+            ));
+        }
+        if sim.steps_per_frame == 0 {
+            return Err((vec!["simulation", "steps_per_frame"], "must be at least 1".into()));
+        }
+        if !self.particles.gravity.is_finite() {
+            return Err((vec!["particles", "gravity"], "must be finite".into()));
+        }
+        if let Some(chains) = &self.chains {
+            chains.validate().map_err(|(f, m)| (vec!["chains", f], m))?;
+        }
+        let cam = &self.camera;
+        if !(cam.position.is_finite() && cam.target.is_finite()) || cam.position == cam.target {
+            return Err((
+                vec!["camera", "position"],
+                "position and target must be finite and different".into(),
+            ));
+        }
+        if !(cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0) {
+            return Err((
+                vec!["camera", "fov_y_degrees"],
+                format!("must be within (1, 179), got {}", cam.fov_y_degrees),
+            ));
+        }
+        if !(cam.near > 0.0 && cam.far > cam.near) {
+            return Err((
+                vec!["camera", "near"],
+                format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far),
+            ));
+        }
+        if !(self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6) {
+            return Err((vec!["sun", "direction"], "must be a finite, non-zero vector".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Finds where a field is written: the 1-based line and column of the last key
+/// of `path`, searching each key after the previous one. Comments and strings
+/// are skipped. Falls back to the deepest key found; `None` if none is written
+/// (the value came from a default).
+fn locate_field(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let keys = keys_in(text);
+    let mut from = 0;
+    let mut found = None;
+    for name in path {
+        match keys[from..].iter().position(|k| k.0 == *name) {
+            Some(i) => {
+                found = Some((keys[from + i].1, keys[from + i].2));
+                from += i + 1;
+            }
+            None => break,
+        }
+    }
+    found
+}
+
+/// Every `identifier:` in RON text with its line and column, in order.
+fn keys_in(text: &str) -> Vec<(&str, usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut keys = Vec::new();
+    let (mut i, mut line, mut line_start) = (0, 1, 0);
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'\n' => {
+                line += 1;
+                line_start = i + 1;
+                i += 1;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
+                    if bytes[i] == b'\n' {
+                        line += 1;
+                        line_start = i + 1;
+                    }
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    } else if bytes[i] == b'\n' {
+                        line += 1;
+                        line_start = i + 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'r' if bytes.get(i + 1).is_some_and(|&b| b == b'#' || b == b'"') => {
+                let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
+                let body = i + 1 + hashes + 1;
+                let mut close = String::from("\"");
+                close.push_str(&"#".repeat(hashes));
+                let end = text
+                    .get(body..)
+                    .and_then(|t| t.find(&close))
+                    .map(|p| body + p + close.len());
+                let end = end.unwrap_or(bytes.len());
+                for (j, &b) in bytes[i..end].iter().enumerate() {
+                    if b == b'\n' {
+                        line += 1;
+                        line_start = i + j + 1;
+                    }
+                }
+                i = end;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                let mut j = i;
+                while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+                    j += 1;
+                }
+                if bytes.get(j) == Some(&b':') {
+                    keys.push((&text[start..i], line, start - line_start + 1));
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> SceneError {
+        Scene::from_str(text, "t.ron").unwrap_err()
+    }
+
+    #[test]
+    fn showcase_parses_and_is_valid() {
+        let s = Scene::showcase();
+        assert_eq!(s.name, "showcase");
+        assert!(s.chains.is_some());
+    }
+
+    #[test]
+    fn empty_scene_takes_every_default() {
+        let s = Scene::from_str("()", "empty.ron").unwrap();
+        assert_eq!(
+            s,
+            Scene {
+                name: "empty".into(),
+                ..Scene::default()
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_field_names_line_column_and_field() {
+        let e = err("(\n  seed: 1,\n  chians: (),\n)");
+        assert_eq!((e.line, e.field.as_deref()), (3, Some("chians")));
+        assert!(e.to_string().starts_with("t.ron:3:"), "{e}");
+        let e = err("(chains: (\n\n   colums: 3))");
+        assert_eq!((e.line, e.field.as_deref()), (3, Some("colums")));
+    }
+
+    #[test]
+    fn wrong_type_names_the_line() {
+        let e = err("(\n seed: \"seven\",\n)");
+        assert_eq!(e.line, 2);
+        assert!(
+            e.message.contains("unsigned") || e.message.contains("Expected"),
+            "{}",
+            e.message
+        );
+        let e = err("(particles: (integrator: Verlet))");
+        assert_eq!(e.line, 1);
+        assert!(e.message.contains("Verlet"), "{}", e.message);
+    }
+
+    #[test]
+    fn out_of_range_values_name_the_field_where_it_is_written() {
+        let e = err(
+            "(\n  // stiffness: 1 in a comment must not be matched\n  chains: (\n    links: 4,\n    stiffness: 0.0,\n  ),\n)",
+        );
+        assert_eq!(e.field.as_deref(), Some("chains.stiffness"));
+        assert_eq!((e.line, e.column), (5, 5));
+        let e = err("(simulation: (step_seconds: -1.0))");
+        assert_eq!(e.field.as_deref(), Some("simulation.step_seconds"));
+        assert_eq!((e.line, e.column), (1, 15));
+        let e = err("(camera: (near: 5.0, far: 1.0))");
+        assert_eq!(e.field.as_deref(), Some("camera.near"));
+    }
+
+    #[test]
+    fn a_defaulted_field_points_at_its_section() {
+        // `links` is not written: the error points at `chains`, the nearest written key.
+        let e = err("(\n name: \"x\",\n chains: (columns: 100000, rows: 100000),\n)");
+        assert_eq!(e.field.as_deref(), Some("chains.links"));
+        assert_eq!((e.line, e.column), (3, 2));
+    }
+
+    #[test]
+    fn syntax_errors_have_positions() {
+        let e = err("(\n seed: 1,\n chains: (columns: 2\n");
+        assert!(e.line >= 3, "{e}");
+        let e = err("(seed: 1) trailing");
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn keys_skip_strings_and_comments() {
+        let keys = keys_in("(a: \"b: c\", /* d: */ r#\"e: \"# , f: 1)");
+        let names: Vec<&str> = keys.iter().map(|k| k.0).collect();
+        assert_eq!(names, ["a", "f"]);
+    }
+}

@@ -1,0 +1,113 @@
+//! The `sylva` binary as a user runs it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn sylva(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sylva-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn small_scene() -> PathBuf {
+    let path = temp("small.ron");
+    std::fs::write(
+        &path,
+        "(name: \"small\", seed: 5, simulation: (frames: 30), chains: (columns: 6, rows: 5, links: 8))",
+    )
+    .unwrap();
+    path
+}
+
+fn report(args: &[&str], name: &str) -> serde_json::Value {
+    let path = temp(name);
+    let mut all = args.to_vec();
+    all.extend(["--report", path.to_str().unwrap()]);
+    let out = sylva(&all);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn bench_state_hash_is_equal_for_one_and_two_threads() {
+    let scene = small_scene();
+    let s = scene.to_str().unwrap();
+    let one = report(&["bench", s, "--frames", "40", "--threads", "1"], "one.json");
+    let two = report(&["bench", s, "--frames", "40", "--threads", "2"], "two.json");
+    assert_eq!(one["state_hash"], two["state_hash"]);
+    assert_eq!(one["threads"], 1);
+    assert_eq!(two["threads"], 2);
+    let other_seed = report(&["bench", s, "--frames", "40", "--seed", "6"], "seed.json");
+    assert_ne!(one["state_hash"], other_seed["state_hash"]);
+    assert_eq!(other_seed["seed"], 6);
+}
+
+#[test]
+fn report_has_the_contract_keys() {
+    let scene = small_scene();
+    let r = report(&["run", scene.to_str().unwrap()], "run.json");
+    for key in [
+        "scene",
+        "seed",
+        "threads",
+        "frames",
+        "entities",
+        "systems",
+        "frame_ms",
+        "peak_rss_bytes",
+        "state_hash",
+    ] {
+        assert!(r.get(key).is_some(), "missing key {key}");
+    }
+    assert_eq!(r["scene"], "small");
+    assert_eq!(r["frames"], 30);
+    assert_eq!(r["steps"], 120);
+    assert_eq!(r["entities"]["particles"], 30 * 9);
+    assert_eq!(r["entities"]["springs"], 30 * 8);
+    assert_eq!(r["entities"]["pinned"], 30);
+    let step = &r["systems"]["particles.step"];
+    assert_eq!(step["calls"], 120);
+    for key in ["total_ms", "mean_ms", "p99_ms"] {
+        assert!(step[key].as_f64().unwrap() >= 0.0);
+    }
+    assert_eq!(r["systems"]["particles.extract"]["calls"], 30);
+    for key in ["mean", "p50", "p99", "max"] {
+        assert!(r["frame_ms"][key].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(r["state_hash"].as_str().unwrap().len(), 16);
+}
+
+#[test]
+fn no_arguments_runs_the_showcase() {
+    let out = sylva(&["--threads", "2", "run", "--frames", "3"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("showcase: 3 frames"), "{stdout}");
+    assert!(stdout.contains("rendering: off"), "{stdout}");
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_and_a_failure() {
+    let bad = temp("bad.ron");
+    std::fs::write(&bad, "(\n  seed: 1,\n  chains: (\n    stiffness: -3.0,\n  ),\n)\n").unwrap();
+    let out = sylva(&["run", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains("bad.ron:4:5: field `chains.stiffness`"), "{stderr}");
+
+    let out = sylva(&["run", "/nonexistent/scene.ron"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/scene.ron: cannot read"));
+
+    let out = sylva(&["run", "--threads", "0"]);
+    assert!(!out.status.success());
+}
