@@ -64,6 +64,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut last = started;
     let mut frames = 0;
     while started.elapsed() < Duration::from_millis(500) {
+        // Stands in for waiting on the display's vertical sync.
+        std::thread::sleep(Duration::from_millis(16));
         let now = Instant::now();
         let steps = app.update((now - last).as_secs_f64());
         last = now;

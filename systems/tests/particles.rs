@@ -228,6 +228,26 @@ fn extraction_draws_every_live_spring_between_its_particles() {
 }
 
 #[test]
+fn frames_without_a_step_upload_nothing() {
+    let mut app = chain_app(1, Integrator::SemiImplicitEuler);
+    app.advance(1);
+    let take = |app: &App| {
+        app.world
+            .resources
+            .get_mut::<SpringBatch>()
+            .unwrap()
+            .cylinders
+            .dirty
+            .take()
+    };
+    assert_eq!(take(&app).end, 630);
+    app.advance(0);
+    assert!(take(&app).is_clean(), "a frame without simulation steps re-extracted");
+    app.advance(1);
+    assert_eq!(take(&app).end, 630);
+}
+
+#[test]
 fn snapshot_restores_a_running_simulation() {
     let dir = std::env::temp_dir().join(format!("sylva-particles-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -96,6 +96,9 @@ pub struct SpringBatch {
     pub cylinders: CylinderBatch,
     /// Tube radius used for every spring, metres.
     pub radius: f32,
+    /// Simulation tick the batch was last filled at: frames without a step
+    /// leave it (and its dirty range) alone, so nothing is re-uploaded.
+    extracted_at: Option<u64>,
     positions: Vec<Vec3>,
 }
 
@@ -144,12 +147,18 @@ pub fn install_extraction(app: &mut App, radius: f32) {
             .read_res::<ParticleSolver>()
             .write_res::<SpringBatch>(),
         |ctx| {
-            let solver = ctx.res::<ParticleSolver>();
             let mut batch = ctx.res_mut::<SpringBatch>();
+            let tick = ctx.time().tick;
+            if batch.extracted_at == Some(tick) {
+                return;
+            }
+            batch.extracted_at = Some(tick);
+            let solver = ctx.res::<ParticleSolver>();
             let SpringBatch {
                 cylinders,
                 radius,
                 positions,
+                ..
             } = &mut *batch;
             solver.extract(ctx, cylinders, *radius, positions);
         },
