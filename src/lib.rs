@@ -1,7 +1,7 @@
 //! Sylva: procedural nature at game scale.
 //!
 //! This crate is the facade an application uses: load a [`Scene`], [`build`]
-//! an [`App`](sylva_runtime::App) from it, step it with your own clock, read
+//! an [`App`](runtime::App) from it, step it with your own clock, read
 //! the extraction batches, and write a [`Report`]. The `sylva` binary is a thin
 //! command-line layer over the same calls.
 //!

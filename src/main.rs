@@ -44,6 +44,12 @@ enum Command {
         /// Frames to run, overriding the scene's `simulation.frames`.
         #[arg(long)]
         frames: Option<u32>,
+        /// Continue from a snapshot written by `--save` (same scene) instead of the scene's start.
+        #[arg(long, value_name = "PATH")]
+        resume: Option<PathBuf>,
+        /// Write a snapshot of the final state, to continue later with `--resume`.
+        #[arg(long, value_name = "PATH")]
+        save: Option<PathBuf>,
     },
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
@@ -58,9 +64,22 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(None, None, &cli.common, false),
-        Some(Command::Run { scene, frames }) => run(scene.as_deref(), frames, &cli.common, false),
-        Some(Command::Bench { scene, frames }) => run(Some(&scene), Some(frames), &cli.common, true),
+        None => run(None, None, &cli.common, &Snapshots::default(), false),
+        Some(Command::Run {
+            scene,
+            frames,
+            resume,
+            save,
+        }) => run(
+            scene.as_deref(),
+            frames,
+            &cli.common,
+            &Snapshots { resume, save },
+            false,
+        ),
+        Some(Command::Bench { scene, frames }) => {
+            run(Some(&scene), Some(frames), &cli.common, &Snapshots::default(), true)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -71,7 +90,20 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(path: Option<&Path>, frames: Option<u32>, common: &Common, bench: bool) -> Result<(), String> {
+/// Where a run starts from and where it leaves its final state.
+#[derive(Default)]
+struct Snapshots {
+    resume: Option<PathBuf>,
+    save: Option<PathBuf>,
+}
+
+fn run(
+    path: Option<&Path>,
+    frames: Option<u32>,
+    common: &Common,
+    snapshots: &Snapshots,
+    bench: bool,
+) -> Result<(), String> {
     let mut scene = match path {
         Some(p) => Scene::load(p).map_err(|e| e.to_string())?,
         None => Scene::showcase(),
@@ -82,6 +114,10 @@ fn run(path: Option<&Path>, frames: Option<u32>, common: &Common, bench: bool) -
     let frames = frames.unwrap_or(scene.simulation.frames);
     let threads = common.threads.map_or(0, usize::from);
     let mut app = sylva::build(&scene, threads).map_err(|e| e.to_string())?;
+    if let Some(path) = &snapshots.resume {
+        app.load_snapshot(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
 
     let progress = progress_bar(u64::from(frames), &scene.name);
     let t0 = Instant::now();
@@ -89,6 +125,10 @@ fn run(path: Option<&Path>, frames: Option<u32>, common: &Common, bench: bool) -
     let wall = t0.elapsed();
     progress.finish_and_clear();
 
+    if let Some(path) = &snapshots.save {
+        app.save_snapshot(path).map_err(|e| e.to_string())?;
+        println!("snapshot: {}", path.display());
+    }
     let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
     print_summary(&report);
     if bench {

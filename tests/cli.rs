@@ -111,3 +111,30 @@ fn bad_input_is_a_one_line_error_and_a_failure() {
     let out = sylva(&["run", "--threads", "0"]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
+    let scene = small_scene();
+    let s = scene.to_str().unwrap();
+    let snap = temp("half.snap");
+    let snap_arg = snap.to_str().unwrap();
+    let whole = report(&["run", s, "--frames", "20"], "whole.json");
+    let first = sylva(&["run", s, "--frames", "12", "--save", snap_arg]);
+    assert!(first.status.success());
+    let resumed = report(&["run", s, "--frames", "8", "--resume", snap_arg], "resumed.json");
+    assert_eq!(resumed["steps"], whole["steps"]);
+    assert_eq!(resumed["state_hash"], whole["state_hash"]);
+
+    // A corrupt snapshot is a one-line error, not a panic or a silent restart.
+    let mut bytes = std::fs::read(&snap).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&snap, bytes).unwrap();
+    let out = sylva(&["run", s, "--resume", snap_arg]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        format!("error: {snap_arg}: snapshot is corrupt: checksum mismatch")
+    );
+}
