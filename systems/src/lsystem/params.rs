@@ -1,0 +1,181 @@
+//! Scene parameters of an L-system tree and the grammar-to-graph pipeline.
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::derive::DeriveOptions;
+use super::error::LSystemError;
+use super::grammar::LSystem;
+use super::module::ModuleBuffer;
+use super::turtle::{TropismMode, TurtleOptions, interpret};
+use crate::tree::BranchGraph;
+
+/// Largest accepted `module_limit` (about 2.7 · 10⁸ modules, a few GB).
+pub const MAX_MODULE_LIMIT: usize = 1 << 28;
+
+/// Largest accepted `iterations`.
+pub const MAX_ITERATIONS: u32 = 1000;
+
+/// The thesis's ternary tree (eq. 2.17, Fig. 2.6a), the default grammar.
+const DEFAULT_GRAMMAR: &str = "#define d 137.5
+#define a 18.95
+#define lr 1.3
+axiom: /(45)A
+A -> F(50)[&(a)F(50)A]/(d)[&(a)F(50)A]/(d)[&(a)F(50)A]
+F(l) -> F(l*lr)
+";
+
+/// An L-system tree as a scene describes it.
+///
+/// Defaults reproduce thesis Fig. 2.6a at n = 5 (the thesis program's
+/// default derivation count) without tropism.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LSystemParams {
+    /// Grammar text (see the [module docs](super) for the language).
+    /// Default: the ternary tree of thesis eq. 2.17.
+    pub grammar: String,
+    /// Number of derivation steps n, at most [`MAX_ITERATIONS`]. Default 5.
+    pub iterations: u32,
+    /// Length of `F`/`f` written without a parameter; > 0. Default 10.
+    pub step: f32,
+    /// Angle δ in degrees for rotations written without a parameter. Default 25.
+    pub angle: f32,
+    /// Initial segment width (`!(w)` changes it); >= 0. Default 1.
+    pub width: f32,
+    /// Factor a bare `!` multiplies the width by; > 0. Default 0.7.
+    pub width_factor: f32,
+    /// Largest word any step may produce, 1 to [`MAX_MODULE_LIMIT`]. Default 20,000,000.
+    pub module_limit: usize,
+    /// Tropism vector T (world, Z-up), not normalised. Default (0, 0, 0).
+    pub tropism: Vec3,
+    /// Tropism susceptibility e, >= 0. Default 0.2 (as the thesis program;
+    /// no effect while T is zero).
+    pub tropism_strength: f32,
+    /// Thesis (bend the segment only, eq. 2.18) or ABOP (rotate the turtle). Default `Thesis`.
+    pub tropism_mode: TropismMode,
+    /// Length of the vertical root stub the thesis program adds below every
+    /// tree; set 10 to reproduce the thesis's segment and vertex counts,
+    /// 0 for none. >= 0. Default 0.
+    pub root_stub: f32,
+    /// Added to the scene seed for the stochastic productions, so one scene
+    /// can hold different trees of one species. Default 0.
+    pub seed_offset: u64,
+}
+
+impl Default for LSystemParams {
+    fn default() -> Self {
+        let turtle = TurtleOptions::default();
+        Self {
+            grammar: DEFAULT_GRAMMAR.to_string(),
+            iterations: 5,
+            step: turtle.step,
+            angle: turtle.angle,
+            width: turtle.width,
+            width_factor: turtle.width_factor,
+            module_limit: DeriveOptions::default().module_limit,
+            tropism: Vec3::ZERO,
+            tropism_strength: 0.2,
+            tropism_mode: TropismMode::Thesis,
+            root_stub: 0.0,
+            seed_offset: 0,
+        }
+    }
+}
+
+/// The result of [`generate`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LSystemOutput {
+    /// The derived word.
+    pub modules: ModuleBuffer,
+    /// The tree the turtle drew.
+    pub graph: BranchGraph,
+    /// Width per graph segment, from `!`.
+    pub widths: Vec<f32>,
+}
+
+impl LSystemParams {
+    /// Checks ranges; the error names the field and says what is wrong.
+    /// Grammar syntax is checked by [`LSystem::parse`], not here.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        fn finite(field: &'static str, v: f32) -> Result<(), (&'static str, String)> {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err((field, format!("must be a finite number, got {v}")))
+            }
+        }
+        fn at_least(field: &'static str, v: f32, min: f32, strict: bool) -> Result<(), (&'static str, String)> {
+            finite(field, v)?;
+            if v > min || (!strict && v == min) {
+                Ok(())
+            } else {
+                let op = if strict { ">" } else { ">=" };
+                Err((field, format!("must be {op} {min}, got {v}")))
+            }
+        }
+        if self.grammar.trim().is_empty() {
+            return Err(("grammar", "is empty; it needs at least an `axiom:` line".into()));
+        }
+        if self.iterations > MAX_ITERATIONS {
+            return Err((
+                "iterations",
+                format!("must be at most {MAX_ITERATIONS}, got {}", self.iterations),
+            ));
+        }
+        at_least("step", self.step, 0.0, true)?;
+        finite("angle", self.angle)?;
+        at_least("width", self.width, 0.0, false)?;
+        at_least("width_factor", self.width_factor, 0.0, true)?;
+        if !(1..=MAX_MODULE_LIMIT).contains(&self.module_limit) {
+            return Err((
+                "module_limit",
+                format!("must be in 1..={MAX_MODULE_LIMIT}, got {}", self.module_limit),
+            ));
+        }
+        if !self.tropism.is_finite() {
+            return Err(("tropism", format!("must be finite, got {}", self.tropism)));
+        }
+        at_least("tropism_strength", self.tropism_strength, 0.0, false)?;
+        at_least("root_stub", self.root_stub, 0.0, false)?;
+        Ok(())
+    }
+
+    /// The derivation settings for scene seed `seed`.
+    pub fn derive_options(&self, seed: u64) -> DeriveOptions {
+        DeriveOptions {
+            seed: seed.wrapping_add(self.seed_offset),
+            module_limit: self.module_limit,
+            ..DeriveOptions::default()
+        }
+    }
+
+    /// The turtle settings.
+    pub fn turtle_options(&self) -> TurtleOptions {
+        TurtleOptions {
+            step: self.step,
+            angle: self.angle,
+            width: self.width,
+            width_factor: self.width_factor,
+            tropism: self.tropism,
+            tropism_strength: self.tropism_strength,
+            tropism_mode: self.tropism_mode,
+            root_stub: self.root_stub,
+        }
+    }
+}
+
+/// Validates, parses, derives and interprets: scene parameters to branch graph.
+pub fn generate(params: &LSystemParams, seed: u64) -> Result<LSystemOutput, LSystemError> {
+    params
+        .validate()
+        .map_err(|(field, message)| LSystemError::InvalidParameter { field, message })?;
+    let system = LSystem::parse(&params.grammar)?;
+    let modules = system.derive(params.iterations, &params.derive_options(seed))?;
+    let drawn = interpret(&modules, &params.turtle_options())?;
+    Ok(LSystemOutput {
+        modules,
+        graph: drawn.graph,
+        widths: drawn.widths,
+    })
+}
