@@ -16,8 +16,10 @@
 use std::fmt;
 use std::path::Path;
 
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
+use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
 
 /// The default scene, embedded so `sylva` runs from any directory.
@@ -37,10 +39,35 @@ pub struct Scene {
     pub particles: ParticleSettings,
     /// A field of hanging chains, if any. Default: none.
     pub chains: Option<ChainField>,
+    /// A tree to grow, if any. Default: none.
+    pub tree: Option<TreeScene>,
     /// Where the camera looks from.
     pub camera: Camera,
     /// The sun.
     pub sun: Sun,
+}
+
+/// A tree (scene section `tree`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TreeScene {
+    /// The L-system that grows it. Default: see [`LSystemParams`].
+    pub lsystem: LSystemParams,
+    /// Where the root stands, world space (Y up), metres. Default: the origin.
+    pub position: Vec3,
+    /// Metres per turtle unit. The thesis works in Unreal units (centimetres),
+    /// so the default is 0.01.
+    pub scale: f32,
+}
+
+impl Default for TreeScene {
+    fn default() -> Self {
+        Self {
+            lsystem: LSystemParams::default(),
+            position: Vec3::ZERO,
+            scale: 0.01,
+        }
+    }
 }
 
 /// Time stepping and run length (scene section `simulation`).
@@ -73,6 +100,7 @@ impl Default for Scene {
             simulation: Simulation::default(),
             particles: ParticleSettings::default(),
             chains: None,
+            tree: None,
             camera: Camera::default(),
             sun: Sun::default(),
         }
@@ -163,6 +191,23 @@ impl Scene {
                 message,
             });
         }
+        if let Some(tree) = &scene.tree {
+            if let Err(e) = LSystem::parse(&tree.lsystem.grammar) {
+                let path = ["tree", "lsystem", "grammar"];
+                let (line, column) = e
+                    .position()
+                    .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
+                    .or_else(|| locate_field(text, &path))
+                    .unwrap_or((0, 0));
+                return Err(SceneError {
+                    file: file.to_owned(),
+                    line,
+                    column,
+                    field: Some(path.join(".")),
+                    message: format!("grammar {e}"),
+                });
+            }
+        }
         if scene.name.is_empty() {
             scene.name = Path::new(file)
                 .file_stem()
@@ -190,6 +235,20 @@ impl Scene {
         }
         if let Some(chains) = &self.chains {
             chains.validate().map_err(|(f, m)| (vec!["chains", f], m))?;
+        }
+        if let Some(tree) = &self.tree {
+            tree.lsystem
+                .validate()
+                .map_err(|(f, m)| (vec!["tree", "lsystem", f], m))?;
+            if !tree.position.is_finite() {
+                return Err((vec!["tree", "position"], "must be finite".into()));
+            }
+            if !(tree.scale.is_finite() && tree.scale > 0.0) {
+                return Err((
+                    vec!["tree", "scale"],
+                    format!("must be a positive number, got {}", tree.scale),
+                ));
+            }
         }
         let cam = &self.camera;
         if !(cam.position.is_finite() && cam.target.is_finite()) || cam.position == cam.target {
@@ -235,6 +294,25 @@ fn locate_field(text: &str, path: &[&str]) -> Option<(usize, usize)> {
         }
     }
     found
+}
+
+/// Maps a 1-based (line, column) inside the string value of the field at
+/// `path` to a (line, column) of the file. Exact for raw strings (`r#"..."#`)
+/// and for plain strings without escapes.
+fn locate_in_string(text: &str, path: &[&str], line: usize, column: usize) -> Option<(usize, usize)> {
+    let (key_line, key_col) = locate_field(text, path)?;
+    let line_start: usize = text.split_inclusive('\n').take(key_line - 1).map(str::len).sum();
+    let key_at = line_start + text[line_start..].char_indices().nth(key_col - 1)?.0;
+    let quote = key_at + text[key_at..].find('"')?;
+    let content = quote + 1;
+    let before = &text[..content];
+    let start_line = before.matches('\n').count() + 1;
+    let start_col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
+    Some(if line == 1 {
+        (start_line, start_col + column - 1)
+    } else {
+        (start_line + line - 1, column)
+    })
 }
 
 /// Every `identifier:` in RON text with its line and column, in order.
@@ -394,6 +472,26 @@ mod tests {
         assert!(e.line >= 3, "{e}");
         let e = err("(seed: 1) trailing");
         assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn grammar_errors_point_into_the_scene_file() {
+        let text = "(\n  tree: (\n    lsystem: (\n      grammar: r#\"axiom: A\n        A -> B(1]\"#,\n    ),\n  ),\n)";
+        let e = err(text);
+        assert_eq!(e.field.as_deref(), Some("tree.lsystem.grammar"));
+        assert_eq!(e.line, 5, "{e}");
+        assert!(e.message.starts_with("grammar line 2"), "{}", e.message);
+        let e = err("(tree: (lsystem: (grammar: \"axiom: F(1 +\")))");
+        assert_eq!(e.line, 1);
+        assert!(e.column > 28, "{e}");
+    }
+
+    #[test]
+    fn tree_parameters_are_validated() {
+        let e = err("(tree: (lsystem: (iterations: 5000)))");
+        assert_eq!(e.field.as_deref(), Some("tree.lsystem.iterations"));
+        let e = err("(tree: (scale: 0.0))");
+        assert_eq!(e.field.as_deref(), Some("tree.scale"));
     }
 
     #[test]
