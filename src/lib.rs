@@ -18,21 +18,49 @@ mod report;
 mod scene;
 
 pub use report::{ParticleReport, Report};
-pub use scene::{SHOWCASE, Scene, SceneError, Simulation};
+pub use scene::{SHOWCASE, Scene, SceneError, Simulation, TreeScene};
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
 
 use sylva_runtime::{App, AppConfig, AppError};
 use sylva_systems::particles::{self, spawn_chain_field};
+use sylva_systems::species::{GrowError, GrownTree, grow_lsystem_tree};
+use sylva_systems::terrain;
+use sylva_systems::tree::{self, Placement, spawn_tree};
 
 /// Radius of the tubes springs are drawn as, metres.
 const SPRING_RADIUS: f32 = 0.02;
 
+/// Why a scene could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The app could not start.
+    #[error(transparent)]
+    App(#[from] AppError),
+    /// The scene's tree could not be grown.
+    #[error("tree: {0}")]
+    Tree(#[from] GrowError),
+}
+
+/// An app built from a scene, plus what was generated on the way.
+pub struct Built {
+    /// The ready-to-step app.
+    pub app: App,
+    /// The scene's tree with its mesh, if the scene has one.
+    pub tree: Option<GrownTree>,
+}
+
 /// Builds a ready-to-step app for `scene` on `threads` worker threads (0: one per core).
 ///
-/// Installs the domain systems the scene needs, spawns its content, and puts
-/// the scene's camera and sun into the world as resources.
-pub fn build(scene: &Scene, threads: usize) -> Result<App, AppError> {
+/// Installs the domain systems the scene needs, spawns its content (chains,
+/// tree segments, terrain chunks), and puts the scene's camera and sun into
+/// the world as resources. A grown tree's [`TreeStats`](systems::species::TreeStats) become a resource too.
+pub fn build(scene: &Scene, threads: usize) -> Result<App, BuildError> {
+    Ok(build_all(scene, threads)?.app)
+}
+
+/// [`build`], also handing back the tree's mesh (for export).
+pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
     let mut app = App::new(AppConfig {
         seed: scene.seed,
         threads,
@@ -44,9 +72,24 @@ pub fn build(scene: &Scene, threads: usize) -> Result<App, AppError> {
     if let Some(chains) = &scene.chains {
         spawn_chain_field(&mut app.world.entities, chains, scene.seed);
     }
+    tree::install_extraction(&mut app);
+    let mut grown = None;
+    if let Some(t) = &scene.tree {
+        let g = app.in_pool(|| grow_lsystem_tree(&t.lsystem, &t.radii, &t.mesh, scene.seed))?;
+        let placement = Placement {
+            position: t.position,
+            scale: t.scale,
+        };
+        spawn_tree(&mut app.world.entities, &g.graph, placement).map_err(GrowError::from)?;
+        app.world.resources.insert(g.stats);
+        grown = Some(g);
+    }
+    if let Some(t) = &scene.terrain {
+        terrain::install(&mut app, t);
+    }
     app.world.resources.insert(scene.camera);
     app.world.resources.insert(scene.sun);
-    Ok(app)
+    Ok(Built { app, tree: grown })
 }
 
 /// Runs `frames` frames of `steps_per_frame` fixed steps each, calling

@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sylva::systems::terrain::{Heightfield, PngKind, write_png};
+use sylva::systems::tree::{UpAxis, write_glb, write_obj};
 use sylva::{Report, Scene};
 
 /// Procedural nature at game scale: trees, terrain and grass as ECS entities.
@@ -51,6 +53,25 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         save: Option<PathBuf>,
     },
+    /// Grow a scene's tree, print its statistics and optionally export its mesh.
+    Tree {
+        /// Scene file with a `tree` section.
+        scene: PathBuf,
+        /// Write the mesh (metres, Y up): `.glb` (glTF binary) or `.obj`.
+        #[arg(long, value_name = "PATH")]
+        export: Option<PathBuf>,
+    },
+    /// Generate a scene's terrain, erode it and optionally write a heightmap.
+    Terrain {
+        /// Scene file with a `terrain` section.
+        scene: PathBuf,
+        /// Erosion iterations to run.
+        #[arg(long, default_value_t = 100)]
+        iterations: u32,
+        /// Write the final ground heights as a 16-bit grey PNG.
+        #[arg(long, value_name = "PATH")]
+        heightmap: Option<PathBuf>,
+    },
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
         /// Scene file.
@@ -80,6 +101,12 @@ fn main() -> ExitCode {
         Some(Command::Bench { scene, frames }) => {
             run(Some(&scene), Some(frames), &cli.common, &Snapshots::default(), true)
         }
+        Some(Command::Tree { scene, export }) => tree(&scene, export.as_deref(), &cli.common),
+        Some(Command::Terrain {
+            scene,
+            iterations,
+            heightmap,
+        }) => terrain(&scene, iterations, heightmap.as_deref(), &cli.common),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -105,10 +132,10 @@ fn run(
     bench: bool,
 ) -> Result<(), String> {
     let mut scene = match path {
-        Some(p) => Scene::load(p).map_err(|e| e.to_string())?,
+        Some(p) => load(p, common)?,
         None => Scene::showcase(),
     };
-    if let Some(seed) = common.seed {
+    if let (None, Some(seed)) = (path, common.seed) {
         scene.seed = seed;
     }
     let frames = frames.unwrap_or(scene.simulation.frames);
@@ -142,6 +169,107 @@ fn run(
         println!("report: {}", path.display());
     }
     Ok(())
+}
+
+/// Loads a scene and applies the common flags.
+fn load(path: &Path, common: &Common) -> Result<Scene, String> {
+    let mut scene = Scene::load(path).map_err(|e| e.to_string())?;
+    if let Some(seed) = common.seed {
+        scene.seed = seed;
+    }
+    Ok(scene)
+}
+
+fn write_report(report: &Report, common: &Common) -> Result<(), String> {
+    if let Some(path) = &common.report {
+        report
+            .write(path)
+            .map_err(|e| format!("{}: cannot write report: {e}", path.display()))?;
+        println!("report: {}", path.display());
+    }
+    Ok(())
+}
+
+fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), String> {
+    let scene = load(path, common)?;
+    let Some(tree_scene) = &scene.tree else {
+        return Err(format!("{}: the scene has no `tree` section", path.display()));
+    };
+    let t0 = Instant::now();
+    let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let wall = t0.elapsed();
+    let grown = built.tree.expect("a scene with a tree section grows one");
+    let s = &grown.stats;
+    println!(
+        "{}: {} modules, {} segments, {} chains, {} rings, {} vertices, {} triangles",
+        scene.name, s.modules, s.segments, s.chains, s.rings, s.vertices, s.triangles
+    );
+    println!(
+        "  derive {:.3} ms, interpret {:.3} ms, mesh {:.3} ms",
+        s.derive_ms, s.interpret_ms, s.mesh_ms
+    );
+    if let Some(out) = export {
+        let mut mesh = grown.mesh;
+        // Graphs are in turtle units; exported files are in metres.
+        for p in &mut mesh.positions {
+            *p *= tree_scene.scale;
+        }
+        let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let writer = std::io::BufWriter::new(file);
+        let written = match out.extension().and_then(|e| e.to_str()) {
+            Some("glb") => write_glb(&mesh, UpAxis::Z, writer),
+            Some("obj") => write_obj(&mesh, UpAxis::Z, writer),
+            _ => return Err(format!("{}: unknown export format; use .glb or .obj", out.display())),
+        };
+        written.map_err(|e| format!("{}: {e}", out.display()))?;
+        println!("mesh: {}", out.display());
+    }
+    let report = Report::gather(&built.app, &scene.name, wall).map_err(|e| e.to_string())?;
+    write_report(&report, common)
+}
+
+fn terrain(path: &Path, iterations: u32, heightmap: Option<&Path>, common: &Common) -> Result<(), String> {
+    let scene = load(path, common)?;
+    if scene.terrain.is_none() {
+        return Err(format!("{}: the scene has no `terrain` section", path.display()));
+    }
+    let t0 = Instant::now();
+    let mut app = sylva::build(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let progress = progress_bar(u64::from(iterations), &scene.name);
+    sylva::simulate(&mut app, iterations, 1, |_| progress.inc(1));
+    progress.finish_and_clear();
+    let wall = t0.elapsed();
+    let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
+    if let Some(t) = &report.terrain {
+        println!(
+            "{}: {} cells, {} layers, {} iterations in {:.2} s on {} threads",
+            scene.name,
+            t.cells,
+            t.layers,
+            t.iterations,
+            wall.as_secs_f64(),
+            report.threads
+        );
+        println!(
+            "  score {:.4} -> {:.4} (corrected {:.4}); water error {:.3e}, material error {:.3e}",
+            t.score_before, t.score_after, t.score_corrected, t.water_balance_error, t.material_balance_error
+        );
+        println!(
+            "  ms per pass: hydraulic {:.3}, thermal {:.3}, aging {:.3}",
+            t.hydraulic_ms_per_iter, t.thermal_ms_per_iter, t.aging_ms_per_iter
+        );
+    }
+    if let Some(out) = heightmap {
+        let field = Heightfield::from_world(&app.world.entities).ok_or("the terrain has no chunks")?;
+        let top = field
+            .ground
+            .iter()
+            .fold(0.0f32, |m, &h| m.max(h))
+            .max(f32::MIN_POSITIVE);
+        write_png(out, &field, PngKind::Height16, top).map_err(|e| e.to_string())?;
+        println!("heightmap: {} (16-bit, white = {top:.2})", out.display());
+    }
+    write_report(&report, common)
 }
 
 fn progress_bar(frames: u64, scene: &str) -> ProgressBar {

@@ -8,6 +8,9 @@ use serde::Serialize;
 use sylva_runtime::metrics::{FrameReport, SystemReport, peak_rss_bytes};
 use sylva_runtime::{App, SnapshotError};
 use sylva_systems::particles::{Pinned, Position, Spring};
+use sylva_systems::species::TreeStats;
+use sylva_systems::terrain::{self, TerrainChunk, TerrainReport};
+use sylva_systems::tree::{Segment, Tree};
 
 /// Everything measured in one run. Later domains add their own sections.
 #[derive(Clone, Debug, Serialize)]
@@ -38,6 +41,12 @@ pub struct Report {
     pub state_hash: String,
     /// Particle solver throughput.
     pub particles: ParticleReport,
+    /// The scene's tree, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeStats>,
+    /// The scene's terrain, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terrain: Option<TerrainReport>,
 }
 
 /// Particle and spring throughput.
@@ -63,6 +72,9 @@ impl Report {
             ("particles".to_owned(), particles),
             ("pinned".to_owned(), world.count::<Pinned>()),
             ("springs".to_owned(), springs),
+            ("trees".to_owned(), world.count::<Tree>()),
+            ("segments".to_owned(), world.count::<Segment>()),
+            ("terrain_chunks".to_owned(), world.count::<TerrainChunk>()),
             ("total".to_owned(), world.entities.len() as usize),
         ]);
         let systems = app.metrics().systems();
@@ -94,6 +106,8 @@ impl Report {
                 updates_per_s: per_s(particles - world.count::<Pinned>()),
                 springs_per_s: per_s(springs),
             },
+            tree: world.resources.get::<TreeStats>().map(|t| *t),
+            terrain: (world.count::<TerrainChunk>() > 0).then(|| terrain::report(app)),
         })
     }
 

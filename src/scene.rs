@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
 use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
+use sylva_systems::terrain::TerrainParams;
+use sylva_systems::tree::{MeshParams, RadiusParams};
 
 /// The default scene, embedded so `sylva` runs from any directory.
 pub const SHOWCASE: &str = include_str!("../scenes/showcase.ron");
@@ -41,6 +43,8 @@ pub struct Scene {
     pub chains: Option<ChainField>,
     /// A tree to grow, if any. Default: none.
     pub tree: Option<TreeScene>,
+    /// Layered terrain shaped by erosion, if any. Default: none.
+    pub terrain: Option<TerrainParams>,
     /// Where the camera looks from.
     pub camera: Camera,
     /// The sun.
@@ -53,6 +57,10 @@ pub struct Scene {
 pub struct TreeScene {
     /// The L-system that grows it. Default: see [`LSystemParams`].
     pub lsystem: LSystemParams,
+    /// Pipe-model radii. Default: see [`RadiusParams`].
+    pub radii: RadiusParams,
+    /// Curve reduction and generalized-cylinder meshing. Default: see [`MeshParams`].
+    pub mesh: MeshParams,
     /// Where the root stands, world space (Y up), metres. Default: the origin.
     pub position: Vec3,
     /// Metres per turtle unit. The thesis works in Unreal units (centimetres),
@@ -64,6 +72,8 @@ impl Default for TreeScene {
     fn default() -> Self {
         Self {
             lsystem: LSystemParams::default(),
+            radii: RadiusParams::default(),
+            mesh: MeshParams::default(),
             position: Vec3::ZERO,
             scale: 0.01,
         }
@@ -101,6 +111,7 @@ impl Default for Scene {
             particles: ParticleSettings::default(),
             chains: None,
             tree: None,
+            terrain: None,
             camera: Camera::default(),
             sun: Sun::default(),
         }
@@ -182,7 +193,8 @@ impl Scene {
             }
         })?;
         if let Err((path, message)) = scene.validate() {
-            let (line, column) = locate_field(text, &path).unwrap_or((0, 0));
+            let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+            let (line, column) = locate_field(text, &keys).unwrap_or((0, 0));
             return Err(SceneError {
                 file: file.to_owned(),
                 line,
@@ -219,58 +231,71 @@ impl Scene {
 
     /// Checks every range the types cannot express. On failure: the field's
     /// path from the scene root and the reason.
-    pub fn validate(&self) -> Result<(), (Vec<&'static str>, String)> {
+    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
+        let path = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<String>>();
         let sim = &self.simulation;
         if !(sim.step_seconds.is_finite() && sim.step_seconds > 0.0 && sim.step_seconds <= 1.0) {
             return Err((
-                vec!["simulation", "step_seconds"],
+                path(&["simulation", "step_seconds"]),
                 format!("must be within (0, 1] seconds, got {}", sim.step_seconds),
             ));
         }
         if sim.steps_per_frame == 0 {
-            return Err((vec!["simulation", "steps_per_frame"], "must be at least 1".into()));
+            return Err((path(&["simulation", "steps_per_frame"]), "must be at least 1".into()));
         }
         if !self.particles.gravity.is_finite() {
-            return Err((vec!["particles", "gravity"], "must be finite".into()));
+            return Err((path(&["particles", "gravity"]), "must be finite".into()));
         }
         if let Some(chains) = &self.chains {
-            chains.validate().map_err(|(f, m)| (vec!["chains", f], m))?;
+            chains.validate().map_err(|(f, m)| (path(&["chains", f]), m))?;
         }
         if let Some(tree) = &self.tree {
             tree.lsystem
                 .validate()
-                .map_err(|(f, m)| (vec!["tree", "lsystem", f], m))?;
+                .map_err(|(f, m)| (path(&["tree", "lsystem", f]), m))?;
+            tree.radii
+                .validate()
+                .map_err(|(f, m)| (path(&["tree", "radii", &f]), m))?;
+            tree.mesh
+                .validate()
+                .map_err(|(f, m)| (path(&["tree", "mesh", &f]), m))?;
             if !tree.position.is_finite() {
-                return Err((vec!["tree", "position"], "must be finite".into()));
+                return Err((path(&["tree", "position"]), "must be finite".into()));
             }
             if !(tree.scale.is_finite() && tree.scale > 0.0) {
                 return Err((
-                    vec!["tree", "scale"],
+                    path(&["tree", "scale"]),
                     format!("must be a positive number, got {}", tree.scale),
                 ));
             }
         }
+        if let Some(terrain) = &self.terrain {
+            terrain.validate().map_err(|(mut p, m)| {
+                p.insert(0, "terrain");
+                (path(&p), m)
+            })?;
+        }
         let cam = &self.camera;
         if !(cam.position.is_finite() && cam.target.is_finite()) || cam.position == cam.target {
             return Err((
-                vec!["camera", "position"],
+                path(&["camera", "position"]),
                 "position and target must be finite and different".into(),
             ));
         }
         if !(cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0) {
             return Err((
-                vec!["camera", "fov_y_degrees"],
+                path(&["camera", "fov_y_degrees"]),
                 format!("must be within (1, 179), got {}", cam.fov_y_degrees),
             ));
         }
         if !(cam.near > 0.0 && cam.far > cam.near) {
             return Err((
-                vec!["camera", "near"],
+                path(&["camera", "near"]),
                 format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far),
             ));
         }
         if !(self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6) {
-            return Err((vec!["sun", "direction"], "must be a finite, non-zero vector".into()));
+            return Err((path(&["sun", "direction"]), "must be a finite, non-zero vector".into()));
         }
         Ok(())
     }
@@ -488,10 +513,24 @@ mod tests {
 
     #[test]
     fn tree_parameters_are_validated() {
+        let e = err("(tree: (\n mesh: (sides_min: 2)))");
+        assert_eq!((e.field.as_deref(), e.line), (Some("tree.mesh.sides_min"), 2));
+        let e = err("(tree: (radii: (exponent: 100.0)))");
+        assert_eq!(e.field.as_deref(), Some("tree.radii.exponent"));
         let e = err("(tree: (lsystem: (iterations: 5000)))");
         assert_eq!(e.field.as_deref(), Some("tree.lsystem.iterations"));
         let e = err("(tree: (scale: 0.0))");
         assert_eq!(e.field.as_deref(), Some("tree.scale"));
+    }
+
+    #[test]
+    fn terrain_parameters_are_validated() {
+        let e = err("(terrain: (\n  size: 0))");
+        assert_eq!(
+            (e.field.as_deref().map(|f| f.starts_with("terrain.")), e.line),
+            (Some(true), 2),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,5 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod lsystem;
-pub mod tree;
 pub mod particles;
+pub mod species;
+pub mod terrain;
+pub mod tree;

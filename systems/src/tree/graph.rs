@@ -6,6 +6,8 @@
 
 use glam::Vec3;
 
+use super::TreeError;
+
 /// Marker for "no parent" (the root segment).
 pub const NO_PARENT: u32 = u32::MAX;
 
@@ -55,5 +57,117 @@ impl BranchGraph {
         self.parent.push(parent);
         self.depth.push(depth);
         index
+    }
+}
+
+impl BranchGraph {
+    /// Checks the invariants every tree operation relies on: equal column lengths, each parent
+    /// before its child, finite positions, finite non-negative radii, and an index range that
+    /// fits `u32`.
+    pub fn validate(&self) -> Result<(), TreeError> {
+        let n = self.start.len();
+        let columns = [
+            ("end", self.end.len()),
+            ("start_radius", self.start_radius.len()),
+            ("end_radius", self.end_radius.len()),
+            ("parent", self.parent.len()),
+            ("depth", self.depth.len()),
+        ];
+        for (column, found) in columns {
+            if found != n {
+                return Err(TreeError::RaggedColumns {
+                    column,
+                    expected: n,
+                    found,
+                });
+            }
+        }
+        // `NO_PARENT` itself is reserved, so the largest usable index is one below it.
+        if n as u64 >= u64::from(NO_PARENT) {
+            return Err(TreeError::TooLarge {
+                what: "segment",
+                count: n as u64,
+            });
+        }
+        for (segment, &parent) in self.parent.iter().enumerate() {
+            if parent != NO_PARENT && parent as usize >= segment {
+                return Err(TreeError::ParentOrder { segment, parent });
+            }
+        }
+        let bad_point = |what, points: &[Vec3]| {
+            points
+                .iter()
+                .position(|p| !p.is_finite())
+                .map(|segment| TreeError::BadValue {
+                    segment,
+                    what,
+                    value: format!("{}", points[segment]),
+                    rule: "finite",
+                })
+        };
+        let bad_radius = |what, radii: &[f32]| {
+            radii
+                .iter()
+                .position(|r| !(r.is_finite() && *r >= 0.0))
+                .map(|segment| TreeError::BadValue {
+                    segment,
+                    what,
+                    value: format!("{}", radii[segment]),
+                    rule: "finite and non-negative",
+                })
+        };
+        let problem = bad_point("start", &self.start)
+            .or_else(|| bad_point("end", &self.end))
+            .or_else(|| bad_radius("start_radius", &self.start_radius))
+            .or_else(|| bad_radius("end_radius", &self.end_radius));
+        problem.map_or(Ok(()), Err)
+    }
+
+    /// The children of every segment, in index order (which is creation order, so a turtle's
+    /// first child stays first).
+    ///
+    /// A parent index that does not precede its child is ignored rather than trusted, so this
+    /// never panics; [`BranchGraph::validate`] reports such graphs.
+    pub fn children(&self) -> Children {
+        let n = self.parent.len();
+        let valid = |child: usize, parent: u32| parent != NO_PARENT && (parent as usize) < child;
+        // Counting sort into CSR: offsets[p]..offsets[p + 1] are p's children.
+        let mut offsets = vec![0u32; n + 1];
+        for (child, &parent) in self.parent.iter().enumerate() {
+            if valid(child, parent) {
+                offsets[parent as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut list = vec![0u32; offsets[n] as usize];
+        for (child, &parent) in self.parent.iter().enumerate() {
+            if valid(child, parent) {
+                let slot = &mut fill[parent as usize];
+                list[*slot as usize] = child as u32;
+                *slot += 1;
+            }
+        }
+        Children { offsets, list }
+    }
+}
+
+/// Children of each segment as one compressed array (CSR), built by [`BranchGraph::children`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Children {
+    offsets: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Children {
+    /// The children of `segment` in index order; empty for a leaf or an unknown segment.
+    pub fn of(&self, segment: u32) -> &[u32] {
+        let i = segment as usize;
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => &self.list[a as usize..b as usize],
+            _ => &[],
+        }
     }
 }

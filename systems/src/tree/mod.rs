@@ -1,5 +1,51 @@
 //! Trees: the branch graph and the operations on it.
+//!
+//! Both generators (L-system turtle and space colonization) produce a [`BranchGraph`]. The
+//! thesis's order of operations before meshing (§4.4.3, as its code runs them) is:
+//!
+//! 1. [`reduce_curves`] with `max_K` ([`MeshParams::curve_reduction`]),
+//! 2. [`compute_radii`] by the pipe model ([`RadiusParams`]),
+//! 3. [`build_mesh`], which builds [`Chains`], ring normals and rotation angles itself;
+//!
+//! [`prepare_graph`] runs steps 1 and 2. The mesh goes to [`write_obj`] or [`write_glb`]; for
+//! instanced rendering, [`CylinderBatch::push_graph`] takes the prepared graph instead.
+//!
+//! The thesis's Fig. 6.1b counts (13,121 segments, 9,841 chains, 206,658 vertices) need the
+//! 10-unit vertical root stub that the thesis code's L-system actor puts below the first `F`.
+//! That stub belongs to the turtle, not to these operations: they mesh whatever graph they get,
+//! and with the stub present and [`MeshParams::thesis_fig_6_1b`] they reproduce the thesis exactly.
 
+mod chains;
+mod cylinders;
+mod entities;
+mod error;
+mod glb;
 mod graph;
+mod mesh;
+mod obj;
+mod params;
+mod radii;
+mod reduce;
 
-pub use graph::{BranchGraph, NO_PARENT};
+pub use chains::Chains;
+pub use cylinders::{Placement, push_cylinders};
+pub use entities::{BranchDepth, Segment, SegmentParent, Tree, TreeBatch, TreeMember, install_extraction, spawn_tree};
+pub use error::TreeError;
+pub use glb::write_glb;
+pub use graph::{BranchGraph, Children, NO_PARENT};
+pub use mesh::{MeshCounts, TreeMesh, UpAxis, build_mesh, build_mesh_into, mesh_counts, ring_rotation};
+pub use obj::write_obj;
+pub use params::{MeshParams, MeshStyle, RadiusParams, RadiusRule, RootNormal, SidesRule};
+pub use radii::compute_radii;
+pub use reduce::reduce_curves;
+
+/// Curve reduction followed by radii: the graph operations the thesis runs before meshing.
+///
+/// Fails, changing nothing, when a parameter or the graph is invalid.
+pub fn prepare_graph(graph: &BranchGraph, radius: &RadiusParams, mesh: &MeshParams) -> Result<BranchGraph, TreeError> {
+    radius.validate()?;
+    mesh.validate()?;
+    let mut reduced = reduce_curves(graph, mesh.curve_reduction)?;
+    compute_radii(&mut reduced, radius)?;
+    Ok(reduced)
+}

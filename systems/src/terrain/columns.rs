@@ -1,0 +1,516 @@
+//! Layered columns (thesis §2.1.3, Beneš & Forsbach): a chunk of the terrain
+//! grid stored as structure-of-arrays planes.
+//!
+//! Each column holds a stack of at most `max_layers` layers, bottom first.
+//! Layer slot `k` of every column lives in plane `k`: one material byte, one
+//! f32 thickness and one u16 age counter per cell. Next to the stack each cell
+//! has water, suspended sediment, four outflow fluxes and a velocity.
+//!
+//! **Memory.** `33 + 7·max_layers` bytes per cell: 61 bytes with 4 layers,
+//! so 4096² cells with 4 layers take 1.02 GB (the thesis's linked lists of
+//! objects failed at this size). Erosion adds 16 (hydraulic) or 21 (thermal)
+//! bytes per cell of scratch that the systems reuse between steps.
+//!
+//! **Layer rules.** Erosion removes a layer once less than [`MIN_THICKNESS`]
+//! of it would remain; a layer added on top of one of the same material merges into it; when a column is
+//! full, its two bottom-most layers merge into one of the lower material
+//! before a new layer is pushed (with a single slot, the one layer takes the
+//! new material's thickness and keeps its own material). The surface, which is what erosion reads, is
+//! therefore always exact, and only the deepest structure coarsens.
+
+use serde::{Deserialize, Serialize};
+
+use super::materials::{MATERIAL_COUNT, Material};
+
+/// Thickness below which erosion removes what is left of a layer.
+pub const MIN_THICKNESS: f32 = 1e-6;
+
+/// Most layer slots a column may have.
+pub const MAX_LAYER_SLOTS: u8 = 32;
+
+/// Largest chunk side length, in cells.
+pub const MAX_CHUNK_SIZE: u32 = 8192;
+
+/// Index of a flux plane: outflow towards −x.
+pub const LEFT: usize = 0;
+/// Outflow towards +x.
+pub const RIGHT: usize = 1;
+/// Outflow towards −z (the thesis's B, y − 1).
+pub const BACK: usize = 2;
+/// Outflow towards +z (the thesis's T, y + 1).
+pub const FRONT: usize = 3;
+
+/// A square chunk of layered terrain columns: an ECS component.
+///
+/// Cell `(x, z)` has index `z·size + x`; world cell coordinates are
+/// `coord·size + (x, z)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ChunkData", into = "ChunkData")]
+pub struct TerrainChunk {
+    coord: [i32; 2],
+    size: u32,
+    slots: u8,
+    pub(crate) count: Vec<u8>,
+    pub(crate) material: Vec<u8>,
+    pub(crate) thickness: Vec<f32>,
+    pub(crate) age: Vec<u16>,
+    pub(crate) water: Vec<f32>,
+    pub(crate) sediment: Vec<f32>,
+    pub(crate) flux: [Vec<f32>; 4],
+    pub(crate) velocity: [Vec<f32>; 2],
+}
+
+/// The serialized form, checked on the way in so a corrupt snapshot is an
+/// error rather than a chunk that panics later.
+#[derive(Serialize, Deserialize)]
+struct ChunkData {
+    coord: [i32; 2],
+    size: u32,
+    slots: u8,
+    count: Vec<u8>,
+    material: Vec<u8>,
+    thickness: Vec<f32>,
+    age: Vec<u16>,
+    water: Vec<f32>,
+    sediment: Vec<f32>,
+    flux: [Vec<f32>; 4],
+    velocity: [Vec<f32>; 2],
+}
+
+impl TryFrom<ChunkData> for TerrainChunk {
+    type Error = String;
+    fn try_from(d: ChunkData) -> Result<Self, String> {
+        if d.size == 0 || d.size > MAX_CHUNK_SIZE || d.slots == 0 || d.slots > MAX_LAYER_SLOTS {
+            return Err(format!("terrain chunk has size {} and {} layer slots", d.size, d.slots));
+        }
+        let n = d.size as usize * d.size as usize;
+        let s = n * usize::from(d.slots);
+        let lens_ok = d.count.len() == n
+            && d.material.len() == s
+            && d.thickness.len() == s
+            && d.age.len() == s
+            && d.water.len() == n
+            && d.sediment.len() == n
+            && d.flux.iter().chain(&d.velocity).all(|p| p.len() == n);
+        if !lens_ok {
+            return Err("terrain chunk planes have the wrong length".into());
+        }
+        if d.count.iter().any(|&c| c > d.slots) || d.material.iter().any(|&m| usize::from(m) >= MATERIAL_COUNT) {
+            return Err("terrain chunk has an invalid layer count or material".into());
+        }
+        Ok(TerrainChunk {
+            coord: d.coord,
+            size: d.size,
+            slots: d.slots,
+            count: d.count,
+            material: d.material,
+            thickness: d.thickness,
+            age: d.age,
+            water: d.water,
+            sediment: d.sediment,
+            flux: d.flux,
+            velocity: d.velocity,
+        })
+    }
+}
+
+impl From<TerrainChunk> for ChunkData {
+    fn from(c: TerrainChunk) -> Self {
+        ChunkData {
+            coord: c.coord,
+            size: c.size,
+            slots: c.slots,
+            count: c.count,
+            material: c.material,
+            thickness: c.thickness,
+            age: c.age,
+            water: c.water,
+            sediment: c.sediment,
+            flux: c.flux,
+            velocity: c.velocity,
+        }
+    }
+}
+
+/// A read-only view of one column.
+#[derive(Clone, Copy, Debug)]
+pub struct Column<'a> {
+    chunk: &'a TerrainChunk,
+    cell: usize,
+}
+
+impl<'a> Column<'a> {
+    /// Number of layers.
+    pub fn len(&self) -> usize {
+        usize::from(self.chunk.count[self.cell])
+    }
+
+    /// True when the column has no rock.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Layer `k` (0 = bottom): its material, thickness and unchanged-time counter.
+    pub fn layer(&self, k: usize) -> Option<(Material, f32, u16)> {
+        if k >= self.len() {
+            return None;
+        }
+        let j = k * self.chunk.cells() + self.cell;
+        let m = Material::from_u8(self.chunk.material[j])?;
+        Some((m, self.chunk.thickness[j], self.chunk.age[j]))
+    }
+
+    /// Layers bottom to top: material and thickness.
+    pub fn layers(&self) -> impl Iterator<Item = (Material, f32)> + 'a {
+        let c = *self;
+        (0..c.len()).filter_map(move |k| c.layer(k).map(|(m, t, _)| (m, t)))
+    }
+
+    /// Material of the top layer.
+    pub fn top(&self) -> Option<Material> {
+        self.len().checked_sub(1).and_then(|k| self.layer(k)).map(|l| l.0)
+    }
+
+    /// Rock height: the sum of the layer thicknesses (eq. 2.12 without water).
+    pub fn ground(&self) -> f32 {
+        self.layers().map(|l| l.1).sum()
+    }
+
+    /// Water height w.
+    pub fn water(&self) -> f32 {
+        self.chunk.water[self.cell]
+    }
+
+    /// Suspended sediment n.
+    pub fn sediment(&self) -> f32 {
+        self.chunk.sediment[self.cell]
+    }
+
+    /// Outflow fluxes towards −x, +x, −z, +z.
+    pub fn flux(&self) -> [f32; 4] {
+        self.chunk.flux.each_ref().map(|p| p[self.cell])
+    }
+
+    /// Water velocity (x, z).
+    pub fn velocity(&self) -> [f32; 2] {
+        self.chunk.velocity.each_ref().map(|p| p[self.cell])
+    }
+}
+
+impl TerrainChunk {
+    /// An empty chunk (no rock, no water) of `size`² columns with room for
+    /// `max_layers` layers each; `None` when a size is zero or over its limit
+    /// ([`MAX_CHUNK_SIZE`], [`MAX_LAYER_SLOTS`]).
+    pub fn new(coord: [i32; 2], size: u32, max_layers: u8) -> Option<Self> {
+        if size == 0 || size > MAX_CHUNK_SIZE || max_layers == 0 || max_layers > MAX_LAYER_SLOTS {
+            return None;
+        }
+        let n = size as usize * size as usize;
+        let s = n * usize::from(max_layers);
+        Some(Self {
+            coord,
+            size,
+            slots: max_layers,
+            count: vec![0; n],
+            material: vec![0; s],
+            thickness: vec![0.0; s],
+            age: vec![0; s],
+            water: vec![0.0; n],
+            sediment: vec![0.0; n],
+            flux: std::array::from_fn(|_| vec![0.0; n]),
+            velocity: std::array::from_fn(|_| vec![0.0; n]),
+        })
+    }
+
+    /// Bytes of state per cell for a given layer capacity.
+    pub const fn bytes_per_cell(max_layers: u8) -> usize {
+        33 + 7 * max_layers as usize
+    }
+
+    /// Chunk coordinate (x, z).
+    pub fn coord(&self) -> [i32; 2] {
+        self.coord
+    }
+
+    /// Side length in cells.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Layer slots per column.
+    pub fn max_layers(&self) -> u8 {
+        self.slots
+    }
+
+    pub(crate) fn cells(&self) -> usize {
+        self.count.len()
+    }
+
+    /// World cell coordinate of local cell (0, 0).
+    pub fn origin(&self) -> [i64; 2] {
+        self.coord.map(|c| i64::from(c) * i64::from(self.size))
+    }
+
+    /// The column at local `(x, z)`, if inside the chunk.
+    pub fn column(&self, x: u32, z: u32) -> Option<Column<'_>> {
+        (x < self.size && z < self.size).then(|| Column {
+            chunk: self,
+            cell: (z * self.size + x) as usize,
+        })
+    }
+
+    /// Puts `thickness` of `material` on top of column `(x, z)` (merging,
+    /// and making room when full, as the module docs say). Returns false and
+    /// changes nothing when the cell is outside or `thickness` is not a
+    /// positive finite number.
+    pub fn push_layer(&mut self, x: u32, z: u32, material: Material, thickness: f32) -> bool {
+        if x >= self.size || z >= self.size || !(thickness.is_finite() && thickness > 0.0) {
+            return false;
+        }
+        let cell = (z * self.size + x) as usize;
+        self.layers_mut().push(cell, material as u8, thickness);
+        true
+    }
+
+    /// Water heights, one per cell.
+    pub fn water(&self) -> &[f32] {
+        &self.water
+    }
+
+    /// Water heights, for setting up a scene.
+    pub fn water_mut(&mut self) -> &mut [f32] {
+        &mut self.water
+    }
+
+    /// Suspended sediment, one per cell.
+    pub fn sediment(&self) -> &[f32] {
+        &self.sediment
+    }
+
+    /// Rock height of every cell into `out` (resized to the cell count).
+    pub fn ground_heights(&self, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(self.cells(), 0.0);
+        let n = self.cells();
+        for (k, plane) in self.thickness.chunks_exact(n).enumerate() {
+            for ((o, &t), &c) in out.iter_mut().zip(plane).zip(&self.count) {
+                if usize::from(c) > k {
+                    *o += t;
+                }
+            }
+        }
+    }
+
+    /// Top material of every cell (None for an empty column) into `out`.
+    pub fn top_materials(&self, out: &mut Vec<Option<Material>>) {
+        out.clear();
+        out.extend((0..self.cells()).map(|i| {
+            let c = usize::from(self.count[i]);
+            c.checked_sub(1)
+                .and_then(|k| Material::from_u8(self.material[k * self.cells() + i]))
+        }));
+    }
+
+    /// Total rock volume (sum of thicknesses; cell area 1), in f64.
+    pub fn total_rock(&self) -> f64 {
+        let mut g = Vec::new();
+        self.ground_heights(&mut g);
+        g.iter().map(|&v| f64::from(v)).sum()
+    }
+
+    /// Total water volume, in f64.
+    pub fn total_water(&self) -> f64 {
+        self.water.iter().map(|&v| f64::from(v)).sum()
+    }
+
+    /// Total suspended sediment, in f64.
+    pub fn total_sediment(&self) -> f64 {
+        self.sediment.iter().map(|&v| f64::from(v)).sum()
+    }
+
+    /// Total number of layers over all columns.
+    pub fn layer_count(&self) -> u64 {
+        self.count.iter().map(|&c| u64::from(c)).sum()
+    }
+
+    /// The whole layer stack as one mutable block.
+    pub(crate) fn layers_mut(&mut self) -> Layers<'_> {
+        let n = self.cells();
+        Layers {
+            count: &mut self.count,
+            material: self.material.chunks_mut(n).collect(),
+            thickness: self.thickness.chunks_mut(n).collect(),
+            age: self.age.chunks_mut(n).collect(),
+        }
+    }
+
+    /// The chunk split for a parallel kernel: layer stacks in blocks of
+    /// `block` consecutive cells (block `b` covers cells `b·block ..`), water
+    /// and sediment to be split the same way, fluxes and velocity to read.
+    pub(crate) fn parts(&mut self, block: usize) -> Parts<'_> {
+        let n = self.count.len();
+        let mut material = transpose(&mut self.material, n, block);
+        let mut thickness = transpose(&mut self.thickness, n, block);
+        let mut age = transpose(&mut self.age, n, block);
+        let layers = self
+            .count
+            .chunks_mut(block)
+            .enumerate()
+            .map(|(b, count)| Layers {
+                count,
+                material: std::mem::take(&mut material[b]),
+                thickness: std::mem::take(&mut thickness[b]),
+                age: std::mem::take(&mut age[b]),
+            })
+            .collect();
+        Parts {
+            layers,
+            water: &mut self.water,
+            sediment: &mut self.sediment,
+            flux: &self.flux,
+            velocity: &self.velocity,
+        }
+    }
+}
+
+/// Disjoint borrows of a chunk for one kernel.
+pub(crate) struct Parts<'a> {
+    pub(crate) layers: Vec<Layers<'a>>,
+    pub(crate) water: &'a mut [f32],
+    pub(crate) sediment: &'a mut [f32],
+    pub(crate) flux: &'a [Vec<f32>; 4],
+    pub(crate) velocity: &'a [Vec<f32>; 2],
+}
+
+/// Splits `plane`-long planes into blocks of `block` cells, grouped per block.
+fn transpose<T>(data: &mut [T], plane: usize, block: usize) -> Vec<Vec<&mut [T]>> {
+    let blocks = plane.div_ceil(block);
+    let mut out: Vec<Vec<&mut [T]>> = (0..blocks).map(|_| Vec::new()).collect();
+    for p in data.chunks_mut(plane) {
+        for (b, s) in p.chunks_mut(block).enumerate() {
+            out[b].push(s);
+        }
+    }
+    out
+}
+
+/// Mutable layer stacks of a block of cells (indices local to the block).
+pub(crate) struct Layers<'a> {
+    pub(crate) count: &'a mut [u8],
+    pub(crate) material: Vec<&'a mut [u8]>,
+    pub(crate) thickness: Vec<&'a mut [f32]>,
+    pub(crate) age: Vec<&'a mut [u16]>,
+}
+
+impl Layers<'_> {
+    pub(crate) fn len(&self, i: usize) -> usize {
+        usize::from(self.count[i])
+    }
+
+    /// Material byte and thickness of the top layer.
+    pub(crate) fn top(&self, i: usize) -> Option<(u8, f32)> {
+        let k = self.len(i).checked_sub(1)?;
+        Some((self.material[k][i], self.thickness[k][i]))
+    }
+
+    /// Adds `t` of material `m` on top; the top layer's counter restarts.
+    pub(crate) fn push(&mut self, i: usize, m: u8, t: f32) {
+        if t <= 0.0 {
+            return;
+        }
+        let c = self.len(i);
+        if c > 0 && self.material[c - 1][i] == m {
+            self.thickness[c - 1][i] += t;
+            self.age[c - 1][i] = 0;
+            return;
+        }
+        if c == self.material.len() {
+            self.merge_bottom(i);
+        }
+        let k = self.len(i);
+        if k == self.material.len() {
+            // A single slot has nothing to merge: the layer absorbs the new material.
+            self.thickness[k - 1][i] += t;
+            self.age[k - 1][i] = 0;
+            return;
+        }
+        self.material[k][i] = m;
+        self.thickness[k][i] = t;
+        self.age[k][i] = 0;
+        self.count[i] += 1;
+    }
+
+    /// Merges the two bottom-most layers into one of the lower's material.
+    fn merge_bottom(&mut self, i: usize) {
+        let c = self.len(i);
+        if c < 2 {
+            return;
+        }
+        let t = self.thickness[1][i];
+        self.thickness[0][i] += t;
+        self.remove_slot(i, 1);
+    }
+
+    /// Removes slot `k`, shifting the layers above it down.
+    pub(crate) fn remove_slot(&mut self, i: usize, k: usize) {
+        let c = self.len(i);
+        for j in k..c.saturating_sub(1) {
+            self.material[j][i] = self.material[j + 1][i];
+            self.thickness[j][i] = self.thickness[j + 1][i];
+            self.age[j][i] = self.age[j + 1][i];
+        }
+        self.count[i] -= 1;
+    }
+
+    /// Removes `amount` of rock from the top down, deleting emptied layers.
+    /// Returns what was removed: less when the column runs out, slightly more
+    /// when a remaining sliver under [`MIN_THICKNESS`] went with it, so
+    /// callers that conserve mass book the returned value.
+    pub(crate) fn take(&mut self, i: usize, amount: f32) -> f32 {
+        let mut removed = 0.0;
+        while removed < amount {
+            let Some(k) = self.len(i).checked_sub(1) else { break };
+            let t = self.thickness[k][i];
+            let want = amount - removed;
+            if t - want > MIN_THICKNESS {
+                self.thickness[k][i] = t - want;
+                self.age[k][i] = 0;
+                return amount;
+            }
+            removed += t;
+            self.count[i] -= 1;
+        }
+        removed
+    }
+
+    /// Removes up to `amount` from slot `k` only (the layers above sink);
+    /// returns what was removed.
+    pub(crate) fn take_from_slot(&mut self, i: usize, k: usize, amount: f32) -> f32 {
+        let t = self.thickness[k][i];
+        if t - amount > MIN_THICKNESS {
+            self.thickness[k][i] = t - amount;
+            self.age[k][i] = 0;
+            amount
+        } else {
+            self.remove_slot(i, k);
+            self.merge_equal(i);
+            t
+        }
+    }
+
+    /// Merges adjacent layers of equal material; the merged layer keeps the
+    /// smaller counter (it is as young as its youngest part).
+    pub(crate) fn merge_equal(&mut self, i: usize) {
+        let mut k = 1;
+        while k < self.len(i) {
+            if self.material[k][i] == self.material[k - 1][i] {
+                let t = self.thickness[k][i];
+                self.thickness[k - 1][i] += t;
+                self.age[k - 1][i] = self.age[k - 1][i].min(self.age[k][i]);
+                self.remove_slot(i, k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+}

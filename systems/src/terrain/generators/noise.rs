@@ -1,0 +1,198 @@
+//! Lattice noise sampled in world coordinates: the thesis's "Perlin noise"
+//! (value noise with cosine interpolation, §2.2.2), gradient noise with fBm,
+//! and Musgrave's ridged multifractal.
+//!
+//! Lattice values are pure functions of (seed, octave, lattice point), so
+//! every chunk computes the same value at a shared world cell.
+
+use serde::{Deserialize, Serialize};
+use sylva_runtime::rng::{mix64, unit_f32};
+
+/// Hash of a lattice point.
+#[inline]
+pub(crate) fn lattice_hash(seed: u64, x: i64, z: i64) -> u64 {
+    mix64(mix64(seed ^ x as u64) ^ (z as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// The thesis's value noise: octave i has frequency f·2^i and values in
+/// [0, 2·A·p^i) (the thesis's [0, 2h] range), cosine-interpolated (eq. 2.8).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValueNoise {
+    /// Octave-0 frequency in cycles per cell (the thesis's "Frequenz"). Default: 0.0325.
+    pub frequency: f32,
+    /// Octave-0 amplitude A (the thesis's "Amplitude"). Default: 0.55.
+    pub amplitude: f32,
+    /// Amplitude ratio p between octaves (eq. 2.10). Default: 0.55.
+    pub persistence: f32,
+    /// Number of octaves (the thesis does not say). Default: 5.
+    pub octaves: u32,
+    /// Height units per noise unit. Default: 100.
+    pub scale: f32,
+}
+
+impl Default for ValueNoise {
+    fn default() -> Self {
+        Self {
+            frequency: 0.0325,
+            amplitude: 0.55,
+            persistence: 0.55,
+            octaves: 5,
+            scale: 100.0,
+        }
+    }
+}
+
+/// Cosine interpolation weight (eq. 2.8): 0 at t = 0, 1 at t = 1.
+#[inline]
+pub(crate) fn cosine_weight(t: f64) -> f64 {
+    (1.0 - (t * std::f64::consts::PI).cos()) * 0.5
+}
+
+impl ValueNoise {
+    /// Height at world cell `(x, z)`.
+    pub fn sample(&self, seed: u64, x: f64, z: f64) -> f32 {
+        let mut sum = 0.0f64;
+        let mut freq = f64::from(self.frequency);
+        let mut amp = f64::from(self.amplitude);
+        for o in 0..self.octaves {
+            let s = mix64(seed ^ u64::from(o));
+            let (u, v) = (x * freq, z * freq);
+            let (x0, z0) = (u.floor(), v.floor());
+            let (i, j) = (x0 as i64, z0 as i64);
+            let (tx, tz) = (cosine_weight(u - x0), cosine_weight(v - z0));
+            let h = |a: i64, b: i64| f64::from(unit_f32(lattice_hash(s, a, b)));
+            let a = h(i, j) * (1.0 - tx) + h(i + 1, j) * tx;
+            let b = h(i, j + 1) * (1.0 - tx) + h(i + 1, j + 1) * tx;
+            sum += 2.0 * amp * (a * (1.0 - tz) + b * tz);
+            freq *= 2.0;
+            amp *= f64::from(self.persistence);
+        }
+        (sum * f64::from(self.scale)) as f32
+    }
+}
+
+/// Gradient (Perlin) noise summed as fractional Brownian motion:
+/// Σ A·gain^i·noise(f·lacunarity^i·x), roughly in [−A/(1−gain), A/(1−gain)].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Fbm {
+    /// Octave-0 frequency, cycles per cell. Default: 0.01.
+    pub frequency: f32,
+    /// Octave-0 amplitude, height units. Default: 50.
+    pub amplitude: f32,
+    /// Octaves. Default: 6.
+    pub octaves: u32,
+    /// Frequency ratio between octaves. Default: 2.
+    pub lacunarity: f32,
+    /// Amplitude ratio between octaves. Default: 0.5.
+    pub gain: f32,
+}
+
+impl Default for Fbm {
+    fn default() -> Self {
+        Self {
+            frequency: 0.01,
+            amplitude: 50.0,
+            octaves: 6,
+            lacunarity: 2.0,
+            gain: 0.5,
+        }
+    }
+}
+
+/// Musgrave's ridged multifractal over gradient noise: each octave's signal is
+/// (offset − |noise|)², weighted by the previous signal times `gain`
+/// (clamped to [0, 1]) and by frequency^(−H). Non-negative.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Ridged {
+    /// Octave-0 frequency, cycles per cell. Default: 0.005.
+    pub frequency: f32,
+    /// Height units per unit of the sum. Default: 40.
+    pub amplitude: f32,
+    /// Octaves. Default: 6.
+    pub octaves: u32,
+    /// Frequency ratio between octaves. Default: 2.
+    pub lacunarity: f32,
+    /// Weight feedback gain. Default: 2.
+    pub gain: f32,
+    /// Ridge offset. Default: 1.
+    pub offset: f32,
+    /// Fractal increment H. Default: 1.
+    pub h: f32,
+}
+
+impl Default for Ridged {
+    fn default() -> Self {
+        Self {
+            frequency: 0.005,
+            amplitude: 40.0,
+            octaves: 6,
+            lacunarity: 2.0,
+            gain: 2.0,
+            offset: 1.0,
+            h: 1.0,
+        }
+    }
+}
+
+const GRADIENTS: [(f64, f64); 8] = [
+    (1.0, 0.0),
+    (-1.0, 0.0),
+    (0.0, 1.0),
+    (0.0, -1.0),
+    (std::f64::consts::FRAC_1_SQRT_2, std::f64::consts::FRAC_1_SQRT_2),
+    (-std::f64::consts::FRAC_1_SQRT_2, std::f64::consts::FRAC_1_SQRT_2),
+    (std::f64::consts::FRAC_1_SQRT_2, -std::f64::consts::FRAC_1_SQRT_2),
+    (-std::f64::consts::FRAC_1_SQRT_2, -std::f64::consts::FRAC_1_SQRT_2),
+];
+
+/// 2D gradient noise in about [−1, 1], zero at lattice points.
+pub(crate) fn gradient(seed: u64, u: f64, v: f64) -> f64 {
+    let (x0, z0) = (u.floor(), v.floor());
+    let (i, j) = (x0 as i64, z0 as i64);
+    let (fx, fz) = (u - x0, v - z0);
+    let dot = |a: i64, b: i64, dx: f64, dz: f64| {
+        let (gx, gz) = GRADIENTS[(lattice_hash(seed, a, b) & 7) as usize];
+        gx * dx + gz * dz
+    };
+    let fade = |t: f64| t * t * t * (t * (t * 6.0 - 15.0) + 10.0);
+    let (sx, sz) = (fade(fx), fade(fz));
+    let a = dot(i, j, fx, fz) + sx * (dot(i + 1, j, fx - 1.0, fz) - dot(i, j, fx, fz));
+    let b = dot(i, j + 1, fx, fz - 1.0) + sx * (dot(i + 1, j + 1, fx - 1.0, fz - 1.0) - dot(i, j + 1, fx, fz - 1.0));
+    (a + sz * (b - a)) * std::f64::consts::SQRT_2
+}
+
+impl Fbm {
+    /// Height at world cell `(x, z)`.
+    pub fn sample(&self, seed: u64, x: f64, z: f64) -> f32 {
+        let mut sum = 0.0;
+        let mut freq = f64::from(self.frequency);
+        let mut amp = f64::from(self.amplitude);
+        for o in 0..self.octaves {
+            sum += amp * gradient(mix64(seed ^ u64::from(o)), x * freq, z * freq);
+            freq *= f64::from(self.lacunarity);
+            amp *= f64::from(self.gain);
+        }
+        sum as f32
+    }
+}
+
+impl Ridged {
+    /// Height at world cell `(x, z)`.
+    pub fn sample(&self, seed: u64, x: f64, z: f64) -> f32 {
+        let mut sum = 0.0;
+        let mut freq = f64::from(self.frequency);
+        let mut weight = 1.0f64;
+        let (offset, gain) = (f64::from(self.offset), f64::from(self.gain));
+        for o in 0..self.octaves {
+            let n = gradient(mix64(seed ^ u64::from(o)), x * freq, z * freq);
+            let signal = (offset - n.abs()).powi(2) * weight;
+            weight = (signal * gain).clamp(0.0, 1.0);
+            sum += signal * f64::from(self.lacunarity).powf(-f64::from(self.h) * f64::from(o));
+            freq *= f64::from(self.lacunarity);
+        }
+        (sum * f64::from(self.amplitude)) as f32
+    }
+}

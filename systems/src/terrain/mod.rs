@@ -1,0 +1,162 @@
+//! Layered terrain (issue 5, after Münch 2011): chunks of layered rock
+//! columns, generators of the primordial landscape, and the processes that
+//! age it — flowing water, standing water, thermal erosion and the rock cycle.
+//!
+//! - [`TerrainChunk`]: an ECS component holding a chunk's columns as
+//!   structure-of-arrays planes (its docs give the memory per cell and the
+//!   layer rules); [`Column`] reads one column.
+//! - [`GeneratorParams`]: midpoint displacement, value and gradient noise,
+//!   fBm, ridged multifractal, successive random additions, circles, and the
+//!   multi-layer stacking; all sampled in world cells, so chunks agree at
+//!   their borders.
+//! - [`install`] spawns the chunks and adds `terrain.water`,
+//!   `terrain.thermal` and `terrain.aging`, run on the thesis's schedule
+//!   ([`ScheduleParams`]).
+//! - [`Eroder`] runs the same iterations on a chunk outside an app.
+//! - [`report`], [`erosion_score`] and [`encode_png`] measure and export.
+//!
+//! Each chunk erodes as its own domain with the configured [`Boundary`]; water
+//! does not yet flow between chunks.
+
+mod aging;
+mod columns;
+mod export;
+mod generators;
+mod hydraulic;
+mod materials;
+mod params;
+mod score;
+mod standing_water;
+mod stats;
+mod thermal;
+
+use sylva_runtime::{Access, App, System};
+
+pub use columns::{Column, MAX_CHUNK_SIZE, MAX_LAYER_SLOTS, MIN_THICKNESS, TerrainChunk};
+pub use export::{ExportError, Heightfield, PngKind, encode_png, thesis_grey, write_png};
+pub use generators::{
+    Circles, Fbm, GeneratorParams, LayerSpec, Midpoint, MidpointVariant, RandomAdditions, Ridged, Source, Thickness,
+    ValueNoise,
+};
+pub use materials::{MATERIAL_COUNT, Material, MaterialProps, MaterialTable};
+pub use params::{
+    AgingParams, Boundary, HydraulicParams, MAX_TOTAL_CELLS, ParamError, Rain, ScheduleParams, Spring, Standing,
+    StandingWaterParams, TerrainParams, ThermalParams, Transport,
+};
+pub use score::{ScoreMode, erosion_score};
+pub use stats::{MaterialBalance, TerrainBalance, TerrainReport, WaterBalance, report};
+
+/// Whether a process with interval `every` runs in 1-based iteration `n`.
+fn due(n: u64, every: u32) -> bool {
+    every > 0 && n.is_multiple_of(u64::from(every))
+}
+
+/// Spawns the terrain chunks of `params` (generated from the app's seed) and
+/// adds the erosion systems, the [`TerrainParams`] and [`TerrainBalance`]
+/// resources, and the snapshot registrations (`terrain.chunk`,
+/// `terrain.balance`).
+///
+/// `params` should have passed [`TerrainParams::validate`]; parameters that
+/// do not are left alone and nothing is installed. Install the terrain once
+/// per app: the snapshot registry refuses a second registration (panics).
+pub fn install(app: &mut App, params: &TerrainParams) {
+    if params.validate().is_err() {
+        return;
+    }
+    let seed = app.time().seed;
+    for cz in 0..params.chunks[1] {
+        for cx in 0..params.chunks[0] {
+            let coord = [cx as i32, cz as i32];
+            if let Some(chunk) = app.in_pool(|| params.generator.generate(seed, coord, params.size, params.max_layers))
+            {
+                app.world.entities.spawn((chunk,));
+            }
+        }
+    }
+    let (water, rock, suspended) = stats::totals(&app.world.entities);
+    let initial_score = Heightfield::from_world(&app.world.entities)
+        .and_then(|h| erosion_score(&h.ground, h.width, ScoreMode::Thesis))
+        .unwrap_or(0.0);
+    app.world.resources.insert(params.clone());
+    app.world.resources.insert(TerrainBalance {
+        initial_water: water,
+        initial_material: rock + suspended,
+        initial_score,
+        ..TerrainBalance::default()
+    });
+    app.snapshot_registry_mut()
+        .component::<TerrainChunk>("terrain.chunk")
+        .resource::<TerrainBalance>("terrain.balance");
+    let access = || {
+        Access::new()
+            .write::<TerrainChunk>()
+            .read_res::<TerrainParams>()
+            .write_res::<TerrainBalance>()
+    };
+    let mut scratch = hydraulic::Scratch::default();
+    app.add_system(System::new("terrain.water", access(), move |ctx| {
+        let p = ctx.res::<TerrainParams>();
+        let mut books = ctx.res_mut::<TerrainBalance>();
+        let t = ctx.time();
+        books.iterations = t.tick + 1;
+        if !due(t.tick + 1, p.schedule.water_every) {
+            return;
+        }
+        for chunk in ctx.query::<&mut TerrainChunk>().iter() {
+            hydraulic::step(chunk, &p, t.seed, t.tick, &mut scratch, &mut books);
+        }
+    }));
+    let mut scratch = thermal::ThermalScratch::default();
+    app.add_system(System::new("terrain.thermal", access(), move |ctx| {
+        let p = ctx.res::<TerrainParams>();
+        if !due(ctx.time().tick + 1, p.schedule.thermal_every) {
+            return;
+        }
+        for chunk in ctx.query::<&mut TerrainChunk>().iter() {
+            thermal::step(chunk, &p, &mut scratch);
+        }
+    }));
+    app.add_system(System::new("terrain.aging", access(), |ctx| {
+        let p = ctx.res::<TerrainParams>();
+        if !due(ctx.time().tick + 1, p.schedule.aging_every) {
+            return;
+        }
+        let mut books = ctx.res_mut::<TerrainBalance>();
+        for chunk in ctx.query::<&mut TerrainChunk>().iter() {
+            books.compacted += aging::step(chunk, &p.aging, p.schedule.aging_every);
+        }
+    }));
+}
+
+/// Runs terrain iterations on chunks outside an app (tools, tests, offline
+/// baking), keeping the scratch planes between calls.
+#[derive(Default)]
+pub struct Eroder {
+    water: hydraulic::Scratch,
+    thermal: thermal::ThermalScratch,
+}
+
+impl Eroder {
+    /// Runs 1-based iteration `iteration` on `chunk`: water, then thermal
+    /// erosion and aging when the schedule says they are due, booking into `books`.
+    pub fn step(
+        &mut self,
+        chunk: &mut TerrainChunk,
+        params: &TerrainParams,
+        seed: u64,
+        iteration: u64,
+        books: &mut TerrainBalance,
+    ) {
+        let s = &params.schedule;
+        books.iterations = iteration;
+        if due(iteration, s.water_every) {
+            hydraulic::step(chunk, params, seed, iteration.saturating_sub(1), &mut self.water, books);
+        }
+        if due(iteration, s.thermal_every) {
+            thermal::step(chunk, params, &mut self.thermal);
+        }
+        if due(iteration, s.aging_every) {
+            books.compacted += aging::step(chunk, &params.aging, s.aging_every);
+        }
+    }
+}

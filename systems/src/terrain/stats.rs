@@ -1,0 +1,191 @@
+//! Books and the report: water and material balance, score, timings.
+
+use serde::{Deserialize, Serialize};
+use sylva_runtime::App;
+
+use super::columns::TerrainChunk;
+use super::export::Heightfield;
+use super::score::{ScoreMode, erosion_score};
+
+/// What the erosion systems added and removed so far: a resource, part of
+/// the snapshot state. Volumes are heights summed over cells.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TerrainBalance {
+    /// Terrain iterations run.
+    pub iterations: u64,
+    /// Water present when the terrain was installed.
+    pub initial_water: f64,
+    /// Rock plus suspended sediment when the terrain was installed.
+    pub initial_material: f64,
+    /// Thesis-mode erosion score when the terrain was installed.
+    pub initial_score: f32,
+    /// Water added by rain and springs.
+    pub water_added: f64,
+    /// Water evaporated.
+    pub water_evaporated: f64,
+    /// Water drained over chunk edges.
+    pub water_drained: f64,
+    /// Water used up by standing-water erosion.
+    pub water_absorbed: f64,
+    /// Suspended sediment carried over chunk edges.
+    pub sediment_drained: f64,
+    /// Thickness removed by compaction halving.
+    pub compacted: f64,
+}
+
+/// Water balance: `stored − (initial + added − evaporated − drained − absorbed)` is `error`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WaterBalance {
+    /// Water at the start.
+    pub initial: f64,
+    /// Added by rain and springs.
+    pub added: f64,
+    /// Evaporated.
+    pub evaporated: f64,
+    /// Drained over edges.
+    pub drained: f64,
+    /// Used by standing-water erosion.
+    pub absorbed: f64,
+    /// Water now.
+    pub stored: f64,
+    /// Unaccounted difference (f32 rounding).
+    pub error: f64,
+}
+
+/// Material balance: `rock + suspended + drained + compacted − initial` is `error`
+/// (zero up to rounding for the flux transports; semi-Lagrangian transport
+/// does not conserve mass).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MaterialBalance {
+    /// Rock plus suspended sediment at the start.
+    pub initial: f64,
+    /// Rock now.
+    pub rock: f64,
+    /// Suspended sediment now.
+    pub suspended: f64,
+    /// Sediment carried over edges.
+    pub drained: f64,
+    /// Lost to compaction.
+    pub compacted: f64,
+    /// Unaccounted difference.
+    pub error: f64,
+}
+
+/// The terrain section of a run report (`terrain` in the JSON).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TerrainReport {
+    /// Chunk entities.
+    pub chunks: usize,
+    /// Columns in all chunks.
+    pub cells: u64,
+    /// Layers in all columns.
+    pub layers: u64,
+    /// Terrain iterations run.
+    pub iterations: u64,
+    /// Thesis-mode erosion score at install time.
+    pub score_before: f32,
+    /// Thesis-mode erosion score now.
+    pub score_after: f32,
+    /// Corrected-mode erosion score now.
+    pub score_corrected: f32,
+    /// Unaccounted water (`water.error`).
+    pub water_balance_error: f64,
+    /// Unaccounted material (`material.error`).
+    pub material_balance_error: f64,
+    /// Mean milliseconds of one hydraulic pass (iterations it ran in only).
+    pub hydraulic_ms_per_iter: f64,
+    /// Mean milliseconds of one thermal pass.
+    pub thermal_ms_per_iter: f64,
+    /// Mean milliseconds of one aging pass.
+    pub aging_ms_per_iter: f64,
+    /// Water balance in detail.
+    pub water: WaterBalance,
+    /// Material balance in detail.
+    pub material: MaterialBalance,
+}
+
+/// Sums over every chunk of `app`: (water, rock, suspended sediment).
+pub(crate) fn totals(world: &hecs::World) -> (f64, f64, f64) {
+    let mut q = world.query::<&TerrainChunk>();
+    q.iter().fold((0.0, 0.0, 0.0), |(w, r, s), c| {
+        (w + c.total_water(), r + c.total_rock(), s + c.total_sediment())
+    })
+}
+
+/// The terrain report of `app` (zeros when the terrain is not installed).
+pub fn report(app: &App) -> TerrainReport {
+    let entities = &app.world.entities;
+    let books = app
+        .world
+        .resources
+        .get::<TerrainBalance>()
+        .map(|b| b.clone())
+        .unwrap_or_default();
+    let (water, rock, suspended) = totals(entities);
+    let (mut chunks, mut cells, mut layers) = (0, 0, 0);
+    for c in entities.query::<&TerrainChunk>().iter() {
+        chunks += 1;
+        cells += u64::from(c.size()).pow(2);
+        layers += c.layer_count();
+    }
+    let hf = Heightfield::from_world(entities);
+    let score = |mode| {
+        hf.as_ref()
+            .and_then(|h| erosion_score(&h.ground, h.width, mode))
+            .unwrap_or(0.0)
+    };
+    let expected_water =
+        books.initial_water + books.water_added - books.water_evaporated - books.water_drained - books.water_absorbed;
+    let schedule = app
+        .world
+        .resources
+        .get::<super::TerrainParams>()
+        .map(|p| p.schedule.clone())
+        .unwrap_or_default();
+    let systems = app.metrics().systems();
+    // A system is called every tick but works only in the iterations it is due.
+    let per_pass = |name: &str, every: u32| {
+        let passes = if every == 0 {
+            0
+        } else {
+            books.iterations / u64::from(every)
+        };
+        match systems.get(name) {
+            Some(r) if passes > 0 => r.total_ms / passes as f64,
+            _ => 0.0,
+        }
+    };
+    let water = WaterBalance {
+        initial: books.initial_water,
+        added: books.water_added,
+        evaporated: books.water_evaporated,
+        drained: books.water_drained,
+        absorbed: books.water_absorbed,
+        stored: water,
+        error: water - expected_water,
+    };
+    let material = MaterialBalance {
+        initial: books.initial_material,
+        rock,
+        suspended,
+        drained: books.sediment_drained,
+        compacted: books.compacted,
+        error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
+    };
+    TerrainReport {
+        chunks,
+        cells,
+        layers,
+        iterations: books.iterations,
+        score_before: books.initial_score,
+        score_after: score(ScoreMode::Thesis),
+        score_corrected: score(ScoreMode::Corrected),
+        water_balance_error: water.error,
+        material_balance_error: material.error,
+        hydraulic_ms_per_iter: per_pass("terrain.water", schedule.water_every),
+        thermal_ms_per_iter: per_pass("terrain.thermal", schedule.thermal_every),
+        aging_ms_per_iter: per_pass("terrain.aging", schedule.aging_every),
+        water,
+        material,
+    }
+}
