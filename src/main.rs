@@ -162,13 +162,7 @@ fn run(
         print_systems(&report);
     }
     println!("rendering: off (this build has no renderer yet; the Vulkan renderer is issue #6)");
-    if let Some(path) = &common.report {
-        report
-            .write(path)
-            .map_err(|e| format!("{}: cannot write report: {e}", path.display()))?;
-        println!("report: {}", path.display());
-    }
-    Ok(())
+    write_report(&report, common)
 }
 
 /// Loads a scene and applies the common flags.
