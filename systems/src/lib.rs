@@ -4,6 +4,7 @@
 
 pub mod lsystem;
 pub mod particles;
+pub mod colonize;
 pub mod species;
 pub mod terrain;
 pub mod tree;
