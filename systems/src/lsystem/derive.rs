@@ -68,18 +68,47 @@ enum RangeError {
 impl LSystem {
     /// Derives `iterations` steps from the axiom.
     pub fn derive(&self, iterations: u32, opts: &DeriveOptions) -> Result<ModuleBuffer, LSystemError> {
+        let mut word = ModuleBuffer::new();
+        self.derive_into(iterations, opts, &mut word, &mut ModuleBuffer::new())?;
+        Ok(word)
+    }
+
+    /// [`Self::derive`] into `word`, with `spare` as the second buffer each step writes into:
+    /// deriving many trees with the same two buffers allocates (and page-faults) nothing once
+    /// they have grown to the largest word. On failure both buffers hold unspecified words.
+    pub fn derive_into(
+        &self,
+        iterations: u32,
+        opts: &DeriveOptions,
+        word: &mut ModuleBuffer,
+        spare: &mut ModuleBuffer,
+    ) -> Result<(), LSystemError> {
         if self.axiom.len() > opts.module_limit {
             return Err(self.limit_error(opts, 0));
         }
-        let mut word = self.axiom.clone();
+        word.clone_from(&self.axiom);
         for step in 1..=iterations {
-            word = self.step(&word, step, opts)?;
+            self.step_into(word, step, opts, spare)?;
+            std::mem::swap(word, spare);
         }
-        Ok(word)
+        Ok(())
     }
 
     /// Rewrites every module of `word` once; `step` (1-based) keys the random choices.
     pub fn step(&self, word: &ModuleBuffer, step: u32, opts: &DeriveOptions) -> Result<ModuleBuffer, LSystemError> {
+        let mut out = ModuleBuffer::new();
+        self.step_into(word, step, opts, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::step`] into `out`, replacing its contents and reusing its allocations.
+    fn step_into(
+        &self,
+        word: &ModuleBuffer,
+        step: u32,
+        opts: &DeriveOptions,
+        out: &mut ModuleBuffer,
+    ) -> Result<(), LSystemError> {
         let brackets = if self.has_context {
             match_brackets(word.symbols())
         } else {
@@ -95,16 +124,18 @@ impl LSystem {
         };
         let n = word.len();
         let chunk = opts.chunk_size.max(1);
-        let mut out = if opts.parallel && n > chunk {
-            self.step_parallel(&ctx, chunk, opts)?
+        // Chunks only pay off with a second thread to take them; on one they would just add a
+        // copy of the word (both paths give the same result).
+        if opts.parallel && n > chunk && rayon::current_num_threads() > 1 {
+            *out = self.step_parallel(&ctx, chunk, opts)?;
         } else {
-            ctx.derive_range(0..n, 0, None)
-                .map_err(|e| self.range_error(&e, 0, opts, step))?
-        };
-        if self.has_cut && out.symbols().contains(&sym::CUT) {
-            cut(&mut out);
+            ctx.derive_range_into(0..n, 0, None, out)
+                .map_err(|e| self.range_error(&e, 0, opts, step))?;
         }
-        Ok(out)
+        if self.has_cut && out.symbols().contains(&sym::CUT) {
+            cut(out);
+        }
+        Ok(())
     }
 
     fn step_parallel(
@@ -192,8 +223,22 @@ impl StepContext<'_> {
         base: usize,
         global: Option<&AtomicUsize>,
     ) -> Result<ModuleBuffer, RangeError> {
+        let mut out = ModuleBuffer::new();
+        self.derive_range_into(range, base, global, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Self::derive_range`] into `out`, replacing its contents.
+    fn derive_range_into(
+        &self,
+        range: Range<usize>,
+        base: usize,
+        global: Option<&AtomicUsize>,
+        out: &mut ModuleBuffer,
+    ) -> Result<(), RangeError> {
         let word = self.word;
-        let mut out = ModuleBuffer::with_capacity(range.len() * 2, word.all_params().len().min(range.len() * 2));
+        out.clear();
+        out.reserve(range.len() * 2, word.all_params().len().min(range.len() * 2));
         let mut env = [0.0f32; MAX_SLOTS];
         let mut stack = Vec::with_capacity(32);
         let start = range.start;
@@ -209,7 +254,7 @@ impl StepContext<'_> {
             };
             let ok = match chosen {
                 None => out.push(symbol, word.params(i)),
-                Some(p) => self.emit(p, &env, &mut stack, &mut out).map_err(eval_err)?,
+                Some(p) => self.emit(p, &env, &mut stack, out).map_err(eval_err)?,
             };
             if !ok || base + out.len() > self.limit {
                 return Err(RangeError::Limit);
@@ -221,7 +266,7 @@ impl StepContext<'_> {
                 return Err(RangeError::GlobalLimit);
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn eval_error(&self, (pos, message): EvalError) -> LSystemError {

@@ -89,4 +89,6 @@ pub use error::{LSystemError, Position};
 pub use grammar::LSystem;
 pub use module::{ModuleBuffer, SymbolId, SymbolTable};
 pub use params::{LSystemOutput, LSystemParams, MAX_ITERATIONS, MAX_MODULE_LIMIT, generate};
-pub use turtle::{INITIAL_HEADING, INITIAL_LEFT, INITIAL_UP, TropismMode, TurtleOptions, TurtleOutput, interpret};
+pub use turtle::{
+    INITIAL_HEADING, INITIAL_LEFT, INITIAL_UP, TropismMode, TurtleOptions, TurtleOutput, interpret, interpret_into,
+};

@@ -136,6 +136,21 @@ impl ModuleBuffer {
         }
     }
 
+    /// Removes every module, keeping the allocations for the next word.
+    pub fn clear(&mut self) {
+        self.symbols.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.params.clear();
+    }
+
+    /// Makes room for `modules` more modules and `params` more parameters.
+    pub(crate) fn reserve(&mut self, modules: usize, params: usize) {
+        self.symbols.reserve(modules);
+        self.offsets.reserve(modules);
+        self.params.reserve(params);
+    }
+
     /// Number of modules.
     #[inline]
     pub fn len(&self) -> usize {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::LSystemError;
 use super::module::{ModuleBuffer, sym};
-use crate::tree::{BranchGraph, NO_PARENT};
+use crate::tree::{AngleCache, BranchGraph, NO_PARENT};
 
 /// The turtle's heading at the start (world up).
 pub const INITIAL_HEADING: Vec3 = Vec3::Z;
@@ -126,9 +126,18 @@ impl State {
 /// Fails only on words the derivation never produces: a `]` without `[`,
 /// a turtle symbol with more than one parameter, or a non-finite parameter.
 pub fn interpret(word: &ModuleBuffer, opts: &TurtleOptions) -> Result<TurtleOutput, LSystemError> {
-    let draws = word.symbols().iter().filter(|&&s| s == sym::DRAW).count();
     let mut out = TurtleOutput::default();
+    interpret_into(word, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`interpret`] into `out`, replacing its contents and reusing its allocations (a forest
+/// draws many trees into one output). On failure `out` holds an unspecified partial drawing.
+pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut TurtleOutput) -> Result<(), LSystemError> {
     let graph = &mut out.graph;
+    graph.clear();
+    out.widths.clear();
+    let draws = word.symbols().iter().filter(|&&s| s == sym::DRAW).count();
     let capacity = draws + usize::from(opts.root_stub > 0.0);
     graph.start.reserve(capacity);
     graph.end.reserve(capacity);
@@ -156,6 +165,7 @@ pub fn interpret(word: &ModuleBuffer, opts: &TurtleOptions) -> Result<TurtleOutp
     let thesis_bend = opts.tropism_mode == TropismMode::Thesis && bend != Vec3::ZERO;
     let abop_bend = opts.tropism_mode == TropismMode::Abop && bend != Vec3::ZERO;
     let default_angle = opts.angle.to_radians().sin_cos();
+    let mut angles = AngleCache::default();
     let mut stack: Vec<State> = Vec::new();
 
     let n = word.len();
@@ -173,7 +183,7 @@ pub fn interpret(word: &ModuleBuffer, opts: &TurtleOptions) -> Result<TurtleOutp
             [_] => return Err(turtle_error(i, "parameter is not finite")),
             _ => return Err(turtle_error(i, "turtle symbols take at most one parameter")),
         };
-        let angle = || arg.map_or(default_angle, |d| d.to_radians().sin_cos());
+        let mut angle = || arg.map_or(default_angle, |d| angles.sin_cos(d));
         match symbol {
             sym::DRAW | sym::MOVE => {
                 let length = arg.unwrap_or(opts.step);
@@ -223,7 +233,7 @@ pub fn interpret(word: &ModuleBuffer, opts: &TurtleOptions) -> Result<TurtleOutp
         }
         i += 1;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn negate((s, c): (f32, f32)) -> (f32, f32) {

@@ -44,6 +44,16 @@ impl BranchGraph {
         self.start.is_empty()
     }
 
+    /// Removes every segment, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.start.clear();
+        self.end.clear();
+        self.start_radius.clear();
+        self.end_radius.clear();
+        self.parent.clear();
+        self.depth.clear();
+    }
+
     /// Appends a segment with zero radii and returns its index.
     ///
     /// `parent` must be [`NO_PARENT`] or the index of an existing segment.

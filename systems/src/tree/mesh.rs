@@ -20,6 +20,7 @@ use std::f32::consts::TAU;
 
 use glam::{Mat3, Quat, Vec2, Vec3, Vec3A};
 
+use super::AngleCache;
 use super::chains::Chains;
 use super::graph::Children;
 use super::params::{MeshParams, MeshStyle, RootNormal, SidesRule};
@@ -155,8 +156,9 @@ pub fn build_mesh(graph: &BranchGraph, params: &MeshParams) -> Result<TreeMesh, 
 }
 
 /// [`build_mesh`] into an existing mesh, reusing its allocations: rebuilding a tree (parameter
-/// tweaks, streaming) then costs no fresh memory. On failure `mesh` is left unchanged.
-pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut TreeMesh) -> Result<(), TreeError> {
+/// tweaks, streaming) then costs no fresh memory. Returns the sizes [`mesh_counts`] would, which
+/// the build has to plan anyway. On failure `mesh` is left unchanged.
+pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut TreeMesh) -> Result<MeshCounts, TreeError> {
     let plan = Plan::new(graph, params)?;
     let counts = plan.counts;
     mesh.positions.clear();
@@ -169,6 +171,11 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
     mesh.indices.reserve(counts.triangles * 3);
     let angles = rotation_angles(graph, &plan.children, params);
     let mut circles = CircleTables::default();
+    let mut turns = AngleCache::default();
+    let mut turn_of = |degrees: f32| {
+        let (sin, cos) = turns.sin_cos(degrees);
+        Vec2::new(cos, sin)
+    };
     match params.style {
         MeshStyle::Chains => {
             let end_normals = end_normals(graph, params.root_normal);
@@ -179,7 +186,7 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
             for (tube, &sides) in plan.tubes.iter().zip(&plan.sides) {
                 let first = tube[0] as usize;
                 let circle = circles.get(sides);
-                let turn = Vec2::from_angle(angles[first]);
+                let turn = turn_of(angles[first]);
                 let rings = tube.len() + 1;
                 let v_step = 1.0 / (rings - 1) as f32;
                 let base = mesh.positions.len() as u32;
@@ -205,7 +212,7 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
             for (tube, &sides) in plan.tubes.iter().zip(&plan.sides) {
                 let s = tube[0] as usize;
                 let circle = circles.get(sides);
-                let turn = Vec2::from_angle(angles[s]);
+                let turn = turn_of(angles[s]);
                 let axis = (graph.end[s] - graph.start[s]).normalize_or(Vec3::Z);
                 let base = mesh.positions.len() as u32;
                 let start_radius = graph.start_radius[s];
@@ -228,7 +235,7 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
     }
     debug_assert_eq!(mesh.positions.len(), counts.vertices);
     debug_assert_eq!(mesh.indices.len(), counts.triangles * 3);
-    Ok(())
+    Ok(counts)
 }
 
 /// What to mesh: the tubes, their side counts and the resulting sizes.
@@ -326,8 +333,8 @@ fn side_counts(graph: &BranchGraph, tubes: &Chains, params: &MeshParams) -> Vec<
     }
 }
 
-/// Per-segment rotation about the ring normal, in radians: roots start at `start_rotation_deg`,
-/// child `k` adds `k × rotation_per_branch_deg` to its parent's.
+/// Per-segment rotation about the ring normal, in degrees in [0, 360): roots start at
+/// `start_rotation_deg`, child `k` adds `k × rotation_per_branch_deg` to its parent's.
 fn rotation_angles(graph: &BranchGraph, children: &Children, params: &MeshParams) -> Vec<f32> {
     let start = params.start_rotation_deg.rem_euclid(360.0);
     let step = params.rotation_per_branch_deg;
@@ -338,7 +345,6 @@ fn rotation_angles(graph: &BranchGraph, children: &Children, params: &MeshParams
             degrees[c as usize] = (degrees[p] + step * k as f32).rem_euclid(360.0);
         }
     }
-    degrees.iter_mut().for_each(|d| *d = d.to_radians());
     degrees
 }
 
@@ -428,11 +434,12 @@ fn emit_quads(indices: &mut Vec<u32>, base: u32, sides: u32, segments: usize) {
     let first = indices.len();
     // Sized once and filled by position: cheaper than a capacity check per triangle.
     indices.resize(first + 6 * sides as usize * segments, 0);
-    let quads = indices[first..].chunks_exact_mut(6);
-    let corners = (0..segments as u32).flat_map(|j| (0..sides).map(move |i| base + j * stride + i));
-    for (quad, a) in quads.zip(corners) {
-        let b = a + stride;
-        quad.copy_from_slice(&[a, a + 1, b + 1, a, b + 1, b]);
+    for (j, band) in indices[first..].chunks_exact_mut(6 * sides as usize).enumerate() {
+        let ring = base + j as u32 * stride;
+        for (quad, a) in band.chunks_exact_mut(6).zip(ring..) {
+            let b = a + stride;
+            quad.copy_from_slice(&[a, a + 1, b + 1, a, b + 1, b]);
+        }
     }
 }
 

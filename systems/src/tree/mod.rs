@@ -15,6 +15,7 @@
 //! That stub belongs to the turtle, not to these operations: they mesh whatever graph they get,
 //! and with the stub present and [`MeshParams::thesis_fig_6_1b`] they reproduce the thesis exactly.
 
+mod angles;
 mod chains;
 mod cylinders;
 mod entities;
@@ -27,6 +28,7 @@ mod params;
 mod radii;
 mod reduce;
 
+pub(crate) use angles::AngleCache;
 pub use chains::Chains;
 pub use cylinders::{Placement, push_cylinders};
 pub use entities::{BranchDepth, Segment, SegmentParent, Tree, TreeBatch, TreeMember, install_extraction, spawn_tree};
@@ -41,11 +43,34 @@ pub use reduce::reduce_curves;
 
 /// Curve reduction followed by radii: the graph operations the thesis runs before meshing.
 ///
-/// Fails, changing nothing, when a parameter or the graph is invalid.
+/// Fails, changing nothing, when a parameter or the graph is invalid. [`prepare_graph_in_place`]
+/// does the same without copying the graph.
 pub fn prepare_graph(graph: &BranchGraph, radius: &RadiusParams, mesh: &MeshParams) -> Result<BranchGraph, TreeError> {
     radius.validate()?;
     mesh.validate()?;
     let mut reduced = reduce_curves(graph, mesh.curve_reduction)?;
     compute_radii(&mut reduced, radius)?;
     Ok(reduced)
+}
+
+/// [`prepare_graph`] in place: `graph` becomes the prepared graph, with `scratch` as the buffer
+/// curve reduction writes into (then swapped in). With reduction off (`max_K` outside (0, 1))
+/// nothing is copied at all, and reused buffers make repeated trees allocation-free.
+///
+/// Fails, changing nothing in `graph`, when a parameter or the graph is invalid.
+pub fn prepare_graph_in_place(
+    graph: &mut BranchGraph,
+    radius: &RadiusParams,
+    mesh: &MeshParams,
+    scratch: &mut BranchGraph,
+) -> Result<(), TreeError> {
+    radius.validate()?;
+    mesh.validate()?;
+    graph.validate()?;
+    if reduce::merges(mesh.curve_reduction) {
+        reduce::reduce_valid(graph, mesh.curve_reduction, scratch);
+        std::mem::swap(graph, scratch);
+    }
+    radii::radii_valid(graph, radius);
+    Ok(())
 }

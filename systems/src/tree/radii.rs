@@ -13,12 +13,18 @@ use super::{BranchGraph, NO_PARENT, TreeError};
 pub fn compute_radii(graph: &mut BranchGraph, params: &RadiusParams) -> Result<(), TreeError> {
     params.validate()?;
     graph.validate()?;
+    radii_valid(graph, params);
+    Ok(())
+}
+
+/// [`compute_radii`] with `params` and `graph` already validated.
+pub(crate) fn radii_valid(graph: &mut BranchGraph, params: &RadiusParams) {
     let n = graph.len();
     let r0 = f64::from(params.leaf_radius);
     if !params.enabled {
         graph.start_radius.fill(params.leaf_radius);
         graph.end_radius.fill(params.leaf_radius);
-        return Ok(());
+        return;
     }
 
     // Children have larger indices than their parent, so one backward pass sees all of a
@@ -38,7 +44,11 @@ pub fn compute_radii(graph: &mut BranchGraph, params: &RadiusParams) -> Result<(
     }
 
     let inv_g = 1.0 / f64::from(params.exponent);
-    let radius = |count: u32| (r0 * f64::from(count).powf(inv_g)) as f32;
+    let power = |count: u32| (r0 * f64::from(count).powf(inv_g)) as f32;
+    // Most segments lie below only a few leaves (in a ternary tree two thirds are leaves), so the powers
+    // of small counts are computed once rather than once per segment.
+    let small: [f32; 64] = std::array::from_fn(|count| power(count as u32));
+    let radius = |count: u32| small.get(count as usize).copied().unwrap_or_else(|| power(count));
     let trunk = params.trunk_multiplier;
     match params.rule {
         RadiusRule::Thesis => {
@@ -66,5 +76,4 @@ pub fn compute_radii(graph: &mut BranchGraph, params: &RadiusParams) -> Result<(
             }
         }
     }
-    Ok(())
 }

@@ -22,16 +22,28 @@ pub fn reduce_curves(graph: &BranchGraph, max_k: f32) -> Result<BranchGraph, Tre
         });
     }
     graph.validate()?;
-    if !(max_k > 0.0 && max_k < 1.0) {
+    if !merges(max_k) {
         return Ok(graph.clone());
     }
+    let mut out = BranchGraph::new();
+    reduce_valid(graph, max_k, &mut out);
+    Ok(out)
+}
+
+/// Whether `max_k` can merge anything (see [`reduce_curves`]).
+pub(crate) fn merges(max_k: f32) -> bool {
+    max_k > 0.0 && max_k < 1.0
+}
+
+/// [`reduce_curves`] of a valid graph with a `max_k` that [`merges`], into `out`.
+pub(crate) fn reduce_valid(graph: &BranchGraph, max_k: f32, out: &mut BranchGraph) {
+    out.clear();
     let n = graph.len();
     let children = graph.children();
     // For each segment: its index in the output, or for an absorbed segment the output index of
     // the segment that absorbed it (its representative).
     let mut new_index = vec![NO_PARENT; n];
     let mut absorbed = vec![false; n];
-    let mut out = BranchGraph::new();
     for i in 0..n {
         if absorbed[i] {
             continue;
@@ -59,5 +71,4 @@ pub fn reduce_curves(graph: &BranchGraph, max_k: f32) -> Result<BranchGraph, Tre
         out.start_radius[index as usize] = graph.start_radius[i];
         out.end_radius[index as usize] = graph.end_radius[last];
     }
-    Ok(out)
 }
