@@ -62,7 +62,7 @@ fn every_terrain_scene_parses_and_validates() {
             ]
         );
     }
-    assert_eq!(load("thesis/fig5_12.ron").terrain.generator.layers.len(), 4);
+    assert_eq!(load("thesis/terrain_fig5_12.ron").terrain.generator.layers.len(), 4);
     assert!(load("valley.ron").terrain.hydraulic.springs.len() == 2);
 }
 
