@@ -22,11 +22,13 @@ pub use scene::{SHOWCASE, Scene, SceneError, Simulation, TreeScene};
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
 
+use sylva_runtime::glam::Vec3;
 use sylva_runtime::{App, AppConfig, AppError};
+use sylva_systems::colonize::{ColonizeError, Colonizer};
 use sylva_systems::particles::{self, spawn_chain_field};
 use sylva_systems::species::{GrowError, GrownTree, grow_lsystem_tree};
 use sylva_systems::terrain;
-use sylva_systems::tree::{self, Placement, spawn_tree};
+use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, prepare_graph, spawn_tree};
 
 /// Radius of the tubes springs are drawn as, metres.
 const SPRING_RADIUS: f32 = 0.02;
@@ -40,6 +42,9 @@ pub enum BuildError {
     /// The scene's tree could not be grown.
     #[error("tree: {0}")]
     Tree(#[from] GrowError),
+    /// The scene's colonization trees could not be grown.
+    #[error("colonize: {0}")]
+    Colonize(#[from] ColonizeError),
 }
 
 /// An app built from a scene, plus what was generated on the way.
@@ -83,6 +88,23 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
         spawn_tree(&mut app.world.entities, &g.graph, placement).map_err(GrowError::from)?;
         app.world.resources.insert(g.stats);
         grown = Some(g);
+    }
+    if let Some(c) = &scene.colonize {
+        // Colonization graphs share the L-system trees' units (Z up, centimetres) and meshing defaults.
+        let graphs = app.in_pool(|| {
+            let mut colonizer = Colonizer::new(c, scene.seed)?;
+            colonizer.run();
+            colonizer.finish()
+        })?;
+        let (radii, mesh) = (RadiusParams::default(), MeshParams::default());
+        let placement = Placement {
+            position: Vec3::ZERO,
+            scale: 0.01,
+        };
+        for graph in &graphs {
+            let prepared = prepare_graph(graph, &radii, &mesh).map_err(GrowError::from)?;
+            spawn_tree(&mut app.world.entities, &prepared, placement).map_err(GrowError::from)?;
+        }
     }
     if let Some(t) = &scene.terrain {
         terrain::install(&mut app, t);

@@ -19,6 +19,7 @@ use std::path::Path;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
+use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
 use sylva_systems::terrain::TerrainParams;
@@ -43,6 +44,8 @@ pub struct Scene {
     pub chains: Option<ChainField>,
     /// A tree to grow, if any. Default: none.
     pub tree: Option<TreeScene>,
+    /// Trees grown by space colonization (one per root), if any. Default: none.
+    pub colonize: Option<ColonizeParams>,
     /// Layered terrain shaped by erosion, if any. Default: none.
     pub terrain: Option<TerrainParams>,
     /// Where the camera looks from.
@@ -111,6 +114,7 @@ impl Default for Scene {
             particles: ParticleSettings::default(),
             chains: None,
             tree: None,
+            colonize: None,
             terrain: None,
             camera: Camera::default(),
             sun: Sun::default(),
@@ -268,6 +272,9 @@ impl Scene {
                     format!("must be a positive number, got {}", tree.scale),
                 ));
             }
+        }
+        if let Some(colonize) = &self.colonize {
+            colonize.validate().map_err(|(f, m)| (path(&["colonize", &f]), m))?;
         }
         if let Some(terrain) = &self.terrain {
             terrain.validate().map_err(|(mut p, m)| {
@@ -521,6 +528,17 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("tree.lsystem.iterations"));
         let e = err("(tree: (scale: 0.0))");
         assert_eq!(e.field.as_deref(), Some("tree.scale"));
+    }
+
+    #[test]
+    fn colonize_parameters_are_validated() {
+        let e = err("(colonize: (\n  influence_radius: 10.0,\n  kill_distance: 20.0))");
+        assert_eq!(
+            e.field.as_deref().map(|f| f.starts_with("colonize.")),
+            Some(true),
+            "{e}"
+        );
+        assert!(e.line >= 2, "{e}");
     }
 
     #[test]

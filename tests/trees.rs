@@ -151,3 +151,17 @@ fn tree_command_exports_glb_and_obj_and_reports() {
     assert!(String::from_utf8_lossy(&no_tree.stderr).contains("has no `tree` section"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn colonization_scenes_grow_the_same_trees_on_any_thread_count() {
+    let scene = scene("fig5_11a.ron");
+    let one = sylva::build(&scene, 1).unwrap();
+    let two = sylva::build(&scene, 2).unwrap();
+    assert!(one.world.count::<Segment>() > 1000);
+    assert_eq!(one.world.count::<Tree>(), 1);
+    assert_eq!(one.state_hash().unwrap(), two.state_hash().unwrap());
+    let mut q = one.world.entities.query::<&Segment>();
+    for s in q.iter() {
+        assert!(s.start.is_finite() && s.end.is_finite() && s.end_radius > 0.0);
+    }
+}

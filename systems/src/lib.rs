@@ -2,9 +2,9 @@
 //! built on `sylva-runtime` and free of any renderer.
 #![warn(missing_docs)]
 
+pub mod colonize;
 pub mod lsystem;
 pub mod particles;
-pub mod colonize;
 pub mod species;
 pub mod terrain;
 pub mod tree;

@@ -1,1 +1,80 @@
 //! Space colonization (Runions et al. 2007, with the thesis's extensions).
+//!
+//! [`Colonizer`] samples attractors from [`Region`]s (or a point file), grows one trunk per root
+//! toward the nearest region, then iterates: every live attractor steers its nearest node within
+//! d_i, each growing node with attractors gains a successor D away (unless a rule refuses it),
+//! attractors within d_k of a node die. The output is one [`crate::tree::BranchGraph`] per root.
+//!
+//! Deviations from the thesis (trees.md §1.11, §7):
+//! - Direction: the thesis code's `normalize(normalize(Σ unit vectors) + T)`, not eq. 3.2/3.3's
+//!   un-normalized sum, so T weighs the same however many attractors pull. T is not clamped.
+//! - An attractor's nearest node is searched among all nodes (Runions and thesis step 1), not only
+//!   growing ones; a retired node keeps its attractors. Kills use all nodes and happen right
+//!   after each growth step, so with d_k < d_i (required) nothing depends on the code's order.
+//! - Sampling is uniform in volume by default; the code's centre-weighted sampling is
+//!   [`Sampling::CentreWeighted`] with a continuous radius, not UE's integer `RandRange`.
+//! - Weighted growth is linear by default ([`WeightedGrowth::Linear`], the text);
+//!   [`WeightedGrowth::Thesis`] is the code's integer division. Both use the growing node's Z.
+//! - Angle smoothing is eq. 3.5 corrected (ends move halfway to their mean), as in the code.
+//! - The trunk follows the code: toward the nearest region's centre (for a point file alone, the
+//!   cloud's centroid), ending at the region's reach, then extended by D until an attractor is
+//!   within d_i; those extensions do not count toward N_I.
+//! - Overlapping regions share one count and are sampled as their union (the thesis's future
+//!   work), so `count` is the total, not per region.
+//! - The "growing set is empty" stop of the code is [`Termination::NoInfluence`]: no growing
+//!   node has an attractor.
+
+mod grow;
+#[doc(hidden)]
+pub mod oracle;
+mod params;
+mod regions;
+mod smooth;
+
+pub use grow::Colonizer;
+pub use params::{ColonizeParams, MAX_ATTRACTORS, WeightedGrowth};
+pub use regions::{Region, Sampling, Shape, load_points, parse_points, sample_regions};
+pub use smooth::smooth_branching;
+
+/// Why growth stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Termination {
+    /// Every attractor was killed.
+    AttractorsExhausted,
+    /// No growing node has an attractor within d_i.
+    NoInfluence,
+    /// N_I iterations ran.
+    IterationLimit,
+}
+
+/// Errors from parameters, point files and post-processing.
+#[derive(Debug, thiserror::Error)]
+pub enum ColonizeError {
+    /// A parameter is out of range.
+    #[error("colonize.{field}: {message}")]
+    InvalidParam {
+        /// The field, e.g. `kill_distance` or `regions[1]`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A point file line does not hold three finite numbers.
+    #[error("point file line {line}: {message}")]
+    PointFile {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A point file cannot be read.
+    #[error("cannot read point file {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+    /// Curve reduction rejected the graph or its parameter.
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
+}

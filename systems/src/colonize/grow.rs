@@ -1,0 +1,512 @@
+//! The growth loop (Runions et al. 2007 as the thesis states it, with its extensions), kept
+//! incremental with a k-d tree over the attractors.
+//!
+//! Each attractor remembers its nearest node within d_i (ties: the lower node index) and that
+//! distance. A new node can only lower those distances, so after a growth step only the
+//! attractors within d_i of the new nodes are looked at (in parallel; applied in node order,
+//! so the result does not depend on the thread count); one within d_k is killed. Each iteration
+//! then sums, per growing node, the unit vectors of the attractors it is nearest to, in
+//! attractor order.
+//!
+//! The k-d tree is kiddo's, used directly rather than through `sylva_runtime::SpatialIndex`:
+//! the order of hits does not matter here (each attractor is updated on its own), so the
+//! unsorted visitor query avoids that wrapper's sort and result vector. The tree is rebuilt over
+//! the live attractors whenever a quarter of those it holds are dead.
+
+use glam::Vec3;
+use kiddo::{ImmutableKdTree, SquaredEuclidean};
+use rayon::prelude::*;
+
+use super::params::{ColonizeParams, WeightedGrowth};
+use super::regions::{load_points, sample_regions};
+use super::smooth::smooth_branching;
+use super::{ColonizeError, Termination};
+use crate::tree::{BranchGraph, NO_PARENT, reduce_curves};
+
+/// "No node": an attractor no node lies within d_i of.
+const NONE: u32 = u32::MAX;
+/// New nodes per parallel task when querying the attractor index.
+const QUERY_CHUNK: usize = 8;
+/// Below this many new nodes the queries run on the calling thread: waking the pool costs more.
+const PARALLEL_MIN: usize = 4 * QUERY_CHUNK;
+/// A successor whose direction has a cosine below this with its parent segment is refused
+/// (the thesis code's anti-reversal rule).
+const REVERSAL_COS: f32 = -0.99;
+
+/// The k-d tree query radius (squared) for an exact radius (squared): a little larger, so that
+/// kiddo's own rounding never drops a point the exact test accepts.
+fn query_radius2(r2: f32) -> f32 {
+    r2 * (1.0 + 1e-4)
+}
+
+/// Writes the sorted union of two sorted, disjoint lists into `out`.
+fn merge_sorted(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] < b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+}
+
+/// The step length for a successor of a node at branch depth `z`.
+pub(crate) fn step_length(params: &ColonizeParams, z: u32) -> f32 {
+    let d = params.step;
+    match params.weighted_growth {
+        WeightedGrowth::Off => d,
+        WeightedGrowth::Thesis => {
+            if z == 0 {
+                2.0 * d
+            } else {
+                d
+            }
+        }
+        WeightedGrowth::Linear => {
+            if params.max_depth == 0 {
+                2.0 * d
+            } else {
+                let w = params.max_depth.saturating_sub(z) as f32 / params.max_depth as f32;
+                d + d * w
+            }
+        }
+    }
+}
+
+/// The growth direction from a sum of unit vectors: normalize, add T, normalize (thesis code);
+/// `None` when that is degenerate.
+pub(crate) fn growth_direction(sum: Vec3, tropism: Vec3) -> Option<Vec3> {
+    (sum.normalize_or_zero() + tropism).try_normalize()
+}
+
+/// The trunk of a tree rooted at `root`: a straight segment toward the nearest target (centre and
+/// reach), ending at the target's reach (or one step out when the root is inside it), then
+/// extended by D until an attractor lies within d_i, at most N_I times (thesis code).
+pub(crate) fn trunk_end(
+    params: &ColonizeParams,
+    root: Vec3,
+    targets: &[(Vec3, f32)],
+    mut attracted: impl FnMut(Vec3) -> bool,
+) -> (Vec3, Vec3) {
+    let mut best = targets[0];
+    for &t in &targets[1..] {
+        if t.0.distance_squared(root) < best.0.distance_squared(root) {
+            best = t;
+        }
+    }
+    let (centre, reach) = best;
+    let to = centre - root;
+    let dist = to.length();
+    let dir = to.try_normalize().unwrap_or(Vec3::Z);
+    let mut end = if dist > reach {
+        root + dir * (dist - reach)
+    } else {
+        root + dir * params.step
+    };
+    for _ in 0..params.iterations {
+        if attracted(end) {
+            break;
+        }
+        end += dir * params.step;
+    }
+    (end, dir)
+}
+
+/// Attractor targets for the trunk when only points are known: their centroid and extent.
+pub(crate) fn centroid_target(points: &[Vec3]) -> (Vec3, f32) {
+    let centre = points.iter().fold(Vec3::ZERO, |a, &p| a + p) / points.len().max(1) as f32;
+    let reach = points.iter().map(|p| p.distance(centre)).fold(0.0f32, f32::max);
+    (centre, reach)
+}
+
+/// A space-colonization run that can be advanced a few iterations at a time.
+///
+/// ```
+/// use sylva_systems::colonize::{ColonizeParams, Colonizer};
+/// let mut c = Colonizer::new(&ColonizeParams::default(), 7).unwrap();
+/// let reason = c.run();
+/// assert_eq!(c.termination(), Some(reason));
+/// assert!(c.graphs()[0].len() > 1);
+/// ```
+pub struct Colonizer {
+    params: ColonizeParams,
+    attractors: Vec<Vec3>,
+    index: ImmutableKdTree<f32, 3>,
+    /// The attractor of each point in `index`.
+    indexed: Vec<u32>,
+    alive: Vec<bool>,
+    alive_count: usize,
+    nearest: Vec<u32>,
+    nearest_d2: Vec<f32>,
+    toward: Vec<Vec3>,
+    /// Live attractors with a nearest node, ascending (the summation order).
+    influenced: Vec<u32>,
+    /// Attractors that gained their first nearest node since the last iteration.
+    fresh: Vec<u32>,
+    pos: Vec<Vec3>,
+    dir: Vec<Vec3>,
+    depth: Vec<u32>,
+    children: Vec<u32>,
+    /// The iteration in which each node last grew or was created (the trunk: 0), so its
+    /// no-growth counter after iteration t is t minus this.
+    last_growth: Vec<u32>,
+    tree: Vec<u32>,
+    segment: Vec<u32>,
+    /// Growing nodes with attractors in the current iteration.
+    touched: Vec<u32>,
+    /// Scratch for merging `fresh` into `influenced`.
+    merged: Vec<u32>,
+    sum: Vec<Vec3>,
+    count: Vec<u32>,
+    /// Per new node: live attractors within d_i and their squared distance.
+    hits: Vec<Vec<(u32, f32)>>,
+    graphs: Vec<BranchGraph>,
+    iterations: u32,
+    termination: Option<Termination>,
+}
+
+impl Colonizer {
+    /// Samples the attractors of `params` (regions with `seed`, plus the point file) and grows
+    /// each root's trunk. Fails, naming the field, on invalid parameters or an empty cloud.
+    pub fn new(params: &ColonizeParams, seed: u64) -> Result<Self, ColonizeError> {
+        params
+            .validate()
+            .map_err(|(field, message)| ColonizeError::InvalidParam { field, message })?;
+        let mut points = if params.regions.is_empty() {
+            Vec::new()
+        } else {
+            sample_regions(&params.regions, &params.exclusions, params.count, seed)?
+        };
+        if let Some(file) = &params.points_file {
+            let loaded = load_points(file.as_ref())?;
+            points.extend(
+                loaded
+                    .into_iter()
+                    .filter(|&p| !params.exclusions.iter().any(|e| e.contains(p, 0.0))),
+            );
+        }
+        let mut targets: Vec<(Vec3, f32)> = params.regions.iter().map(|r| r.shape.centre_and_reach()).collect();
+        if targets.is_empty() {
+            targets.push(centroid_target(&points));
+        }
+        Self::with_attractors(params, points, &targets)
+    }
+
+    /// Grows from given attractors; the trunks aim at the nearest of `targets` (centre, reach),
+    /// or at the attractors' centroid when `targets` is empty. The regions, count, exclusions and
+    /// point file of `params` are ignored.
+    pub fn with_attractors(
+        params: &ColonizeParams,
+        attractors: Vec<Vec3>,
+        targets: &[(Vec3, f32)],
+    ) -> Result<Self, ColonizeError> {
+        params
+            .validate_growth()
+            .map_err(|(field, message)| ColonizeError::InvalidParam { field, message })?;
+        if attractors.is_empty() {
+            return Err(ColonizeError::InvalidParam {
+                field: "regions".to_owned(),
+                message: "yield no attractors".to_owned(),
+            });
+        }
+        if let Some(i) = attractors.iter().position(|p| !p.is_finite()) {
+            return Err(ColonizeError::InvalidParam {
+                field: format!("attractors[{i}]"),
+                message: format!("is {}, must be finite", attractors[i]),
+            });
+        }
+        if let Some(i) = targets.iter().position(|(c, r)| !c.is_finite() || !r.is_finite()) {
+            return Err(ColonizeError::InvalidParam {
+                field: format!("targets[{i}]"),
+                message: format!("is ({}, {}), must be finite", targets[i].0, targets[i].1),
+            });
+        }
+        let fallback = [centroid_target(&attractors)];
+        let targets = if targets.is_empty() { &fallback[..] } else { targets };
+        let n = attractors.len();
+        let index = ImmutableKdTree::new_from_slice(&attractors.iter().map(|p| p.to_array()).collect::<Vec<_>>())
+            .expect("finite attractors always build a tree");
+        let mut c = Self {
+            params: params.clone(),
+            attractors,
+            index,
+            indexed: (0..n as u32).collect(),
+            alive: vec![true; n],
+            alive_count: n,
+            nearest: vec![NONE; n],
+            nearest_d2: vec![f32::INFINITY; n],
+            toward: vec![Vec3::ZERO; n],
+            influenced: Vec::new(),
+            fresh: Vec::new(),
+            pos: Vec::new(),
+            dir: Vec::new(),
+            depth: Vec::new(),
+            children: Vec::new(),
+            last_growth: Vec::new(),
+            tree: Vec::new(),
+            segment: Vec::new(),
+            touched: Vec::new(),
+            merged: Vec::new(),
+            sum: Vec::new(),
+            count: Vec::new(),
+            hits: Vec::new(),
+            graphs: Vec::new(),
+            iterations: 0,
+            termination: None,
+        };
+        for (t, &root) in params.roots.iter().enumerate() {
+            let (end, dir) = trunk_end(params, root, targets, |p| c.any_attractor_within(p));
+            let mut graph = BranchGraph::new();
+            graph.push(root, end, NO_PARENT, 0);
+            c.graphs.push(graph);
+            c.add_node(end, dir, 0, t as u32, 0);
+        }
+        c.absorb(0);
+        Ok(c)
+    }
+
+    fn any_attractor_within(&self, p: Vec3) -> bool {
+        let r2 = self.params.influence_radius * self.params.influence_radius;
+        let mut any = false;
+        self.index
+            .query(&p.to_array())
+            .within::<SquaredEuclidean<f32>>(query_radius2(r2))
+            .unsorted()
+            .visit(|h| any |= (self.attractors[self.indexed[h.item as usize] as usize] - p).length_squared() <= r2);
+        any
+    }
+
+    /// Rebuilds the k-d tree over the live attractors once a quarter of those it holds are dead
+    /// (measured: rebuilding at half dead scans enough dead points to cost more than the rebuilds).
+    fn compact_index(&mut self) {
+        if self.alive_count * 4 >= self.indexed.len() * 3 || self.alive_count == 0 {
+            return;
+        }
+        self.indexed.retain(|&a| self.alive[a as usize]);
+        let points: Vec<[f32; 3]> = self
+            .indexed
+            .iter()
+            .map(|&a| self.attractors[a as usize].to_array())
+            .collect();
+        self.index = ImmutableKdTree::new_from_slice(&points).expect("finite attractors always build a tree");
+    }
+
+    fn add_node(&mut self, pos: Vec3, dir: Vec3, depth: u32, tree: u32, segment: u32) {
+        self.pos.push(pos);
+        self.dir.push(dir);
+        self.depth.push(depth);
+        self.children.push(0);
+        self.last_growth.push(self.iterations);
+        self.tree.push(tree);
+        self.segment.push(segment);
+        self.sum.push(Vec3::ZERO);
+        self.count.push(0);
+    }
+
+    /// Updates nearest nodes and kills for the nodes from `first` on.
+    fn absorb(&mut self, first: usize) {
+        self.compact_index();
+        let new = self.pos.len() - first;
+        if self.hits.len() < new {
+            self.hits.resize_with(new, Vec::new);
+        }
+        let di2 = self.params.influence_radius * self.params.influence_radius;
+        let dk2 = self.params.kill_distance * self.params.kill_distance;
+        let (index, indexed, attractors, alive) = (&self.index, &self.indexed, &self.attractors, &self.alive);
+        let pos = &self.pos[first..];
+        let query = |(chunk, out): (usize, &mut [Vec<(u32, f32)>])| {
+            for (k, hits) in out.iter_mut().enumerate() {
+                hits.clear();
+                let p = pos[chunk * QUERY_CHUNK + k];
+                index
+                    .query(&p.to_array())
+                    .within::<SquaredEuclidean<f32>>(query_radius2(di2))
+                    .unsorted()
+                    .visit(|h| {
+                        let a = indexed[h.item as usize];
+                        // The exact test is ours, so it matches the brute-force reference bit for bit.
+                        let d2 = (attractors[a as usize] - p).length_squared();
+                        if d2 <= di2 && alive[a as usize] {
+                            hits.push((a, d2));
+                        }
+                    });
+            }
+        };
+        if new >= PARALLEL_MIN {
+            self.hits[..new].par_chunks_mut(QUERY_CHUNK).enumerate().for_each(query);
+        } else {
+            self.hits[..new].chunks_mut(QUERY_CHUNK).enumerate().for_each(query);
+        }
+        for k in 0..new {
+            let node = first + k;
+            for &(a, d2) in &self.hits[k] {
+                let a = a as usize;
+                if !self.alive[a] {
+                    continue;
+                }
+                if d2 <= dk2 {
+                    self.alive[a] = false;
+                    self.alive_count -= 1;
+                } else if d2 < self.nearest_d2[a] {
+                    if self.nearest[a] == NONE {
+                        self.fresh.push(a as u32);
+                    }
+                    self.nearest[a] = node as u32;
+                    self.nearest_d2[a] = d2;
+                    self.toward[a] = (self.attractors[a] - self.pos[node]).normalize();
+                }
+            }
+        }
+    }
+
+    /// Runs up to `iterations` growth iterations; returns why growth stopped once it has (now
+    /// or in an earlier call), `None` while it can go on.
+    pub fn step(&mut self, iterations: u32) -> Option<Termination> {
+        for _ in 0..iterations {
+            if self.termination.is_some() {
+                break;
+            }
+            self.termination = self.iterate();
+        }
+        self.termination
+    }
+
+    /// Grows until growth stops and returns why.
+    pub fn run(&mut self) -> Termination {
+        loop {
+            if let Some(t) = self.step(u32::MAX) {
+                return t;
+            }
+        }
+    }
+
+    fn iterate(&mut self) -> Option<Termination> {
+        if self.alive_count == 0 {
+            return Some(Termination::AttractorsExhausted);
+        }
+        if self.iterations >= self.params.iterations {
+            return Some(Termination::IterationLimit);
+        }
+        let alive = &self.alive;
+        self.influenced.retain(|&a| alive[a as usize]);
+        if !self.fresh.is_empty() {
+            self.fresh.retain(|&a| alive[a as usize]);
+            self.fresh.sort_unstable();
+            merge_sorted(&self.influenced, &self.fresh, &mut self.merged);
+            std::mem::swap(&mut self.influenced, &mut self.merged);
+            self.fresh.clear();
+        }
+        self.touched.clear();
+        for &a in &self.influenced {
+            let node = self.nearest[a as usize] as usize;
+            if self.is_growing(node) {
+                if self.count[node] == 0 {
+                    self.touched.push(node as u32);
+                }
+                self.sum[node] += self.toward[a as usize];
+                self.count[node] += 1;
+            }
+        }
+        if self.touched.is_empty() {
+            return Some(Termination::NoInfluence);
+        }
+        // Nodes grow in index order, which fixes the order of the new segments.
+        self.touched.sort_unstable();
+        let first_new = self.pos.len();
+        self.iterations += 1;
+        for t in 0..self.touched.len() {
+            let v = self.touched[t] as usize;
+            if self.grow(v) {
+                self.last_growth[v] = self.iterations;
+            }
+            self.sum[v] = Vec3::ZERO;
+            self.count[v] = 0;
+        }
+        self.absorb(first_new);
+        None
+    }
+
+    /// Whether node `v` still takes part: fewer than max_grad successors, and no more than max_NG
+    /// iterations without growth. Both only get worse, so a retired node stays retired.
+    fn is_growing(&self, v: usize) -> bool {
+        self.children[v] < self.params.max_degree && self.iterations - self.last_growth[v] <= self.params.max_no_growth
+    }
+
+    /// Adds a successor to node `v` if the rules allow; returns whether it did.
+    fn grow(&mut self, v: usize) -> bool {
+        let Some(dir) = growth_direction(self.sum[v], self.params.tropism) else {
+            return false;
+        };
+        if dir.dot(self.dir[v]) < REVERSAL_COS {
+            return false;
+        }
+        let depth = self.depth[v] + u32::from(self.children[v] > 0);
+        if depth > self.params.max_depth || self.children[v] >= self.params.max_degree {
+            return false;
+        }
+        let start = self.pos[v];
+        let end = start + dir * step_length(&self.params, self.depth[v]);
+        let tree = self.tree[v];
+        let segment = self.graphs[tree as usize].push(start, end, self.segment[v], depth);
+        self.children[v] += 1;
+        self.add_node(end, dir, depth, tree, segment);
+        true
+    }
+
+    /// The grown graphs, one per root, before smoothing and curve reduction (every segment is a
+    /// growth step).
+    pub fn graphs(&self) -> &[BranchGraph] {
+        &self.graphs
+    }
+
+    /// The graphs after the post-processing the parameters ask for: branching-angle smoothing,
+    /// then curve reduction.
+    pub fn finish(&self) -> Result<Vec<BranchGraph>, ColonizeError> {
+        self.graphs
+            .iter()
+            .map(|g| {
+                let mut g = g.clone();
+                if self.params.smooth_angles {
+                    smooth_branching(&mut g);
+                }
+                Ok(reduce_curves(&g, self.params.curve_reduction)?)
+            })
+            .collect()
+    }
+
+    /// Why growth stopped, or `None` while it can go on.
+    pub fn termination(&self) -> Option<Termination> {
+        self.termination
+    }
+
+    /// Iterations run so far (the trunk is not counted).
+    pub fn iterations(&self) -> u32 {
+        self.iterations
+    }
+
+    /// All attractors, in sampling order.
+    pub fn attractors(&self) -> &[Vec3] {
+        &self.attractors
+    }
+
+    /// Whether attractor `i` is still alive (no node came within d_k).
+    pub fn is_alive(&self, i: usize) -> bool {
+        self.alive.get(i).copied().unwrap_or(false)
+    }
+
+    /// Number of attractors still alive.
+    pub fn attractors_left(&self) -> usize {
+        self.alive_count
+    }
+
+    /// Number of nodes over all trees (one per segment).
+    pub fn nodes(&self) -> usize {
+        self.pos.len()
+    }
+}

@@ -1,0 +1,162 @@
+//! Growth parameters (`ColonizeParams`) with the thesis code's defaults (trees.md §3.3).
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::regions::{Region, Shape};
+
+/// Most attractors one tree may sample (about 240 MB of points and state).
+pub const MAX_ATTRACTORS: u32 = 20_000_000;
+
+/// How the step length depends on the branch depth Z ("Gewichtetes Wachstum").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WeightedGrowth {
+    /// Every step is D.
+    Off,
+    /// The thesis text: 2·D at Z = 0, D at Z = max_Z, linear in between (by the growing node's Z).
+    #[default]
+    Linear,
+    /// The thesis code's integer division: 2·D at Z = 0, D otherwise.
+    Thesis,
+}
+
+/// Everything space colonization needs: where the attractors come from and how the trees grow.
+///
+/// Defaults are the thesis code's (\[C\], trees.md §3.3); the thesis text states none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ColonizeParams {
+    /// Influence radius d_i: an attractor steers its nearest node only within this distance. Default 500.
+    pub influence_radius: f32,
+    /// Kill distance d_k: an attractor with a node this close is removed. Must be below d_i. Default 100.
+    pub kill_distance: f32,
+    /// Step D between a node and its successor. Default 10.
+    pub step: f32,
+    /// Tropism T, added to the normalized attraction direction. Default (0, 0, 1).
+    pub tropism: Vec3,
+    /// Iteration limit N_I. Default 20.
+    pub iterations: u32,
+    /// Maximum number of successors of a node (max_grad). Default 4.
+    pub max_degree: u32,
+    /// Maximum branch depth max_Z. Default 6.
+    pub max_depth: u32,
+    /// A node that did not grow for more than this many iterations stops growing (max_NG). Default 2.
+    pub max_no_growth: u32,
+    /// Step length by branch depth. Default [`WeightedGrowth::Linear`] (the code's `true`).
+    pub weighted_growth: WeightedGrowth,
+    /// Pull the successors of a fork halfway toward their mean end (corrected eq. 3.5). Default true.
+    pub smooth_angles: bool,
+    /// Curve reduction max_K applied to the grown graph; 1.0 (default) leaves it to meshing,
+    /// which applies `MeshParams::curve_reduction`.
+    pub curve_reduction: f32,
+    /// Total attractor count sampled over the union of `regions`. Default 2000.
+    pub count: u32,
+    /// Attractor regions; their union is sampled without doubled density where they overlap.
+    pub regions: Vec<Region>,
+    /// Regions that receive no attractors.
+    pub exclusions: Vec<Shape>,
+    /// A point file (one `x y z` per line) whose points are added to the sampled ones.
+    pub points_file: Option<String>,
+    /// Tree roots; several roots grow a forest competing for one attractor cloud. Default the origin.
+    pub roots: Vec<Vec3>,
+}
+
+impl Default for ColonizeParams {
+    fn default() -> Self {
+        Self {
+            influence_radius: 500.0,
+            kill_distance: 100.0,
+            step: 10.0,
+            tropism: Vec3::Z,
+            iterations: 20,
+            max_degree: 4,
+            max_depth: 6,
+            max_no_growth: 2,
+            weighted_growth: WeightedGrowth::Linear,
+            smooth_angles: true,
+            curve_reduction: 1.0,
+            count: 2000,
+            regions: vec![Region::default()],
+            exclusions: Vec::new(),
+            points_file: None,
+            roots: vec![Vec3::ZERO],
+        }
+    }
+}
+
+impl ColonizeParams {
+    /// Checks every field; the error names the field and says what is wrong.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        self.validate_growth()?;
+        if self.regions.is_empty() && self.points_file.is_none() {
+            return Err((
+                "regions".to_owned(),
+                "is empty and no points_file is given: no attractors".to_owned(),
+            ));
+        }
+        if self.count > MAX_ATTRACTORS {
+            return Err((
+                "count".to_owned(),
+                format!("is {}, at most {MAX_ATTRACTORS} attractors are allowed", self.count),
+            ));
+        }
+        if !self.regions.is_empty() && self.count == 0 {
+            return Err((
+                "count".to_owned(),
+                "is 0, regions need at least one attractor".to_owned(),
+            ));
+        }
+        for (i, r) in self.regions.iter().enumerate() {
+            r.shape.validate().map_err(|m| (format!("regions[{i}]"), m))?;
+        }
+        for (i, s) in self.exclusions.iter().enumerate() {
+            s.validate().map_err(|m| (format!("exclusions[{i}]"), m))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the fields growth uses (everything but the attractor sources).
+    pub(crate) fn validate_growth(&self) -> Result<(), (String, String)> {
+        let positive = |field: &str, v: f32| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err((field.to_owned(), format!("is {v}, must be a finite number > 0")))
+            }
+        };
+        positive("influence_radius", self.influence_radius)?;
+        positive("kill_distance", self.kill_distance)?;
+        positive("step", self.step)?;
+        if self.kill_distance >= self.influence_radius {
+            return Err((
+                "kill_distance".to_owned(),
+                format!(
+                    "is {}, must be below influence_radius ({}): attractors would never be killed",
+                    self.kill_distance, self.influence_radius
+                ),
+            ));
+        }
+        if !self.tropism.is_finite() {
+            return Err(("tropism".to_owned(), format!("is {}, must be finite", self.tropism)));
+        }
+        if self.max_degree == 0 {
+            return Err(("max_degree".to_owned(), "is 0, must be at least 1".to_owned()));
+        }
+        if !(0.0..=1.0).contains(&self.curve_reduction) {
+            return Err((
+                "curve_reduction".to_owned(),
+                format!("is {}, must be in [0, 1]", self.curve_reduction),
+            ));
+        }
+        if self.roots.is_empty() {
+            return Err((
+                "roots".to_owned(),
+                "is empty, at least one tree root is needed".to_owned(),
+            ));
+        }
+        if let Some(i) = self.roots.iter().position(|r| !r.is_finite()) {
+            return Err((format!("roots[{i}]"), format!("is {}, must be finite", self.roots[i])));
+        }
+        Ok(())
+    }
+}

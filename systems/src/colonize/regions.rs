@@ -1,0 +1,395 @@
+//! Attractor regions and their seeded sampling, plus point files.
+//!
+//! Regions are Z up in plant units. The union of all regions is sampled: a point is drawn in a
+//! region picked with probability proportional to its measure (volume, or area for surface
+//! sampling) and kept only if no earlier region (for surface sampling: no other region) contains
+//! it, so overlaps are not sampled twice. Points inside an exclusion shape are redrawn. Every
+//! point has its own random stream (`rng::stream(seed, Index(i), "colonize.attractors")`), so the
+//! cloud does not depend on thread count or on how many other points were redrawn.
+
+use std::f32::consts::{PI, TAU};
+
+use glam::Vec3;
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use sylva_runtime::rng::{StreamKey, Xoshiro256PlusPlus, stream};
+
+use super::ColonizeError;
+
+/// Redraws allowed per point before the regions count as (nearly) fully excluded.
+const MAX_ATTEMPTS: u32 = 10_000;
+
+/// A region shape.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Shape {
+    /// A ball.
+    Sphere {
+        /// Centre.
+        centre: Vec3,
+        /// Radius.
+        radius: f32,
+    },
+    /// An upright cylinder standing on `base` (z from base to base + height), as in the thesis.
+    Cylinder {
+        /// Centre of the bottom disc.
+        base: Vec3,
+        /// Radius.
+        radius: f32,
+        /// Height.
+        height: f32,
+    },
+    /// An axis-aligned box.
+    Box {
+        /// Lower corner.
+        min: Vec3,
+        /// Upper corner.
+        max: Vec3,
+    },
+    /// An upright cone standing on its base disc, apex at base + height·Z.
+    Cone {
+        /// Centre of the base disc.
+        base: Vec3,
+        /// Base radius.
+        radius: f32,
+        /// Height.
+        height: f32,
+    },
+}
+
+/// How points are spread over a region.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Sampling {
+    /// Uniform in volume.
+    #[default]
+    Uniform,
+    /// The thesis code's sampling: radial distance uniform, so density peaks at the centre (sphere,
+    /// cone) or the axis (cylinder); boxes scale a surface point toward the centre.
+    CentreWeighted,
+    /// Uniform on the surface only.
+    Surface,
+}
+
+/// One attractor region.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    /// The shape.
+    pub shape: Shape,
+    /// The point distribution. Default uniform.
+    #[serde(default)]
+    pub sampling: Sampling,
+}
+
+impl Default for Region {
+    /// The thesis code's default sphere region (r = 150) above the root.
+    fn default() -> Self {
+        Self {
+            shape: Shape::Sphere {
+                centre: Vec3::new(0.0, 0.0, 300.0),
+                radius: 150.0,
+            },
+            sampling: Sampling::Uniform,
+        }
+    }
+}
+
+fn unit(rng: &mut Xoshiro256PlusPlus) -> f32 {
+    rng.random::<f32>()
+}
+
+fn unit_vector(rng: &mut Xoshiro256PlusPlus) -> Vec3 {
+    let z = 2.0 * unit(rng) - 1.0;
+    let phi = TAU * unit(rng);
+    let s = (1.0 - z * z).max(0.0).sqrt();
+    Vec3::new(s * phi.cos(), s * phi.sin(), z)
+}
+
+fn disc(rng: &mut Xoshiro256PlusPlus, radius: f32) -> Vec3 {
+    let r = radius * unit(rng).sqrt();
+    let phi = TAU * unit(rng);
+    Vec3::new(r * phi.cos(), r * phi.sin(), 0.0)
+}
+
+impl Shape {
+    /// Checks the dimensions; the message says which one is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = |name: &str, v: Vec3| {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err(format!("{name} is {v}, must be finite"))
+            }
+        };
+        let positive = |name: &str, v: f32| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name} is {v}, must be a finite number > 0"))
+            }
+        };
+        match *self {
+            Shape::Sphere { centre, radius } => {
+                finite("centre", centre)?;
+                positive("radius", radius)
+            }
+            Shape::Cylinder { base, radius, height } | Shape::Cone { base, radius, height } => {
+                finite("base", base)?;
+                positive("radius", radius)?;
+                positive("height", height)
+            }
+            Shape::Box { min, max } => {
+                finite("min", min)?;
+                finite("max", max)?;
+                if min.cmplt(max).all() {
+                    Ok(())
+                } else {
+                    Err(format!("min {min} must be below max {max} on every axis"))
+                }
+            }
+        }
+    }
+
+    /// Whether `p` lies inside or on the shape, with a tolerance of `eps` (plant units).
+    pub fn contains(&self, p: Vec3, eps: f32) -> bool {
+        match *self {
+            Shape::Sphere { centre, radius } => p.distance(centre) <= radius + eps,
+            Shape::Cylinder { base, radius, height } => {
+                let d = p - base;
+                d.z >= -eps && d.z <= height + eps && d.truncate().length() <= radius + eps
+            }
+            Shape::Box { min, max } => (p + eps).cmpge(min).all() && (p - eps).cmple(max).all(),
+            Shape::Cone { base, radius, height } => {
+                let d = p - base;
+                d.z >= -eps
+                    && d.z <= height + eps
+                    && d.truncate().length() <= radius * (1.0 - d.z / height).max(0.0) + eps
+            }
+        }
+    }
+
+    /// The point sampling aims at first, and how far from it the shape reaches (the thesis's
+    /// "max distance from centre", used to place the trunk).
+    pub fn centre_and_reach(&self) -> (Vec3, f32) {
+        match *self {
+            Shape::Sphere { centre, radius } => (centre, radius),
+            Shape::Cylinder { base, radius, height } => (base, height.hypot(radius)),
+            Shape::Box { min, max } => ((min + max) * 0.5, (max - min).length() * 0.5),
+            Shape::Cone { base, radius, height } => (base, height.max(radius)),
+        }
+    }
+
+    fn measure(&self, sampling: Sampling) -> f64 {
+        let (r, h) = match *self {
+            Shape::Sphere { radius, .. } => (f64::from(radius), 0.0),
+            Shape::Cylinder { radius, height, .. } | Shape::Cone { radius, height, .. } => {
+                (f64::from(radius), f64::from(height))
+            }
+            Shape::Box { min, max } => {
+                let s = (max - min).as_dvec3();
+                return match sampling {
+                    Sampling::Surface => 2.0 * (s.x * s.y + s.y * s.z + s.z * s.x),
+                    _ => s.x * s.y * s.z,
+                };
+            }
+        };
+        let pi = std::f64::consts::PI;
+        match (self, sampling) {
+            (Shape::Sphere { .. }, Sampling::Surface) => 4.0 * pi * r * r,
+            (Shape::Sphere { .. }, _) => 4.0 / 3.0 * pi * r * r * r,
+            (Shape::Cylinder { .. }, Sampling::Surface) => 2.0 * pi * r * (r + h),
+            (Shape::Cylinder { .. }, _) => pi * r * r * h,
+            (_, Sampling::Surface) => pi * r * (r + r.hypot(h)),
+            _ => pi * r * r * h / 3.0,
+        }
+    }
+
+    fn sample(&self, sampling: Sampling, rng: &mut Xoshiro256PlusPlus) -> Vec3 {
+        match (*self, sampling) {
+            (Shape::Sphere { centre, radius }, Sampling::Uniform) => {
+                centre + unit_vector(rng) * radius * unit(rng).cbrt()
+            }
+            (Shape::Sphere { centre, radius }, Sampling::CentreWeighted) => {
+                centre + unit_vector(rng) * radius * unit(rng)
+            }
+            (Shape::Sphere { centre, radius }, Sampling::Surface) => centre + unit_vector(rng) * radius,
+            (Shape::Cylinder { base, radius, height }, Sampling::Uniform) => {
+                base + disc(rng, radius) + Vec3::Z * height * unit(rng)
+            }
+            (Shape::Cylinder { base, radius, height }, Sampling::CentreWeighted) => {
+                let phi = TAU * unit(rng);
+                let r = radius * unit(rng);
+                base + Vec3::new(r * phi.cos(), r * phi.sin(), height * unit(rng))
+            }
+            (Shape::Cylinder { base, radius, height }, Sampling::Surface) => {
+                let side = 2.0 * PI * radius * height;
+                let cap = PI * radius * radius;
+                let pick = unit(rng) * (side + 2.0 * cap);
+                if pick < side {
+                    let phi = TAU * unit(rng);
+                    base + Vec3::new(radius * phi.cos(), radius * phi.sin(), height * unit(rng))
+                } else {
+                    let z = if pick < side + cap { 0.0 } else { height };
+                    base + disc(rng, radius) + Vec3::Z * z
+                }
+            }
+            (Shape::Box { min, max }, Sampling::Uniform) => {
+                min + (max - min) * Vec3::new(unit(rng), unit(rng), unit(rng))
+            }
+            (Shape::Box { min, max }, Sampling::CentreWeighted) => {
+                let centre = (min + max) * 0.5;
+                let on_surface = Shape::Box { min, max }.sample(Sampling::Surface, rng);
+                centre + (on_surface - centre) * unit(rng)
+            }
+            (Shape::Box { min, max }, Sampling::Surface) => {
+                let s = max - min;
+                let areas = [s.y * s.z, s.z * s.x, s.x * s.y];
+                let mut pick = unit(rng) * 2.0 * (areas[0] + areas[1] + areas[2]);
+                let mut p = Vec3::new(unit(rng), unit(rng), unit(rng));
+                for (axis, area) in areas.iter().enumerate() {
+                    if pick < 2.0 * area || axis == 2 {
+                        p[axis] = if pick < *area { 0.0 } else { 1.0 };
+                        break;
+                    }
+                    pick -= 2.0 * area;
+                }
+                min + s * p
+            }
+            (Shape::Cone { base, radius, height }, Sampling::Uniform) => {
+                let t = 1.0 - unit(rng).cbrt();
+                base + disc(rng, radius * (1.0 - t)) + Vec3::Z * height * t
+            }
+            (Shape::Cone { base, radius, height }, Sampling::CentreWeighted) => {
+                let t = unit(rng);
+                let phi = TAU * unit(rng);
+                let r = radius * (1.0 - t) * unit(rng);
+                base + Vec3::new(r * phi.cos(), r * phi.sin(), height * t)
+            }
+            (Shape::Cone { base, radius, height }, Sampling::Surface) => {
+                let lateral = PI * radius * radius.hypot(height);
+                let bottom = PI * radius * radius;
+                if unit(rng) * (lateral + bottom) < lateral {
+                    let t = 1.0 - unit(rng).sqrt();
+                    let phi = TAU * unit(rng);
+                    let r = radius * (1.0 - t);
+                    base + Vec3::new(r * phi.cos(), r * phi.sin(), height * t)
+                } else {
+                    base + disc(rng, radius)
+                }
+            }
+        }
+    }
+}
+
+/// Samples `count` attractors over the union of `regions`, avoiding `exclusions` (see the
+/// module docs). Fails when there is no region or a shape is invalid, or when the exclusions
+/// cover (nearly) everything.
+pub fn sample_regions(
+    regions: &[Region],
+    exclusions: &[Shape],
+    count: u32,
+    seed: u64,
+) -> Result<Vec<Vec3>, ColonizeError> {
+    if regions.is_empty() {
+        return Err(ColonizeError::InvalidParam {
+            field: "regions".to_owned(),
+            message: "is empty".to_owned(),
+        });
+    }
+    for (i, r) in regions.iter().enumerate() {
+        r.shape.validate().map_err(|message| ColonizeError::InvalidParam {
+            field: format!("regions[{i}]"),
+            message,
+        })?;
+    }
+    for (i, s) in exclusions.iter().enumerate() {
+        s.validate().map_err(|message| ColonizeError::InvalidParam {
+            field: format!("exclusions[{i}]"),
+            message,
+        })?;
+    }
+    let mut cumulative = Vec::with_capacity(regions.len());
+    let mut total = 0.0f64;
+    for r in regions {
+        total += r.shape.measure(r.sampling);
+        cumulative.push(total);
+    }
+    let mut points = Vec::with_capacity(count as usize);
+    for i in 0..count {
+        let mut rng = stream(seed, StreamKey::Index(u64::from(i)), "colonize.attractors");
+        let mut attempt = 0;
+        let p = loop {
+            if attempt == MAX_ATTEMPTS {
+                return Err(ColonizeError::InvalidParam {
+                    field: "exclusions".to_owned(),
+                    message: format!("leave no room: attractor {i} was redrawn {MAX_ATTEMPTS} times"),
+                });
+            }
+            attempt += 1;
+            let pick = rng.random::<f64>() * total;
+            let k = cumulative.iter().position(|&c| pick < c).unwrap_or(regions.len() - 1);
+            let region = regions[k];
+            let p = region.shape.sample(region.sampling, &mut rng);
+            let claimed = match region.sampling {
+                Sampling::Surface => regions
+                    .iter()
+                    .enumerate()
+                    .any(|(j, r)| j != k && r.shape.contains(p, -1e-4 * scale(&r.shape))),
+                _ => regions[..k].iter().any(|r| r.shape.contains(p, 0.0)),
+            };
+            if !claimed && !exclusions.iter().any(|e| e.contains(p, 0.0)) {
+                break p;
+            }
+        };
+        points.push(p);
+    }
+    Ok(points)
+}
+
+/// A length typical of the shape, for relative tolerances.
+fn scale(shape: &Shape) -> f32 {
+    shape.centre_and_reach().1
+}
+
+/// Parses a point file: one `x y z` per line (whitespace separated); blank lines and lines
+/// starting with `#` are skipped. Errors carry the 1-based line number.
+pub fn parse_points(text: &str) -> Result<Vec<Vec3>, ColonizeError> {
+    let mut points = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |message: String| ColonizeError::PointFile { line: n + 1, message };
+        let mut values = [0.0f32; 3];
+        let mut fields = line.split_whitespace();
+        for (k, v) in values.iter_mut().enumerate() {
+            let field = fields
+                .next()
+                .ok_or_else(|| bad(format!("expected 3 numbers, found {k}")))?;
+            *v = field.parse::<f32>().map_err(|e| bad(format!("`{field}`: {e}")))?;
+            if !v.is_finite() {
+                return Err(bad(format!("`{field}` is not finite")));
+            }
+        }
+        if let Some(extra) = fields.next() {
+            return Err(bad(format!("expected 3 numbers, found more (`{extra}`)")));
+        }
+        points.push(Vec3::from_array(values));
+    }
+    Ok(points)
+}
+
+/// Reads and parses a point file (see [`parse_points`]).
+pub fn load_points(path: &std::path::Path) -> Result<Vec<Vec3>, ColonizeError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ColonizeError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse_points(&text).map_err(|e| match e {
+        ColonizeError::PointFile { line, message } => ColonizeError::PointFile {
+            line,
+            message: format!("{}: {message}", path.display()),
+        },
+        other => other,
+    })
+}

@@ -1,0 +1,111 @@
+//! The incremental, k-d-tree-driven growth equals the brute-force reference on random inputs.
+
+use glam::Vec3;
+use proptest::prelude::*;
+use sylva_systems::colonize::oracle::grow_brute_force;
+use sylva_systems::colonize::{ColonizeParams, Colonizer, WeightedGrowth};
+
+fn vec3(lo: Vec3, hi: Vec3) -> impl Strategy<Value = Vec3> {
+    (lo.x..hi.x, lo.y..hi.y, lo.z..hi.z).prop_map(|(x, y, z)| Vec3::new(x, y, z))
+}
+
+fn case() -> impl Strategy<Value = (ColonizeParams, Vec<Vec3>, Vec<(Vec3, f32)>)> {
+    (
+        (
+            10.0f32..80.0,
+            0.05f32..0.9,
+            1.0f32..15.0,
+            vec3(Vec3::splat(-0.6), Vec3::splat(0.6)),
+        ),
+        (0u32..60, 1u32..5, 0u32..6, 0u32..6, 0usize..3),
+        prop::collection::vec(
+            vec3(Vec3::new(-100.0, -100.0, 40.0), Vec3::new(100.0, 100.0, 240.0)),
+            1..150,
+        ),
+        prop::collection::vec(
+            vec3(Vec3::new(-120.0, -120.0, -20.0), Vec3::new(120.0, 120.0, 20.0)),
+            1..4,
+        ),
+        prop::collection::vec(
+            (
+                vec3(Vec3::new(-50.0, -50.0, 60.0), Vec3::new(50.0, 50.0, 220.0)),
+                0.0f32..120.0,
+            ),
+            0..3,
+        ),
+    )
+        .prop_map(
+            |(
+                (di, k, step, tropism),
+                (iterations, max_degree, max_depth, max_no_growth, weighted),
+                attractors,
+                roots,
+                targets,
+            )| {
+                let params = ColonizeParams {
+                    influence_radius: di,
+                    kill_distance: di * k,
+                    step,
+                    tropism,
+                    iterations,
+                    max_degree,
+                    max_depth,
+                    max_no_growth,
+                    weighted_growth: [WeightedGrowth::Off, WeightedGrowth::Linear, WeightedGrowth::Thesis][weighted],
+                    roots,
+                    ..ColonizeParams::default()
+                };
+                (params, attractors, targets)
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn incremental_growth_equals_brute_force((params, attractors, targets) in case()) {
+        let reference = grow_brute_force(&params, &attractors, &targets);
+        let mut c = Colonizer::with_attractors(&params, attractors.clone(), &targets).unwrap();
+        let termination = c.run();
+        prop_assert_eq!(c.graphs(), &reference.graphs[..]);
+        prop_assert_eq!(termination, reference.termination);
+        prop_assert_eq!(c.iterations(), reference.iterations);
+        let alive: Vec<bool> = (0..attractors.len()).map(|i| c.is_alive(i)).collect();
+        prop_assert_eq!(alive, reference.alive);
+    }
+}
+
+#[test]
+fn oracle_agrees_on_a_dense_sphere() {
+    let params = ColonizeParams {
+        influence_radius: 60.0,
+        kill_distance: 12.0,
+        step: 6.0,
+        tropism: Vec3::new(0.0, 0.0, 0.2),
+        iterations: 200,
+        max_degree: 4,
+        max_depth: 8,
+        max_no_growth: 3,
+        smooth_angles: false,
+        count: 1200,
+        regions: vec![sylva_systems::colonize::Region {
+            shape: sylva_systems::colonize::Shape::Sphere {
+                centre: Vec3::new(0.0, 0.0, 200.0),
+                radius: 120.0,
+            },
+            sampling: sylva_systems::colonize::Sampling::Uniform,
+        }],
+        ..ColonizeParams::default()
+    };
+    let mut c = Colonizer::new(&params, 21).unwrap();
+    c.run();
+    let targets = [params.regions[0].shape.centre_and_reach()];
+    let reference = grow_brute_force(&params, c.attractors(), &targets);
+    assert!(
+        reference.graphs[0].len() > 300,
+        "{} segments",
+        reference.graphs[0].len()
+    );
+    assert_eq!(c.graphs(), &reference.graphs[..]);
+    assert_eq!(c.termination(), Some(reference.termination));
+}

@@ -1,0 +1,190 @@
+//! Attractor regions: containment, densities, union without doubling, point files.
+
+use glam::Vec3;
+use sylva_systems::colonize::{ColonizeError, Region, Sampling, Shape, parse_points, sample_regions};
+
+fn shapes() -> Vec<Shape> {
+    vec![
+        Shape::Sphere {
+            centre: Vec3::new(1.0, 2.0, 3.0),
+            radius: 5.0,
+        },
+        Shape::Cylinder {
+            base: Vec3::new(-1.0, 0.0, 2.0),
+            radius: 3.0,
+            height: 8.0,
+        },
+        Shape::Box {
+            min: Vec3::new(-2.0, -1.0, 0.0),
+            max: Vec3::new(4.0, 1.0, 3.0),
+        },
+        Shape::Cone {
+            base: Vec3::ZERO,
+            radius: 4.0,
+            height: 6.0,
+        },
+    ]
+}
+
+#[test]
+fn every_shape_and_mode_samples_inside_deterministically() {
+    for shape in shapes() {
+        for sampling in [Sampling::Uniform, Sampling::CentreWeighted, Sampling::Surface] {
+            let r = [Region { shape, sampling }];
+            let a = sample_regions(&r, &[], 2000, 7).unwrap();
+            assert_eq!(a.len(), 2000);
+            assert_eq!(a, sample_regions(&r, &[], 2000, 7).unwrap());
+            assert_ne!(a, sample_regions(&r, &[], 2000, 8).unwrap());
+            for p in &a {
+                assert!(shape.contains(*p, 1e-4), "{shape:?} {sampling:?}: {p}");
+            }
+            if sampling == Sampling::Surface {
+                let shrunk = a.iter().filter(|p| shape.contains(**p, -1e-3)).count();
+                assert_eq!(shrunk, 0, "{shape:?}: surface points lie on the boundary");
+            }
+        }
+    }
+}
+
+fn fraction_within(points: &[Vec3], centre: Vec3, r: f32) -> f32 {
+    points.iter().filter(|p| p.distance(centre) < r).count() as f32 / points.len() as f32
+}
+
+#[test]
+fn sphere_uniform_versus_centre_weighted() {
+    let shape = Shape::Sphere {
+        centre: Vec3::ZERO,
+        radius: 10.0,
+    };
+    let uniform = sample_regions(
+        &[Region {
+            shape,
+            sampling: Sampling::Uniform,
+        }],
+        &[],
+        20_000,
+        1,
+    )
+    .unwrap();
+    let weighted = sample_regions(
+        &[Region {
+            shape,
+            sampling: Sampling::CentreWeighted,
+        }],
+        &[],
+        20_000,
+        1,
+    )
+    .unwrap();
+    let u = fraction_within(&uniform, Vec3::ZERO, 5.0);
+    let w = fraction_within(&weighted, Vec3::ZERO, 5.0);
+    assert!(
+        (u - 0.125).abs() < 0.01,
+        "uniform: {u} within half the radius, want 1/8"
+    );
+    assert!(
+        (w - 0.5).abs() < 0.02,
+        "centre-weighted: {w} within half the radius, want 1/2"
+    );
+}
+
+#[test]
+fn cylinder_uniform_versus_axis_weighted() {
+    let shape = Shape::Cylinder {
+        base: Vec3::ZERO,
+        radius: 10.0,
+        height: 4.0,
+    };
+    let count = |sampling| {
+        let a = sample_regions(&[Region { shape, sampling }], &[], 20_000, 2).unwrap();
+        a.iter().filter(|p| p.truncate().length() < 5.0).count() as f32 / 20_000.0
+    };
+    assert!((count(Sampling::Uniform) - 0.25).abs() < 0.015);
+    assert!((count(Sampling::CentreWeighted) - 0.5).abs() < 0.02);
+}
+
+#[test]
+fn overlaps_are_not_sampled_twice() {
+    let left = Shape::Sphere {
+        centre: Vec3::new(-0.5, 0.0, 0.0),
+        radius: 1.0,
+    };
+    let right = Shape::Sphere {
+        centre: Vec3::new(0.5, 0.0, 0.0),
+        radius: 1.0,
+    };
+    let regions = [
+        Region {
+            shape: left,
+            sampling: Sampling::Uniform,
+        },
+        Region {
+            shape: right,
+            sampling: Sampling::Uniform,
+        },
+    ];
+    let a = sample_regions(&regions, &[], 40_000, 3).unwrap();
+    let in_cube = |c: Vec3| a.iter().filter(|p| (**p - c).abs().max_element() < 0.2).count() as f32;
+    let overlap = in_cube(Vec3::ZERO);
+    let left_only = in_cube(Vec3::new(-1.0, 0.0, 0.0));
+    let right_only = in_cube(Vec3::new(1.0, 0.0, 0.0));
+    // Expected about 362 each; a doubled overlap would hold about 724.
+    for (name, n) in [("left", left_only), ("right", right_only)] {
+        let ratio = overlap / n;
+        assert!((0.8..1.25).contains(&ratio), "overlap {overlap} vs {name} {n}");
+    }
+}
+
+#[test]
+fn exclusions_stay_empty() {
+    let region = Region {
+        shape: Shape::Box {
+            min: Vec3::ZERO,
+            max: Vec3::splat(10.0),
+        },
+        sampling: Sampling::Uniform,
+    };
+    let hole = Shape::Sphere {
+        centre: Vec3::splat(5.0),
+        radius: 4.0,
+    };
+    let a = sample_regions(&[region], &[hole], 5000, 4).unwrap();
+    assert_eq!(a.len(), 5000);
+    assert!(a.iter().all(|p| !hole.contains(*p, 0.0)));
+    let err = sample_regions(
+        &[region],
+        &[Shape::Box {
+            min: Vec3::splat(-1.0),
+            max: Vec3::splat(11.0),
+        }],
+        10,
+        4,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ColonizeError::InvalidParam { ref field, .. } if field == "exclusions"),
+        "{err}"
+    );
+    assert!(matches!(
+        sample_regions(&[], &[], 10, 1),
+        Err(ColonizeError::InvalidParam { .. })
+    ));
+}
+
+#[test]
+fn point_files_parse_with_line_numbers() {
+    assert_eq!(
+        parse_points("# x y z\n1 2 3\n\n  -4.5\t5e1 6  \n").unwrap(),
+        vec![Vec3::new(1.0, 2.0, 3.0), Vec3::new(-4.5, 50.0, 6.0)]
+    );
+    let line_of = |text: &str| match parse_points(text) {
+        Err(ColonizeError::PointFile { line, message }) => (line, message),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(line_of("1 2 3\n\n4 x 6\n").0, 3);
+    let (line, message) = line_of("1 2\n");
+    assert_eq!(line, 1);
+    assert!(message.contains("found 2"), "{message}");
+    assert_eq!(line_of("1 2 3\n1 2 3 4\n").0, 2);
+    assert_eq!(line_of("nan 2 3\n").0, 1);
+}
