@@ -290,16 +290,32 @@ fn print_summary(r: &Report) {
         r.wall_ms / 1e3,
         r.threads
     );
+    let entities: Vec<String> = r
+        .entities
+        .iter()
+        .filter(|(kind, n)| **n > 0 && kind.as_str() != "total")
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
     println!(
-        "  {} particles, {} springs; frame ms mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
-        r.particles.particles, r.particles.springs, r.frame_ms.mean, r.frame_ms.p50, r.frame_ms.p99, r.frame_ms.max
+        "  {}; frame ms mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
+        if entities.is_empty() {
+            "no entities".to_owned()
+        } else {
+            entities.join(", ")
+        },
+        r.frame_ms.mean,
+        r.frame_ms.p50,
+        r.frame_ms.p99,
+        r.frame_ms.max
     );
-    println!(
-        "  {:.1} M particle updates/s, {:.1} M springs/s; state hash {}",
-        r.particles.updates_per_s / 1e6,
-        r.particles.springs_per_s / 1e6,
-        r.state_hash
-    );
+    if r.particles.particles > 0 {
+        println!(
+            "  {:.1} M particle updates/s, {:.1} M springs/s",
+            r.particles.updates_per_s / 1e6,
+            r.particles.springs_per_s / 1e6
+        );
+    }
+    println!("  state hash {}", r.state_hash);
 }
 
 fn print_systems(r: &Report) {
