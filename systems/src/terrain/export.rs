@@ -169,6 +169,12 @@ pub fn encode_png(hf: &Heightfield, kind: PngKind, h_max: f32) -> Result<Vec<u8>
     if cells == 0 || hf.ground.len() != cells || hf.water.len() != cells || hf.top.len() != cells {
         return Err(ExportError::Size(hf.width, hf.depth));
     }
+    // Standing water shows as water whatever lies beneath it.
+    let rgb_unless_wet = |colour: &dyn Fn(usize) -> [u8; 3]| -> Vec<u8> {
+        (0..cells)
+            .flat_map(|i| if hf.water[i] > 0.01 { WATER } else { colour(i) })
+            .collect()
+    };
     let (colour, depth, data): (png::ColorType, png::BitDepth, Vec<u8>) = match kind {
         PngKind::Height16 => (
             png::ColorType::Grayscale,
@@ -186,28 +192,12 @@ pub fn encode_png(hf: &Heightfield, kind: PngKind, h_max: f32) -> Result<Vec<u8>
         PngKind::Materials => (
             png::ColorType::Rgb,
             png::BitDepth::Eight,
-            (0..cells)
-                .flat_map(|i| {
-                    if hf.water[i] > 0.01 {
-                        WATER
-                    } else {
-                        material_colour(hf.top[i])
-                    }
-                })
-                .collect(),
+            rgb_unless_wet(&|i| material_colour(hf.top[i])),
         ),
         PngKind::FalseColour => (
             png::ColorType::Rgb,
             png::BitDepth::Eight,
-            (0..cells)
-                .flat_map(|i| {
-                    if hf.water[i] > 0.01 {
-                        WATER
-                    } else {
-                        topographic(hf.ground[i] / h_max)
-                    }
-                })
-                .collect(),
+            rgb_unless_wet(&|i| topographic(hf.ground[i] / h_max)),
         ),
     };
     let mut out = Vec::new();
