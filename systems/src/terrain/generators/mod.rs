@@ -156,18 +156,28 @@ impl Source {
     }
 
     fn validate(&self) -> Result<(), ParamError> {
-        let pow2 = |p: u32| p >= 2 && p.is_power_of_two() && p <= MAX_PERIOD;
+        fn octaves_and_frequency(octaves: u32, frequency: f32) -> Result<(), ParamError> {
+            check(octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
+            check(
+                frequency.is_finite() && frequency > 0.0,
+                "frequency",
+                "must be positive",
+            )
+        }
+        fn power_of_two_period(period: u32) -> Result<(), ParamError> {
+            check(
+                period >= 2 && period.is_power_of_two() && period <= MAX_PERIOD,
+                "period",
+                format!("must be a power of two in 2..={MAX_PERIOD}, got {period}"),
+            )
+        }
         match self {
             Source::Constant(c) => check(c.is_finite(), "height", "constant must be finite"),
             Source::Plane { base, slope } => {
                 check(finite(&[*base, slope[0], slope[1]]), "height", "plane must be finite")
             }
             Source::Midpoint(m) => {
-                check(
-                    pow2(m.period),
-                    "period",
-                    format!("must be a power of two in 2..={MAX_PERIOD}, got {}", m.period),
-                )?;
+                power_of_two_period(m.period)?;
                 check(
                     finite(&[m.amplitude, m.roughness, m.base]),
                     "amplitude",
@@ -176,11 +186,7 @@ impl Source {
                 check((0.0..=1.0).contains(&m.rise), "rise", "must be in [0, 1]")
             }
             Source::RandomAdditions(a) => {
-                check(
-                    pow2(a.period),
-                    "period",
-                    format!("must be a power of two in 2..={MAX_PERIOD}, got {}", a.period),
-                )?;
+                power_of_two_period(a.period)?;
                 check(
                     finite(&[a.amplitude, a.roughness, a.base]),
                     "amplitude",
@@ -188,12 +194,7 @@ impl Source {
                 )
             }
             Source::ValueNoise(n) => {
-                check(n.octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
-                check(
-                    n.frequency.is_finite() && n.frequency > 0.0,
-                    "frequency",
-                    "must be positive",
-                )?;
+                octaves_and_frequency(n.octaves, n.frequency)?;
                 check(
                     finite(&[n.amplitude, n.persistence, n.scale]),
                     "amplitude",
@@ -201,12 +202,7 @@ impl Source {
                 )
             }
             Source::Fbm(n) => {
-                check(n.octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
-                check(
-                    n.frequency.is_finite() && n.frequency > 0.0,
-                    "frequency",
-                    "must be positive",
-                )?;
+                octaves_and_frequency(n.octaves, n.frequency)?;
                 check(
                     finite(&[n.amplitude, n.lacunarity, n.gain]),
                     "amplitude",
@@ -214,12 +210,7 @@ impl Source {
                 )
             }
             Source::Ridged(n) => {
-                check(n.octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
-                check(
-                    n.frequency.is_finite() && n.frequency > 0.0,
-                    "frequency",
-                    "must be positive",
-                )?;
+                octaves_and_frequency(n.octaves, n.frequency)?;
                 check(
                     finite(&[n.amplitude, n.lacunarity, n.gain, n.offset, n.h]) && n.lacunarity > 0.0,
                     "amplitude",
