@@ -16,8 +16,10 @@ fn temp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-fn small_scene() -> PathBuf {
-    let path = temp("small.ron");
+/// Writes the small test scene to a file of its own: tests run in parallel, and
+/// one test rewriting a file another is reading makes the reader fail at random.
+fn small_scene(name: &str) -> PathBuf {
+    let path = temp(name);
     std::fs::write(
         &path,
         "(name: \"small\", seed: 5, simulation: (frames: 30), chains: (columns: 6, rows: 5, links: 8))",
@@ -37,7 +39,7 @@ fn report(args: &[&str], name: &str) -> serde_json::Value {
 
 #[test]
 fn bench_state_hash_is_equal_for_one_and_two_threads() {
-    let scene = small_scene();
+    let scene = small_scene("bench.ron");
     let s = scene.to_str().unwrap();
     let one = report(&["bench", s, "--frames", "40", "--threads", "1"], "one.json");
     let two = report(&["bench", s, "--frames", "40", "--threads", "2"], "two.json");
@@ -51,7 +53,7 @@ fn bench_state_hash_is_equal_for_one_and_two_threads() {
 
 #[test]
 fn report_has_the_contract_keys() {
-    let scene = small_scene();
+    let scene = small_scene("keys.ron");
     let r = report(&["run", scene.to_str().unwrap()], "run.json");
     for key in [
         "scene",
@@ -114,13 +116,13 @@ fn bad_input_is_a_one_line_error_and_a_failure() {
 
 #[test]
 fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
-    let scene = small_scene();
+    let scene = small_scene("resume.ron");
     let s = scene.to_str().unwrap();
     let snap = temp("half.snap");
     let snap_arg = snap.to_str().unwrap();
     let whole = report(&["run", s, "--frames", "20"], "whole.json");
     let first = sylva(&["run", s, "--frames", "12", "--save", snap_arg]);
-    assert!(first.status.success());
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let resumed = report(&["run", s, "--frames", "8", "--resume", snap_arg], "resumed.json");
     assert_eq!(resumed["steps"], whole["steps"]);
     assert_eq!(resumed["state_hash"], whole["state_hash"]);
