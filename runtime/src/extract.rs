@@ -91,6 +91,44 @@ impl CylinderBatch {
     }
 }
 
+/// Points drawn as small screen-space dots: attractor clouds, debug markers.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PointBatch {
+    /// Positions, world space.
+    pub position: Vec<Vec3>,
+    /// Linear RGBA colour, 8 bits per channel.
+    pub colour: Vec<[u8; 4]>,
+    /// Points changed since the last upload.
+    pub dirty: DirtyRange,
+}
+
+impl PointBatch {
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.position.len()
+    }
+
+    /// True when the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+
+    /// Appends one point and marks it dirty.
+    pub fn push(&mut self, position: Vec3, colour: [u8; 4]) {
+        let i = self.len() as u32;
+        self.position.push(position);
+        self.colour.push(colour);
+        self.dirty.mark(i, i + 1);
+    }
+
+    /// Removes every point; the renderer frees or recycles their buffer space.
+    pub fn clear(&mut self) {
+        self.position.clear();
+        self.colour.clear();
+        self.dirty = DirtyRange::default();
+    }
+}
+
 /// A perspective camera.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
