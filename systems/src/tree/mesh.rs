@@ -129,13 +129,22 @@ fn ring_axes(n: Vec3) -> (Vec3, Vec3) {
             Vec3::new(xy, 1.0 - m.y * m.y * k, -m.y),
         )
     };
-    if n.z >= -0.99 {
+    if n.z >= 0.0 {
+        return arc(n);
+    }
+    let (x, y) = if n.z >= -0.99 {
         arc(n)
     } else {
         // Half turn about X (X ↦ X, Y ↦ −Y, Z ↦ −Z), then the arc −Z → n, which is the arc Z → −n.
         let (x, y) = arc(-n);
         (x, -y)
-    }
+    };
+    // Below the equator 1/(1+mz) grows to 100 and magnifies n's own rounding into axes that are
+    // 1e-5 off unit length; one projection per ring (not per vertex) restores an orthonormal frame.
+    let x = (x - n * n.dot(x)).normalize();
+    // Both branches are right-handed (x × y = n), so y follows from n and x.
+    debug_assert!(y.dot(n.cross(x)) > 0.0);
+    (x, n.cross(x))
 }
 
 /// Counts the mesh [`build_mesh`] would produce for `graph` with `params`.
