@@ -2,8 +2,9 @@
 //!
 //! Targets (issue 5): hydraulic ≤ 1.5 ms per iteration, thermal ≥ 500
 //! iterations/s, aging ≥ 1000 checks/s, 4096² × 4 layers generated in ≤ 3 s.
-//! `memcpy_64mib` measures this machine's copy bandwidth in the same run, so
-//! each kernel can be read as a fraction of it.
+//! `memcpy_64mib` measures this machine's copy bandwidth in the same run, and
+//! the closing `summary` prints each kernel's Mcell-iterations/s and its
+//! estimated memory traffic as a fraction of that bandwidth.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sylva::Scene;
@@ -19,14 +20,22 @@ fn landscape() -> TerrainParams {
     p
 }
 
-fn kernels(c: &mut Criterion) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .expect("pool starts");
+/// The three kernels, each alone on the schedule, with the bytes per cell
+/// and pass that its planes move (reads plus writes, 4 layer slots; layer
+/// walks of the cells that actually erode are not counted, so these are
+/// lower bounds):
+/// - hydraulic: flux sweep reads ground, water and 4 fluxes, writes 4 fluxes
+///   and the gradient (44 B); cell sweep reads 4 fluxes, water, gradient,
+///   sediment, layer count, top material and thickness, writes water,
+///   velocity, capacity, ratio, standing flag, sediment, top thickness, age
+///   and ground (73 B); semi-Lagrangian transport reads velocity and sediment
+///   and writes the new sediment (16 B).
+/// - thermal: the first pass reads ground and count and writes 4 outflows and
+///   the source byte (22 B); the second reads the outflows (16 B).
+/// - aging: count, material and the age counter read and written, per slot
+///   (6 B × 4).
+fn kernel_setups() -> Vec<(&'static str, TerrainParams, f64)> {
     let base = landscape();
-    let mut group = c.benchmark_group("terrain_512");
-    group.throughput(Throughput::Elements(u64::from(base.size).pow(2)));
     let only = |water_every, thermal_every, aging_every| TerrainParams {
         schedule: ScheduleParams {
             water_every,
@@ -35,11 +44,25 @@ fn kernels(c: &mut Criterion) {
         },
         ..base.clone()
     };
-    for (name, params) in [
-        ("hydraulic", only(1, 0, 0)),
-        ("thermal", only(0, 1, 0)),
-        ("aging", only(0, 0, 1)),
-    ] {
+    vec![
+        ("hydraulic", only(1, 0, 0), 133.0),
+        ("thermal", only(0, 1, 0), 38.0),
+        ("aging", only(0, 0, 1), 24.0),
+    ]
+}
+
+fn pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("pool starts")
+}
+
+fn kernels(c: &mut Criterion) {
+    let pool = pool();
+    let mut group = c.benchmark_group("terrain_512");
+    group.throughput(Throughput::Elements(u64::from(landscape().size).pow(2)));
+    for (name, params, _) in kernel_setups() {
         let mut chunk = pool
             .install(|| params.generator.generate(1, [0, 0], params.size, params.max_layers))
             .unwrap();
@@ -57,10 +80,7 @@ fn kernels(c: &mut Criterion) {
 }
 
 fn generation(c: &mut Criterion) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .expect("pool starts");
+    let pool = pool();
     let params = landscape();
     let mut group = c.benchmark_group("terrain_generate");
     group.sample_size(10);
@@ -71,29 +91,73 @@ fn generation(c: &mut Criterion) {
     group.finish();
 }
 
+const COPY_BYTES: usize = 64 << 20;
+
+/// Copies 64 MiB on the pool, 1 MiB per task.
+fn copy(pool: &rayon::ThreadPool, src: &[u8], dst: &mut [u8]) {
+    use rayon::prelude::*;
+    pool.install(|| {
+        dst.par_chunks_mut(1 << 20)
+            .zip(src.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+    })
+}
+
 fn bandwidth(c: &mut Criterion) {
-    const BYTES: usize = 64 << 20;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .build()
-        .expect("pool starts");
-    let src = vec![1u8; BYTES];
-    let mut dst = vec![0u8; BYTES];
+    let pool = pool();
+    let src = vec![1u8; COPY_BYTES];
+    let mut dst = vec![0u8; COPY_BYTES];
     let mut group = c.benchmark_group("machine");
     // Read plus write, as the kernels' traffic is counted.
-    group.throughput(Throughput::Bytes(2 * BYTES as u64));
-    group.bench_function("memcpy_64mib", |b| {
-        b.iter(|| {
-            pool.install(|| {
-                use rayon::prelude::*;
-                dst.par_chunks_mut(1 << 20)
-                    .zip(src.par_chunks(1 << 20))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
-            })
-        })
-    });
+    group.throughput(Throughput::Bytes(2 * COPY_BYTES as u64));
+    group.bench_function("memcpy_64mib", |b| b.iter(|| copy(&pool, &src, &mut dst)));
     group.finish();
 }
 
-criterion_group!(benches, kernels, generation, bandwidth);
+/// Best of `reps` timings of `f`, in seconds: the least disturbed by other
+/// work on a shared machine.
+fn best_of(reps: u32, mut f: impl FnMut()) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Prints Mcell-iterations/s and the fraction of the copy bandwidth each
+/// kernel's estimated traffic reaches, timed in this run (best of 60 passes
+/// after 20 warm-up passes, and best of 20 copies).
+fn summary(_: &mut Criterion) {
+    let pool = pool();
+    let src = vec![1u8; COPY_BYTES];
+    let mut dst = vec![0u8; COPY_BYTES];
+    let copy_gbs = 2.0 * COPY_BYTES as f64 / best_of(20, || copy(&pool, &src, &mut dst)) / 1e9;
+    println!("summary: copy bandwidth {copy_gbs:.1} GB/s (read + write, 2 threads)");
+    for (name, params, bytes_per_cell) in kernel_setups() {
+        let mut chunk = pool
+            .install(|| params.generator.generate(1, [0, 0], params.size, params.max_layers))
+            .unwrap();
+        let cells = f64::from(params.size).powi(2);
+        let mut eroder = Eroder::default();
+        let mut books = TerrainBalance::default();
+        let mut iteration = 0;
+        let mut pass = || {
+            iteration += 1;
+            pool.install(|| eroder.step(&mut chunk, &params, 1, iteration, &mut books));
+        };
+        (0..20).for_each(|_| pass());
+        let secs = best_of(60, pass);
+        let gbs = bytes_per_cell * cells / secs / 1e9;
+        println!(
+            "summary: {name:9} {:7.3} ms/pass  {:7.1} Mcell-it/s  ~{gbs:5.1} GB/s = {:4.1} % of copy bandwidth",
+            1e3 * secs,
+            cells / secs / 1e6,
+            100.0 * gbs / copy_gbs
+        );
+    }
+}
+
+criterion_group!(benches, kernels, generation, bandwidth, summary);
 criterion_main!(benches);

@@ -14,19 +14,24 @@
 //! ```
 #![warn(missing_docs)]
 
+use std::time::Instant;
+
 mod report;
 mod scene;
 
-pub use report::{ParticleReport, Report};
+pub use report::{ParticleReport, RenderReport, Report, TreeReport};
 pub use scene::{SHOWCASE, Scene, SceneError, Simulation, TreeScene};
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
+pub use sylva_vk as vk;
 
 use sylva_runtime::glam::Vec3;
 use sylva_runtime::{App, AppConfig, AppError};
-use sylva_systems::colonize::{ColonizeError, Colonizer};
+use sylva_systems::colonize::{self, ColonizeError, Colonizer};
 use sylva_systems::particles::{self, spawn_chain_field};
-use sylva_systems::species::{GrowError, GrownTree, grow_lsystem_tree};
+use sylva_systems::placement::forest::{ForestError, grow_forest};
+use sylva_systems::placement::{Plane, TerrainGround};
+use sylva_systems::species::{GrowError, GrownTree, TreeStats, grow_lsystem_tree};
 use sylva_systems::terrain;
 use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, prepare_graph, spawn_tree};
 
@@ -45,6 +50,9 @@ pub enum BuildError {
     /// The scene's colonization trees could not be grown.
     #[error("colonize: {0}")]
     Colonize(#[from] ColonizeError),
+    /// The scene's forest could not be grown.
+    #[error("{0}")]
+    Forest(#[from] ForestError),
 }
 
 /// An app built from a scene, plus what was generated on the way.
@@ -89,25 +97,98 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
         app.world.resources.insert(g.stats);
         grown = Some(g);
     }
-    if let Some(c) = &scene.colonize {
+    if let Some(c) = scene.colonize.as_ref().filter(|c| c.iterations_per_step > 0) {
+        // Growth over time: sampling and trunks now, the rest in `colonize.grow`, step by step.
+        let colonizer = app.in_pool(|| Colonizer::new(c, scene.seed))?;
+        colonize::install(&mut app);
+        let placement = Placement {
+            position: Vec3::ZERO,
+            scale: 0.01,
+        };
+        let radii = RadiusParams::default();
+        colonize::spawn_colonizing(
+            &mut app.world.entities,
+            colonizer,
+            placement,
+            radii,
+            c.iterations_per_step,
+        );
+    } else if let Some(c) = &scene.colonize {
         // Colonization graphs share the L-system trees' units (Z up, centimetres) and meshing defaults.
-        let graphs = app.in_pool(|| {
+        let (graphs, stats) = app.in_pool(|| -> Result<_, ColonizeError> {
+            let t = Instant::now();
             let mut colonizer = Colonizer::new(c, scene.seed)?;
             colonizer.run();
-            colonizer.finish()
+            let stats = colonizer.stats(t.elapsed().as_secs_f64() * 1e3);
+            Ok((colonizer.finish()?, stats))
         })?;
         let (radii, mesh) = (RadiusParams::default(), MeshParams::default());
         let placement = Placement {
             position: Vec3::ZERO,
             scale: 0.01,
         };
+        // Every root's tree, in one graph for meshing and export.
+        let mut all = tree::BranchGraph::new();
         for graph in &graphs {
             let prepared = prepare_graph(graph, &radii, &mesh).map_err(GrowError::from)?;
             spawn_tree(&mut app.world.entities, &prepared, placement).map_err(GrowError::from)?;
+            let offset = all.len() as u32;
+            for i in 0..prepared.len() {
+                let parent = match prepared.parent[i] {
+                    tree::NO_PARENT => tree::NO_PARENT,
+                    p => p + offset,
+                };
+                let s = all.push(prepared.start[i], prepared.end[i], parent, prepared.depth[i]);
+                all.start_radius[s as usize] = prepared.start_radius[i];
+                all.end_radius[s as usize] = prepared.end_radius[i];
+            }
         }
+        if grown.is_none() {
+            let t = Instant::now();
+            let mut meshed = tree::TreeMesh::default();
+            let counts = tree::build_mesh_into(&all, &mesh, &mut meshed).map_err(GrowError::from)?;
+            let tree_stats = TreeStats {
+                modules: 0,
+                segments: all.len(),
+                chains: counts.chains,
+                rings: counts.rings,
+                vertices: counts.vertices,
+                triangles: counts.triangles,
+                derive_ms: 0.0,
+                interpret_ms: 0.0,
+                mesh_ms: t.elapsed().as_secs_f64() * 1e3,
+            };
+            app.world.resources.insert(tree_stats);
+            grown = Some(GrownTree {
+                graph: all,
+                mesh: meshed,
+                stats: tree_stats,
+            });
+        }
+        app.world.resources.insert(stats);
     }
     if let Some(t) = &scene.terrain {
         terrain::install(&mut app, t);
+        terrain::install_extraction(&mut app, t.cell_length);
+    }
+    if let Some(f) = &scene.forest {
+        // On the terrain where the scene has one (it is generated by now), on the plane y = 0 otherwise.
+        let field = scene
+            .terrain
+            .as_ref()
+            .and_then(|t| terrain::Heightfield::from_world(&app.world.entities).map(|h| (h, t.cell_length)));
+        let forest = match &field {
+            Some((field, cell_length)) => {
+                let ground = TerrainGround {
+                    field,
+                    cell_length: *cell_length,
+                };
+                app.in_pool(|| grow_forest(f, &ground, scene.seed))?
+            }
+            None => app.in_pool(|| grow_forest(f, &Plane { y: 0.0 }, scene.seed))?,
+        };
+        forest.spawn(&mut app.world.entities).map_err(GrowError::from)?;
+        app.world.resources.insert(forest.stats);
     }
     app.world.resources.insert(scene.camera);
     app.world.resources.insert(scene.sun);
@@ -121,4 +202,30 @@ pub fn simulate(app: &mut App, frames: u32, steps_per_frame: u32, mut on_frame: 
         app.advance(steps_per_frame);
         on_frame(frame + 1);
     }
+}
+
+/// Draws the app's extraction batches — springs, trees, attractor points
+/// (when `show_points`), terrain — with the scene's camera and sun.
+pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Result<vk::FrameStats, vk::RenderError> {
+    use sylva_runtime::extract::{Camera, Sun, TerrainBatch};
+    let res = &app.world.resources;
+    let mut springs = res.get_mut::<particles::SpringBatch>();
+    let mut trees = res.get_mut::<tree::TreeBatch>();
+    let mut attractors = res.get_mut::<sylva_systems::colonize::AttractorBatch>();
+    let mut terrain = res.get_mut::<TerrainBatch>();
+    let mut cylinders = Vec::new();
+    if let Some(s) = springs.as_deref_mut() {
+        cylinders.push(&mut s.cylinders);
+    }
+    if let Some(t) = trees.as_deref_mut() {
+        cylinders.push(&mut t.cylinders);
+    }
+    renderer.render(vk::FrameInput {
+        cylinders,
+        points: attractors.as_deref_mut().map(|a| &mut a.points),
+        show_points,
+        terrain: terrain.as_deref_mut(),
+        camera: res.get::<Camera>().map(|c| *c).unwrap_or_default(),
+        sun: res.get::<Sun>().map(|s| *s).unwrap_or_default(),
+    })
 }

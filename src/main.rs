@@ -9,7 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
-use sylva::{Report, Scene};
+use sylva::vk::Renderer;
+use sylva::{RenderReport, Report, Scene};
 
 /// Procedural nature at game scale: trees, terrain and grass as ECS entities.
 ///
@@ -52,6 +53,15 @@ enum Command {
         /// Write a snapshot of the final state, to continue later with `--resume`.
         #[arg(long, value_name = "PATH")]
         save: Option<PathBuf>,
+        /// Render the last frame with Vulkan and write it as a PNG.
+        #[arg(long, value_name = "PATH")]
+        screenshot: Option<PathBuf>,
+        /// Screenshot width, pixels.
+        #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=16384))]
+        width: u32,
+        /// Screenshot height, pixels.
+        #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
+        height: u32,
     },
     /// Grow a scene's tree, print its statistics and optionally export its mesh.
     Tree {
@@ -72,6 +82,15 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         heightmap: Option<PathBuf>,
     },
+    /// Open a window on a scene and fly through it while it runs: W/S/A/D move,
+    /// E/Q up and down, Shift faster, drag to look, V attractor points, Esc pause, F11 fullscreen.
+    View {
+        /// Scene file (default: the built-in showcase).
+        scene: Option<PathBuf>,
+        /// Close the window after this many frames.
+        #[arg(long)]
+        frames: Option<u64>,
+    },
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
         /// Scene file.
@@ -85,22 +104,46 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(None, None, &cli.common, &Snapshots::default(), false),
+        None => run(
+            None,
+            None,
+            &cli.common,
+            &Snapshots::default(),
+            false,
+            &Screenshot {
+                path: Some(PathBuf::from("showcase.png")),
+                ..Screenshot::default()
+            },
+        ),
         Some(Command::Run {
             scene,
             frames,
             resume,
             save,
+            screenshot,
+            width,
+            height,
         }) => run(
             scene.as_deref(),
             frames,
             &cli.common,
             &Snapshots { resume, save },
             false,
+            &Screenshot {
+                path: screenshot,
+                width,
+                height,
+            },
         ),
-        Some(Command::Bench { scene, frames }) => {
-            run(Some(&scene), Some(frames), &cli.common, &Snapshots::default(), true)
-        }
+        Some(Command::Bench { scene, frames }) => run(
+            Some(&scene),
+            Some(frames),
+            &cli.common,
+            &Snapshots::default(),
+            true,
+            &Screenshot::default(),
+        ),
+        Some(Command::View { scene, frames }) => view(scene.as_deref(), frames, &cli.common),
         Some(Command::Tree { scene, export }) => tree(&scene, export.as_deref(), &cli.common),
         Some(Command::Terrain {
             scene,
@@ -130,6 +173,7 @@ fn run(
     common: &Common,
     snapshots: &Snapshots,
     bench: bool,
+    screenshot: &Screenshot,
 ) -> Result<(), String> {
     let mut scene = match path {
         Some(p) => load(p, common)?,
@@ -156,13 +200,87 @@ fn run(
         app.save_snapshot(path).map_err(|e| e.to_string())?;
         println!("snapshot: {}", path.display());
     }
-    let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
+    let mut report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
     print_summary(&report);
     if bench {
         print_systems(&report);
     }
-    println!("rendering: off (this build has no renderer yet; the Vulkan renderer is issue #6)");
+    report.render = take_screenshot(&app, screenshot)?;
     write_report(&report, common)
+}
+
+/// Where and how big to render the last frame.
+struct Screenshot {
+    path: Option<PathBuf>,
+    width: u32,
+    height: u32,
+}
+
+impl Default for Screenshot {
+    fn default() -> Self {
+        Self {
+            path: None,
+            width: 1280,
+            height: 720,
+        }
+    }
+}
+
+/// Renders the app's last frame to the screenshot path, if there is one. No
+/// Vulkan driver is not an error: the run happened, only the picture is missing.
+fn take_screenshot(app: &sylva::runtime::App, shot: &Screenshot) -> Result<Option<RenderReport>, String> {
+    let Some(path) = &shot.path else {
+        println!("rendering: off (pass --screenshot PATH to render the last frame)");
+        return Ok(None);
+    };
+    let mut renderer = match Renderer::new_headless(shot.width, shot.height) {
+        Ok(r) => r,
+        Err(e) if e.is_no_driver() => {
+            println!("{}", sylva::vk::NO_DRIVER_HINT);
+            return Ok(None);
+        }
+        Err(e) => return Err(format!("renderer: {e}")),
+    };
+    let frame = sylva::render(&mut renderer, app, true).map_err(|e| format!("renderer: {e}"))?;
+    renderer.save_png(path).map_err(|e| e.to_string())?;
+    println!(
+        "screenshot: {} ({}x{}, {} on {}, {} draw calls, {:.1} ms)",
+        path.display(),
+        shot.width,
+        shot.height,
+        if frame.instances() == 1 {
+            "1 instance".to_owned()
+        } else {
+            format!("{} instances", frame.instances())
+        },
+        renderer.device_name(),
+        frame.draw_calls,
+        frame.frame_ms
+    );
+    Ok(Some(RenderReport::new(&renderer.stats())))
+}
+
+/// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
+fn view(path: Option<&Path>, frames: Option<u64>, common: &Common) -> Result<(), String> {
+    let scene = match path {
+        Some(p) => load(p, common)?,
+        None => Scene::showcase(),
+    };
+    let mut app = sylva::build(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let title = format!("sylva: {}", scene.name);
+    let result = sylva::vk::window::run(&title, scene.camera, frames, |renderer, controls, dt| {
+        app.world.resources.insert(controls.camera);
+        // Paused: the frame systems still run, with no step, so nothing is re-extracted.
+        app.update(if controls.paused { 0.0 } else { dt });
+        sylva::render(renderer, &app, controls.show_points)
+    });
+    match result {
+        Err(e) if e.is_no_driver() => {
+            println!("{}", sylva::vk::NO_DRIVER_HINT);
+            Ok(())
+        }
+        r => r.map_err(|e| e.to_string()),
+    }
 }
 
 /// Loads a scene and applies the common flags.
@@ -185,14 +303,27 @@ fn write_report(report: &Report, common: &Common) -> Result<(), String> {
 }
 
 fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), String> {
-    let scene = load(path, common)?;
-    let Some(tree_scene) = &scene.tree else {
-        return Err(format!("{}: the scene has no `tree` section", path.display()));
+    let mut scene = load(path, common)?;
+    // `tree` shows the finished tree: grow it completely even where the scene grows it over time.
+    if let Some(c) = &mut scene.colonize {
+        c.iterations_per_step = 0;
+    }
+    // Colonization trees are grown in the L-system trees' units, centimetres.
+    let Some(scale) = scene
+        .tree
+        .as_ref()
+        .map(|t| t.scale)
+        .or(scene.colonize.as_ref().map(|_| 0.01))
+    else {
+        return Err(format!(
+            "{}: the scene has no `tree` section (nor a `colonize` one)",
+            path.display()
+        ));
     };
     let t0 = Instant::now();
     let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
     let wall = t0.elapsed();
-    let grown = built.tree.expect("a scene with a tree section grows one");
+    let grown = built.tree.expect("a scene with a tree or colonize section grows one");
     let s = &grown.stats;
     println!(
         "{}: {} modules, {} segments, {} chains, {} rings, {} vertices, {} triangles",
@@ -206,7 +337,7 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
         let mut mesh = grown.mesh;
         // Graphs are in turtle units; exported files are in metres.
         for p in &mut mesh.positions {
-            *p *= tree_scene.scale;
+            *p *= scale;
         }
         let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
         let writer = std::io::BufWriter::new(file);
@@ -219,6 +350,17 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
         println!("mesh: {}", out.display());
     }
     let report = Report::gather(&built.app, &scene.name, wall).map_err(|e| e.to_string())?;
+    if let Some(c) = report.tree.as_ref().and_then(|t| t.colonize) {
+        println!(
+            "  colonize: {} attractors ({} left), {} iterations, {} nodes, {}, grow {:.3} ms",
+            c.attractors,
+            c.attractors_left,
+            c.iterations,
+            c.nodes,
+            c.termination.map_or("still growing".to_owned(), |t| format!("{t:?}")),
+            c.grow_ms
+        );
+    }
     write_report(&report, common)
 }
 

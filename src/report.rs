@@ -7,7 +7,10 @@ use std::time::Duration;
 use serde::Serialize;
 use sylva_runtime::metrics::{FrameReport, SystemReport, peak_rss_bytes};
 use sylva_runtime::{App, SnapshotError};
+use sylva_systems::colonize::ColonizeStats;
+use sylva_systems::colonize::{Attractor, Colonizing};
 use sylva_systems::particles::{Pinned, Position, Spring};
+use sylva_systems::placement::forest::ForestStats;
 use sylva_systems::species::TreeStats;
 use sylva_systems::terrain::{self, TerrainChunk, TerrainReport};
 use sylva_systems::tree::{Segment, Tree};
@@ -43,10 +46,69 @@ pub struct Report {
     pub particles: ParticleReport,
     /// The scene's tree, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tree: Option<TreeStats>,
+    pub tree: Option<TreeReport>,
+    /// The scene's forest, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forest: Option<ForestStats>,
     /// The scene's terrain, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terrain: Option<TerrainReport>,
+    /// The renderer, when the run rendered (`--screenshot`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub render: Option<RenderReport>,
+}
+
+/// The report's `render` object.
+#[derive(Clone, Debug, Serialize)]
+pub struct RenderReport {
+    /// The Vulkan device's name.
+    pub device: String,
+    /// Frames rendered.
+    pub frames: u64,
+    /// Draw calls per frame, mean.
+    pub draw_calls_per_frame: f64,
+    /// Cylinder instances and points drawn in the last frame.
+    pub instances: u64,
+    /// Bytes uploaded per frame, mean.
+    pub upload_bytes_per_frame: f64,
+    /// Device memory reserved by the allocator, bytes.
+    pub gpu_memory_bytes: u64,
+    /// Validation-layer errors (0 when the layer is not installed).
+    pub validation_errors: u32,
+    /// Validation-layer warnings.
+    pub validation_warnings: u32,
+    /// Render time per frame on the CPU including the wait for the GPU, mean, ms.
+    pub frame_ms: f64,
+}
+
+impl RenderReport {
+    /// The report of a renderer's totals.
+    pub fn new(s: &sylva_vk::RenderStats) -> RenderReport {
+        let per_frame = |x: f64| if s.frames == 0 { 0.0 } else { x / s.frames as f64 };
+        RenderReport {
+            device: s.device.clone(),
+            frames: s.frames,
+            draw_calls_per_frame: per_frame(s.draw_calls as f64),
+            instances: s.last.instances(),
+            upload_bytes_per_frame: per_frame(s.upload_bytes as f64),
+            gpu_memory_bytes: s.last.gpu_memory_bytes,
+            validation_errors: s.validation_errors,
+            validation_warnings: s.validation_warnings,
+            frame_ms: per_frame(s.frame_ms),
+        }
+    }
+}
+
+/// The report's `tree` object: the tree's sizes and timings, plus the colonization run for
+/// colonization scenes.
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeReport {
+    /// Sizes and timings.
+    #[serde(flatten)]
+    pub stats: TreeStats,
+    /// The colonization run, for colonization scenes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colonize: Option<ColonizeStats>,
 }
 
 /// Particle and spring throughput.
@@ -62,6 +124,28 @@ pub struct ParticleReport {
     pub springs_per_s: f64,
 }
 
+/// The `tree` object: a tree grown while building, or one growing in the app (`colonize.grow`,
+/// whose total time is then the colonization's `grow_ms`).
+fn tree_report(app: &App, systems: &BTreeMap<String, SystemReport>) -> Option<TreeReport> {
+    let world = &app.world;
+    if let Some(t) = world.resources.get::<TreeStats>() {
+        return Some(TreeReport {
+            stats: *t,
+            colonize: world.resources.get::<ColonizeStats>().map(|c| *c),
+        });
+    }
+    let grow_ms = systems.get("colonize.grow").map_or(0.0, |s| s.total_ms);
+    let mut growing = world.entities.query::<&Colonizing>();
+    let c = growing.iter().next()?.colonizer();
+    Some(TreeReport {
+        stats: TreeStats {
+            segments: c.nodes(),
+            ..TreeStats::default()
+        },
+        colonize: Some(c.stats(grow_ms)),
+    })
+}
+
 impl Report {
     /// Gathers the report of `app` after a run of `wall` wall-clock time.
     pub fn gather(app: &App, scene: &str, wall: Duration) -> Result<Self, SnapshotError> {
@@ -74,10 +158,12 @@ impl Report {
             ("springs".to_owned(), springs),
             ("trees".to_owned(), world.count::<Tree>()),
             ("segments".to_owned(), world.count::<Segment>()),
+            ("attractors".to_owned(), world.count::<Attractor>()),
             ("terrain_chunks".to_owned(), world.count::<TerrainChunk>()),
             ("total".to_owned(), world.entities.len() as usize),
         ]);
         let systems = app.metrics().systems();
+        let tree = tree_report(app, &systems);
         let time = app.time();
         let step_s = systems.get("particles.step").map(|s| s.total_ms / 1e3).unwrap_or(0.0);
         let per_s = |n: usize| {
@@ -106,8 +192,10 @@ impl Report {
                 updates_per_s: per_s(particles - world.count::<Pinned>()),
                 springs_per_s: per_s(springs),
             },
-            tree: world.resources.get::<TreeStats>().map(|t| *t),
+            tree,
+            forest: world.resources.get::<ForestStats>().map(|f| f.clone()),
             terrain: (world.count::<TerrainChunk>() > 0).then(|| terrain::report(app)),
+            render: None,
         })
     }
 

@@ -22,6 +22,7 @@ use sylva_runtime::extract::{Camera, Sun};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
+use sylva_systems::placement::forest::ForestParams;
 use sylva_systems::terrain::TerrainParams;
 use sylva_systems::tree::{MeshParams, RadiusParams};
 
@@ -48,6 +49,9 @@ pub struct Scene {
     pub colonize: Option<ColonizeParams>,
     /// Layered terrain shaped by erosion, if any. Default: none.
     pub terrain: Option<TerrainParams>,
+    /// A forest: species placed by Poisson-disk scattering (on the terrain where there is one),
+    /// if any. Default: none.
+    pub forest: Option<ForestParams>,
     /// Where the camera looks from.
     pub camera: Camera,
     /// The sun.
@@ -116,6 +120,7 @@ impl Default for Scene {
             tree: None,
             colonize: None,
             terrain: None,
+            forest: None,
             camera: Camera::default(),
             sun: Sun::default(),
         }
@@ -197,7 +202,8 @@ impl Scene {
             }
         })?;
         if let Err((path, message)) = scene.validate() {
-            let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+            // `species[2]` is written as `species: [...]`: locate the list.
+            let keys: Vec<&str> = path.iter().map(|p| p.split('[').next().unwrap_or(p)).collect();
             let (line, column) = locate_field(text, &keys).unwrap_or((0, 0));
             return Err(SceneError {
                 file: file.to_owned(),
@@ -275,6 +281,12 @@ impl Scene {
         }
         if let Some(colonize) = &self.colonize {
             colonize.validate().map_err(|(f, m)| (path(&["colonize", &f]), m))?;
+        }
+        if let Some(forest) = &self.forest {
+            forest.validate().map_err(|(mut p, m)| {
+                p.insert(0, "forest".to_owned());
+                (p, m)
+            })?;
         }
         if let Some(terrain) = &self.terrain {
             terrain.validate().map_err(|(mut p, m)| {

@@ -129,6 +129,52 @@ impl PointBatch {
     }
 }
 
+/// One terrain chunk as a renderer draws it: square planes of samples, sample
+/// `(i, j)` at `origin + (i·cell_size, height, j·cell_size)`, index `j·resolution + i`.
+/// The last row and column repeat the neighbouring chunk's first ones so that
+/// chunks meet without gaps.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TerrainPatch {
+    /// The chunk's identity (its grid coordinate); stable while the chunk lives.
+    pub key: [i32; 2],
+    /// World position of sample (0, 0) at height 0.
+    pub origin: Vec3,
+    /// Distance between neighbouring samples, metres.
+    pub cell_size: f32,
+    /// Samples per side.
+    pub resolution: u32,
+    /// Ground (rock) height per sample, metres above `origin.y`.
+    pub height: Vec<f32>,
+    /// Top material per sample (the terrain's material byte; 255: bare).
+    pub material: Vec<u8>,
+    /// Standing or flowing water depth per sample, metres.
+    pub water: Vec<f32>,
+    /// The planes changed since the renderer last uploaded them.
+    pub dirty: bool,
+}
+
+impl TerrainPatch {
+    /// True when every plane has `resolution²` samples (≥ 2 per side) and the cell size is positive.
+    pub fn is_consistent(&self) -> bool {
+        let n = self.resolution as usize * self.resolution as usize;
+        self.resolution >= 2
+            && self.cell_size > 0.0
+            && self.height.len() == n
+            && self.material.len() == n
+            && self.water.len() == n
+    }
+}
+
+/// The terrain as patches, plus the keys of chunks that went away since the
+/// renderer last looked (it frees their textures).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TerrainBatch {
+    /// Live chunks.
+    pub patches: Vec<TerrainPatch>,
+    /// Keys of removed chunks, drained by the renderer.
+    pub evicted: Vec<[i32; 2]>,
+}
+
 /// A perspective camera.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -3,8 +3,10 @@
 #![warn(missing_docs)]
 
 pub mod colonize;
+pub mod grass;
 pub mod lsystem;
 pub mod particles;
+pub mod placement;
 pub mod species;
 pub mod terrain;
 pub mod tree;

@@ -109,3 +109,50 @@ fn oracle_agrees_on_a_dense_sphere() {
     assert_eq!(c.graphs(), &reference.graphs[..]);
     assert_eq!(c.termination(), Some(reference.termination));
 }
+
+/// The benchmark configuration at 100,000 attractors, grown to the end by both: identical trees.
+/// Ignored by default (the oracle needs about a minute); it prints both times, whose ratio is
+/// the speed-up the benchmark notes quote: `cargo test --release -p sylva-systems --test
+/// colonize_oracle -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn oracle_equals_kdtree_at_100k() {
+    use sylva_systems::colonize::{Region, Sampling, Shape, sample_regions};
+    let region = Region {
+        shape: Shape::Sphere {
+            centre: Vec3::new(0.0, 0.0, 1100.0),
+            radius: 1000.0,
+        },
+        sampling: Sampling::Uniform,
+    };
+    let params = ColonizeParams {
+        influence_radius: 250.0,
+        kill_distance: 100.0,
+        step: 20.0,
+        tropism: Vec3::new(0.0, 0.0, 0.2),
+        iterations: 1000,
+        max_degree: 20,
+        max_depth: 20,
+        max_no_growth: 2,
+        weighted_growth: WeightedGrowth::Off,
+        count: 100_000,
+        regions: vec![region],
+        ..ColonizeParams::default()
+    };
+    let points = sample_regions(&params.regions, &[], params.count, 1).unwrap();
+    let targets = [region.shape.centre_and_reach()];
+    let t = std::time::Instant::now();
+    let mut c = Colonizer::with_attractors(&params, points.clone(), &targets).unwrap();
+    let termination = c.run();
+    let fast = t.elapsed();
+    let t = std::time::Instant::now();
+    let reference = grow_brute_force(&params, &points, &targets);
+    let slow = t.elapsed();
+    assert_eq!(c.graphs(), &reference.graphs[..]);
+    assert_eq!(termination, reference.termination);
+    assert!(c.nodes() > 10_000, "{} nodes", c.nodes());
+    eprintln!(
+        "k-d tree {fast:?}, brute force {slow:?}: {:.0}x",
+        slow.as_secs_f64() / fast.as_secs_f64()
+    );
+}

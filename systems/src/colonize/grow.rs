@@ -3,18 +3,20 @@
 //!
 //! Each attractor remembers its nearest node within d_i (ties: the lower node index) and that
 //! distance. A new node can only lower those distances, so after a growth step only the
-//! attractors within d_i of the new nodes are looked at (in parallel; applied in node order,
-//! so the result does not depend on the thread count); one within d_k is killed. Each iteration
-//! then sums, per growing node, the unit vectors of the attractors it is nearest to, in
-//! attractor order.
+//! attractors within d_i of the new nodes are looked at (in parallel over groups of nearby new
+//! nodes; merged with an explicit tie rule, so the result does not depend on the thread count or
+//! the grouping); one within d_k is killed. Each iteration then sums, per growing node, the unit
+//! vectors of the attractors it is nearest to, in attractor order.
 //!
 //! The k-d tree is kiddo's, used directly rather than through `sylva_runtime::SpatialIndex`:
 //! the order of hits does not matter here (each attractor is updated on its own), so the
-//! unsorted visitor query avoids that wrapper's sort and result vector. The tree is rebuilt over
-//! the live attractors whenever a quarter of those it holds are dead.
+//! unsorted visitor query avoids that wrapper's sort and result vector. Per-attractor state the
+//! queries read is mirrored in k-d tree order (`slot_d2`), and hits that cannot change anything
+//! are dropped inside the parallel queries. The tree is rebuilt over the live attractors
+//! whenever a quarter of those it holds are dead.
 
 use glam::Vec3;
-use kiddo::{ImmutableKdTree, SquaredEuclidean};
+use kiddo::{Eytzinger, FlatVec, KdTree, SquaredEuclidean};
 use rayon::prelude::*;
 
 use super::params::{ColonizeParams, WeightedGrowth};
@@ -23,15 +25,56 @@ use super::smooth::smooth_branching;
 use super::{ColonizeError, Termination};
 use crate::tree::{BranchGraph, NO_PARENT, reduce_curves};
 
+/// The attractor k-d tree: immutable (rebuilt on compaction) with flat leaves of `LEAF` points,
+/// which scan faster than kiddo's default arenas for the large radius queries here.
+type AttractorTree = KdTree<f32, u32, Eytzinger, FlatVec<f32, u32, 3, LEAF>, 3, LEAF>;
+/// Points per k-d tree leaf.
+const LEAF: usize = 64;
 /// "No node": an attractor no node lies within d_i of.
 const NONE: u32 = u32::MAX;
-/// New nodes per parallel task when querying the attractor index.
-const QUERY_CHUNK: usize = 8;
-/// Below this many new nodes the queries run on the calling thread: waking the pool costs more.
-const PARALLEL_MIN: usize = 4 * QUERY_CHUNK;
+/// `Colonizer::slot_d2` of a killed attractor.
+const DEAD: f32 = -1.0;
+/// Node groups per parallel task when querying the attractor index.
+const QUERY_CHUNK: usize = 2;
+/// Side of the grid cells that group new nodes for one query, as a fraction of d_i.
+const GROUP_CELL: f32 = 1.0;
+/// Below this many node groups the queries run on the calling thread: waking the pool costs more.
+const PARALLEL_MIN: usize = 2 * QUERY_CHUNK;
 /// A successor whose direction has a cosine below this with its parent segment is refused
 /// (the thesis code's anti-reversal rule).
 const REVERSAL_COS: f32 = -0.99;
+
+/// The live attractors one node group's query found, as flat columns, with the nearest group
+/// node (index into the group) and its squared distance.
+#[derive(Default)]
+struct GroupScratch {
+    x: Vec<f32>,
+    y: Vec<f32>,
+    z: Vec<f32>,
+    slot: Vec<u32>,
+    best: Vec<f32>,
+    node: Vec<u32>,
+}
+
+impl GroupScratch {
+    fn clear(&mut self) {
+        self.x.clear();
+        self.y.clear();
+        self.z.clear();
+        self.slot.clear();
+        self.best.clear();
+        self.node.clear();
+    }
+
+    fn push(&mut self, p: [f32; 3], slot: u32) {
+        self.x.push(p[0]);
+        self.y.push(p[1]);
+        self.z.push(p[2]);
+        self.slot.push(slot);
+        self.best.push(f32::INFINITY);
+        self.node.push(0);
+    }
+}
 
 /// The k-d tree query radius (squared) for an exact radius (squared): a little larger, so that
 /// kiddo's own rounding never drops a point the exact test accepts.
@@ -137,11 +180,18 @@ pub(crate) fn centroid_target(points: &[Vec3]) -> (Vec3, f32) {
 pub struct Colonizer {
     params: ColonizeParams,
     attractors: Vec<Vec3>,
-    index: ImmutableKdTree<f32, 3>,
+    index: AttractorTree,
     /// The attractor of each point in `index`.
     indexed: Vec<u32>,
+    /// Per point in `index`: its attractor's `nearest_d2`, or [`DEAD`] once it is killed. Kept in
+    /// k-d tree order so queries read it without scattered loads.
+    slot_d2: Vec<f32>,
+    /// The point in `index` of each indexed attractor.
+    slot_of: Vec<u32>,
     alive: Vec<bool>,
     alive_count: usize,
+    /// Killed attractors, in the order they died.
+    killed: Vec<u32>,
     nearest: Vec<u32>,
     nearest_d2: Vec<f32>,
     toward: Vec<Vec3>,
@@ -164,8 +214,15 @@ pub struct Colonizer {
     merged: Vec<u32>,
     sum: Vec<Vec3>,
     count: Vec<u32>,
-    /// Per new node: live attractors within d_i and their squared distance.
-    hits: Vec<Vec<(u32, f32)>>,
+    /// New nodes of a growth step by grid cell, then index: (cell, node).
+    order: Vec<((i32, i32, i32), u32)>,
+    /// Ranges of `order` sharing a cell.
+    groups: Vec<(u32, u32)>,
+    /// Per group: live attractors within d_i of one of its nodes, with the nearest such node and
+    /// its squared distance.
+    hits: Vec<Vec<(u32, u32, f32)>>,
+    /// Per parallel query task: its candidate columns, kept to avoid allocating in the loop.
+    scratch: Vec<GroupScratch>,
     graphs: Vec<BranchGraph>,
     iterations: u32,
     termination: Option<Termination>,
@@ -230,15 +287,18 @@ impl Colonizer {
         let fallback = [centroid_target(&attractors)];
         let targets = if targets.is_empty() { &fallback[..] } else { targets };
         let n = attractors.len();
-        let index = ImmutableKdTree::new_from_slice(&attractors.iter().map(|p| p.to_array()).collect::<Vec<_>>())
+        let index = AttractorTree::new_from_slice(&attractors.iter().map(|p| p.to_array()).collect::<Vec<_>>())
             .expect("finite attractors always build a tree");
         let mut c = Self {
             params: params.clone(),
             attractors,
             index,
             indexed: (0..n as u32).collect(),
+            slot_d2: vec![f32::INFINITY; n],
+            slot_of: (0..n as u32).collect(),
             alive: vec![true; n],
             alive_count: n,
+            killed: Vec::new(),
             nearest: vec![NONE; n],
             nearest_d2: vec![f32::INFINITY; n],
             toward: vec![Vec3::ZERO; n],
@@ -255,7 +315,10 @@ impl Colonizer {
             merged: Vec::new(),
             sum: Vec::new(),
             count: Vec::new(),
+            order: Vec::new(),
+            groups: Vec::new(),
             hits: Vec::new(),
+            scratch: Vec::new(),
             graphs: Vec::new(),
             iterations: 0,
             termination: None,
@@ -289,12 +352,17 @@ impl Colonizer {
             return;
         }
         self.indexed.retain(|&a| self.alive[a as usize]);
+        self.slot_d2.clear();
+        for (slot, &a) in self.indexed.iter().enumerate() {
+            self.slot_of[a as usize] = slot as u32;
+            self.slot_d2.push(self.nearest_d2[a as usize]);
+        }
         let points: Vec<[f32; 3]> = self
             .indexed
             .iter()
             .map(|&a| self.attractors[a as usize].to_array())
             .collect();
-        self.index = ImmutableKdTree::new_from_slice(&points).expect("finite attractors always build a tree");
+        self.index = AttractorTree::new_from_slice(&points).expect("finite attractors always build a tree");
     }
 
     fn add_node(&mut self, pos: Vec3, dir: Vec3, depth: u32, tree: u32, segment: u32) {
@@ -310,56 +378,129 @@ impl Colonizer {
     }
 
     /// Updates nearest nodes and kills for the nodes from `first` on.
+    ///
+    /// New nodes are grouped by grid cell (side [`GROUP_CELL`]·d_i) and each group asks the k-d
+    /// tree once, for the attractors within d_i plus the group's extent of its centre; every hit
+    /// is then tested against each node of the group. A k-d tree query costs far more per hit
+    /// than one distance test, and a growth step's new nodes cluster, so this does fewer, larger
+    /// queries. Each hit yields its nearest group node (ties: lower index), and those are applied
+    /// group by group with the same tie rule, so the outcome does not depend on the grouping.
     fn absorb(&mut self, first: usize) {
         self.compact_index();
-        let new = self.pos.len() - first;
-        if self.hits.len() < new {
-            self.hits.resize_with(new, Vec::new);
-        }
-        let di2 = self.params.influence_radius * self.params.influence_radius;
+        let di = self.params.influence_radius;
+        let di2 = di * di;
         let dk2 = self.params.kill_distance * self.params.kill_distance;
-        let (index, indexed, attractors, alive) = (&self.index, &self.indexed, &self.attractors, &self.alive);
-        let pos = &self.pos[first..];
-        let query = |(chunk, out): (usize, &mut [Vec<(u32, f32)>])| {
+        let cell = di * GROUP_CELL;
+        self.order.clear();
+        self.order.extend((first as u32..self.pos.len() as u32).map(|v| {
+            let c = (self.pos[v as usize] / cell).floor();
+            ((c.x as i32, c.y as i32, c.z as i32), v)
+        }));
+        self.order.sort_unstable();
+        self.groups.clear();
+        let mut g0 = 0;
+        for i in 1..=self.order.len() {
+            if i == self.order.len() || self.order[i].0 != self.order[g0].0 {
+                self.groups.push((g0 as u32, i as u32));
+                g0 = i;
+            }
+        }
+        let groups = self.groups.len();
+        if self.hits.len() < groups {
+            self.hits.resize_with(groups, Vec::new);
+        }
+        let (index, indexed, slot_d2) = (&self.index, &self.indexed, &self.slot_d2);
+        let (pos, order, group_ranges) = (&self.pos, &self.order, &self.groups);
+        let chunks = groups.div_ceil(QUERY_CHUNK);
+        if self.scratch.len() < chunks {
+            self.scratch.resize_with(chunks, GroupScratch::default);
+        }
+        let query = |(chunk, (out, scratch)): (usize, (&mut [Vec<(u32, u32, f32)>], &mut GroupScratch))| {
             for (k, hits) in out.iter_mut().enumerate() {
                 hits.clear();
-                let p = pos[chunk * QUERY_CHUNK + k];
+                let (lo, hi) = group_ranges[chunk * QUERY_CHUNK + k];
+                let nodes = &order[lo as usize..hi as usize];
+                let (mut min, mut max) = (pos[nodes[0].1 as usize], pos[nodes[0].1 as usize]);
+                for &(_, v) in &nodes[1..] {
+                    min = min.min(pos[v as usize]);
+                    max = max.max(pos[v as usize]);
+                }
+                let centre = (min + max) * 0.5;
+                let extent = nodes
+                    .iter()
+                    .map(|&(_, v)| pos[v as usize].distance(centre))
+                    .fold(0.0f32, f32::max);
+                let r = di + extent;
+                let c = &mut *scratch;
+                c.clear();
                 index
-                    .query(&p.to_array())
-                    .within::<SquaredEuclidean<f32>>(query_radius2(di2))
+                    .query(&centre.to_array())
+                    .within::<SquaredEuclidean<f32>>(query_radius2(r * r))
                     .unsorted()
+                    .with_points()
                     .visit(|h| {
-                        let a = indexed[h.item as usize];
-                        // The exact test is ours, so it matches the brute-force reference bit for bit.
-                        let d2 = (attractors[a as usize] - p).length_squared();
-                        if d2 <= di2 && alive[a as usize] {
-                            hits.push((a, d2));
+                        // Points and state come in k-d tree order: no scattered loads per hit.
+                        if slot_d2[h.item as usize] != DEAD {
+                            c.push(h.point, h.item);
                         }
                     });
+                // Every candidate against every node of the group, as flat loops over the candidates
+                // (they vectorize). The tests are ours, so they match the brute-force reference bit
+                // for bit; nodes ascend, so ties keep the lower node.
+                for (m, &(_, v)) in nodes.iter().enumerate() {
+                    let q = pos[v as usize];
+                    let m = m as u32;
+                    let columns = c.x.iter().zip(&c.y).zip(&c.z).zip(c.best.iter_mut().zip(&mut c.node));
+                    for (((&x, &y), &z), (best, node)) in columns {
+                        let (dx, dy, dz) = (x - q.x, y - q.y, z - q.z);
+                        let d2 = dx * dx + dy * dy + dz * dz;
+                        if d2 < *best {
+                            *best = d2;
+                            *node = m;
+                        }
+                    }
+                }
+                for ((&d2, &slot), &m) in c.best.iter().zip(&c.slot).zip(&c.node) {
+                    let slot = slot as usize;
+                    // A node no nearer than the current nearest one never wins: every new node has a
+                    // higher index. Most candidates end here, before the serial merge.
+                    if d2 <= di2 && (d2 <= dk2 || d2 < slot_d2[slot]) {
+                        hits.push((indexed[slot], nodes[m as usize].1, d2));
+                    }
+                }
             }
         };
-        if new >= PARALLEL_MIN {
-            self.hits[..new].par_chunks_mut(QUERY_CHUNK).enumerate().for_each(query);
+        let (hits, scratch) = (&mut self.hits[..groups], &mut self.scratch[..chunks]);
+        if groups >= PARALLEL_MIN {
+            hits.par_chunks_mut(QUERY_CHUNK)
+                .zip(scratch.par_iter_mut())
+                .enumerate()
+                .for_each(query);
         } else {
-            self.hits[..new].chunks_mut(QUERY_CHUNK).enumerate().for_each(query);
+            hits.chunks_mut(QUERY_CHUNK)
+                .zip(scratch.iter_mut())
+                .enumerate()
+                .for_each(query);
         }
-        for k in 0..new {
-            let node = first + k;
-            for &(a, d2) in &self.hits[k] {
+        for k in 0..groups {
+            for &(a, node, d2) in &self.hits[k] {
                 let a = a as usize;
                 if !self.alive[a] {
                     continue;
                 }
                 if d2 <= dk2 {
                     self.alive[a] = false;
+                    self.killed.push(a as u32);
+                    self.slot_d2[self.slot_of[a] as usize] = DEAD;
                     self.alive_count -= 1;
-                } else if d2 < self.nearest_d2[a] {
+                } else if d2 < self.nearest_d2[a] || (d2 == self.nearest_d2[a] && node < self.nearest[a]) {
                     if self.nearest[a] == NONE {
                         self.fresh.push(a as u32);
                     }
-                    self.nearest[a] = node as u32;
+                    self.nearest[a] = node;
                     self.nearest_d2[a] = d2;
-                    self.toward[a] = (self.attractors[a] - self.pos[node]).normalize();
+                    self.slot_d2[self.slot_of[a] as usize] = d2;
+                    self.toward[a] = (self.attractors[a] - self.pos[node as usize]).normalize();
                 }
             }
         }
@@ -500,9 +641,27 @@ impl Colonizer {
         self.alive.get(i).copied().unwrap_or(false)
     }
 
+    /// Killed attractors in the order they died (a growth step's kills are in a fixed order too),
+    /// so a caller can mirror kills incrementally: the entries past the length it saw last.
+    pub fn killed(&self) -> &[u32] {
+        &self.killed
+    }
+
     /// Number of attractors still alive.
     pub fn attractors_left(&self) -> usize {
         self.alive_count
+    }
+
+    /// The run's sizes so far, with `grow_ms` as measured by the caller.
+    pub fn stats(&self, grow_ms: f64) -> super::ColonizeStats {
+        super::ColonizeStats {
+            attractors: self.attractors.len(),
+            attractors_left: self.alive_count,
+            iterations: self.iterations,
+            nodes: self.pos.len(),
+            termination: self.termination,
+            grow_ms,
+        }
     }
 
     /// Number of nodes over all trees (one per segment).

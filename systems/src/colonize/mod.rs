@@ -4,6 +4,9 @@
 //! toward the nearest region, then iterates: every live attractor steers its nearest node within
 //! d_i, each growing node with attractors gains a successor D away (unless a rule refuses it),
 //! attractors within d_k of a node die. The output is one [`crate::tree::BranchGraph`] per root.
+//! [`Colonizer::step`] grows a few iterations at a time; [`spawn_colonizing`] and [`install`] put
+//! a colonizer into an app, with attractors as [`Attractor`] entities and a `colonize.grow`
+//! system that grows it a few iterations per fixed step.
 //!
 //! Deviations from the thesis (trees.md §1.11, §7):
 //! - Direction: the thesis code's `normalize(normalize(Σ unit vectors) + T)`, not eq. 3.2/3.3's
@@ -24,6 +27,7 @@
 //! - The "growing set is empty" stop of the code is [`Termination::NoInfluence`]: no growing
 //!   node has an attractor.
 
+mod entities;
 mod grow;
 #[doc(hidden)]
 pub mod oracle;
@@ -31,6 +35,7 @@ mod params;
 mod regions;
 mod smooth;
 
+pub use entities::{Attractor, AttractorBatch, Colonizing, GrownSegment, install, spawn_colonizing};
 pub use grow::Colonizer;
 pub use params::{ColonizeParams, MAX_ATTRACTORS, WeightedGrowth};
 pub use regions::{Region, Sampling, Shape, load_points, parse_points, sample_regions};
@@ -45,6 +50,23 @@ pub enum Termination {
     NoInfluence,
     /// N_I iterations ran.
     IterationLimit,
+}
+
+/// Sizes and timing of a colonization run (the report's `tree.colonize` object).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct ColonizeStats {
+    /// Attractors sampled (and loaded).
+    pub attractors: usize,
+    /// Attractors still alive.
+    pub attractors_left: usize,
+    /// Growth iterations run.
+    pub iterations: u32,
+    /// Nodes over all trees (one per segment, trunks included).
+    pub nodes: usize,
+    /// Why growth stopped; `None` while it can go on.
+    pub termination: Option<Termination>,
+    /// Wall time of sampling and growth, milliseconds.
+    pub grow_ms: f64,
 }
 
 /// Errors from parameters, point files and post-processing.

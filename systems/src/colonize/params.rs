@@ -59,6 +59,10 @@ pub struct ColonizeParams {
     pub points_file: Option<String>,
     /// Tree roots; several roots grow a forest competing for one attractor cloud. Default the origin.
     pub roots: Vec<Vec3>,
+    /// In a scene: 0 (default) grows the trees completely while the scene is built; n > 0 grows
+    /// them n iterations per fixed step while the app runs (`colonize.grow`), with the
+    /// attractors as entities. `sylva tree` and forest species always grow completely.
+    pub iterations_per_step: u32,
 }
 
 impl Default for ColonizeParams {
@@ -80,6 +84,7 @@ impl Default for ColonizeParams {
             exclusions: Vec::new(),
             points_file: None,
             roots: vec![Vec3::ZERO],
+            iterations_per_step: 0,
         }
     }
 }

@@ -3,12 +3,23 @@
 //! shares the fluxes.
 //!
 //! One iteration: sources (rain, springs) → outflow fluxes → water and
-//! velocity → dissolve/deposit and standing water → sediment transport →
-//! evaporation. Every pass runs over blocks of [`ROWS`] rows in parallel and
-//! writes only its own block; passes that read neighbours read planes that
-//! no pass writes at the same time (the fluxes, a copy of the water, a copy
-//! of the ground, the old sediment), so results do not depend on the number
-//! of threads. Sums for the books are taken per block and added in block order.
+//! velocity → dissolve/deposit and standing water → evaporation → sediment
+//! transport, in three sweeps over the planes (see [`step`]). Every sweep runs
+//! over blocks of [`ROWS`] rows in parallel and writes only its own block;
+//! what a sweep reads of its neighbours (ground and water in the first, fluxes
+//! in the second, fluxes, ratios and sediment in the third) no sweep writes at
+//! the same time, so results do not depend on the number of threads. Sums for
+//! the books are taken per block and added in block order. Interior rows run
+//! a branch-free copy of the per-cell arithmetic that the compiler vectorizes;
+//! edge cells take the general path with the boundary mode.
+//!
+//! **Caps (not in the thesis).** Dissolving never takes a cell below the
+//! lowest of its N4 neighbours' ground, and depositing never raises it above
+//! the highest (both as they were at the start of the iteration); what the
+//! caps hold back stays suspended. Without them a high K_c digs pits and
+//! leaves towers standing that feed on themselves — the thesis's Fig.
+//! 5.16–5.17 failure, reproduced by `high_capacity_grows_no_spikes` — while
+//! with them a channel still deepens as fast as the ground downstream does.
 
 use rand::RngExt;
 use rayon::prelude::*;
@@ -16,8 +27,8 @@ use sylva_runtime::rng::{StreamKey, hash_words, stream};
 
 use super::columns::{BACK, FRONT, LEFT, Layers, MIN_THICKNESS, RIGHT, TerrainChunk};
 use super::materials::{MATERIAL_COUNT, Material};
-use super::params::{Boundary, Rain, TerrainParams, Transport};
-use super::standing_water::{grind, is_standing};
+use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
+use super::standing_water::grind;
 use super::stats::TerrainBalance;
 
 /// Rows per parallel task: fixed, so block sums never depend on thread count.
@@ -26,11 +37,18 @@ pub(crate) const ROWS: usize = 16;
 /// Planes reused between steps.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    ground: Vec<f32>,
-    /// Ground plus water for the flux pass, then sediment per outflux for transport.
-    surface: Vec<f32>,
-    w_prev: Vec<f32>,
+    /// Squared ground gradient, from the flux sweep for the capacity.
+    slope2: Vec<f32>,
+    /// Highest N4 neighbour ground, from the flux sweep: the deposition cap.
+    rim: Vec<f32>,
+    /// Lowest N4 neighbour ground: the dissolving floor.
+    floor: Vec<f32>,
+    /// Suspended sediment per unit of outflux (flux transports).
+    ratio: Vec<f32>,
+    /// The transported sediment, swapped into the chunk.
     next: Vec<f32>,
+    /// 1 where the water stands (standing-water erosion is due).
+    stand: Vec<u8>,
 }
 
 /// Neighbour lookup under a boundary mode.
@@ -46,6 +64,11 @@ impl Grid {
     /// Neighbours of `(x, z)` towards −x, +x, −z, +z.
     #[inline]
     pub(crate) fn around(&self, x: usize, z: usize) -> [Option<usize>; 4] {
+        let n = self.n;
+        if x > 0 && x + 1 < n && z > 0 && z + 1 < n {
+            let i = z * n + x;
+            return [Some(i - 1), Some(i + 1), Some(i - n), Some(i + n)];
+        }
         [
             self.nb(x, z, LEFT),
             self.nb(x, z, RIGHT),
@@ -128,6 +151,11 @@ fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, seed: u64, iteration: u6
 }
 
 /// One water iteration on `chunk`, booking water and sediment in `books`.
+///
+/// Three sweeps: fluxes (and the ground gradient for the capacity), then
+/// everything local to a cell that needs the finished fluxes (water, velocity,
+/// dissolve/deposit, standing water, evaporation, the transport ratio), then
+/// sediment transport.
 pub(crate) fn step(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
@@ -136,162 +164,491 @@ pub(crate) fn step(
     s: &mut Scratch,
     books: &mut TerrainBalance,
 ) {
-    let h = &p.hydraulic;
     let n = chunk.size() as usize;
-    let block = ROWS * n;
     let grid = Grid {
         n,
-        boundary: h.boundary,
+        boundary: p.hydraulic.boundary,
     };
-    let (dt, l) = (h.time_step, p.cell_length);
-    let area = l * l;
     books.water_added += sources(chunk, p, seed, iteration);
-
-    chunk.ground_heights(&mut s.ground);
-    s.surface.clear();
-    s.surface.extend(s.ground.iter().zip(&chunk.water).map(|(g, w)| g + w));
-    s.w_prev.clear();
-    s.w_prev.extend_from_slice(&chunk.water);
-
-    // Outflow fluxes (eq. 2.16–2.19 / 3.1–3.2): each cell writes its own four.
-    let k_pipe = dt * h.pipe_area * h.gravity / l;
-    {
-        let (surface, water) = (&s.surface, &chunk.water);
-        let [fl, fr, fb, ff] = &mut chunk.flux;
-        (
-            fl.par_chunks_mut(block),
-            fr.par_chunks_mut(block),
-            fb.par_chunks_mut(block),
-            ff.par_chunks_mut(block),
-        )
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(b, (fl, fr, fb, ff))| {
-                let mut planes = [fl, fr, fb, ff];
-                let len = planes[0].len();
-                for (j, i, x, z) in block_cells(b, len, n) {
-                    let hc = surface[i];
-                    let mut sum = 0.0;
-                    for (plane, nb) in planes.iter_mut().zip(grid.around(x, z)) {
-                        let hn = match nb {
-                            Some(k) => surface[k],
-                            None if h.boundary == Boundary::Drain => 0.0,
-                            None => {
-                                plane[j] = 0.0;
-                                continue;
-                            }
-                        };
-                        let f = (plane[j] + k_pipe * (hc - hn)).max(0.0);
-                        plane[j] = f;
-                        sum += f;
-                    }
-                    if sum > 0.0 {
-                        let k = (water[i] * area / (sum * dt)).clamp(0.0, 1.0);
-                        if k < 1.0 {
-                            planes.iter_mut().for_each(|p| p[j] *= k);
-                        }
-                    }
-                }
-            });
+    for plane in [&mut s.slope2, &mut s.rim, &mut s.floor, &mut s.ratio, &mut s.next] {
+        plane.resize(n * n, 0.0);
     }
-
-    // Water (eq. 2.20–2.23) and velocity (eq. 2.24–2.26, +z-consistent unless
-    // the thesis sign is asked for).
-    let z_sign = if h.thesis_velocity_sign { -1.0 } else { 1.0 };
-    let drained: f64 = {
-        let (flux, w_prev) = (&chunk.flux, &s.w_prev);
-        let [vx, vz] = &mut chunk.velocity;
-        (
-            chunk.water.par_chunks_mut(block),
-            vx.par_chunks_mut(block),
-            vz.par_chunks_mut(block),
-        )
-            .into_par_iter()
-            .enumerate()
-            .map(|(b, (water, vx, vz))| {
-                let mut lost = 0.0f64;
-                for (j, i, x, z) in block_cells(b, water.len(), n) {
-                    let around = grid.around(x, z);
-                    let inflow_from = |d: usize| around[d].map_or(0.0, |k| flux[OPPOSITE[d]][k]);
-                    let inflow = [
-                        inflow_from(LEFT),
-                        inflow_from(RIGHT),
-                        inflow_from(BACK),
-                        inflow_from(FRONT),
-                    ];
-                    let out = [flux[LEFT][i], flux[RIGHT][i], flux[BACK][i], flux[FRONT][i]];
-                    let f_in = inflow[LEFT] + inflow[RIGHT] + inflow[BACK] + inflow[FRONT];
-                    let f_out = out[0] + out[1] + out[2] + out[3];
-                    if h.boundary == Boundary::Drain {
-                        for (&f, nb) in out.iter().zip(around) {
-                            if nb.is_none() {
-                                lost += f64::from(f * dt / area);
-                            }
-                        }
-                    }
-                    let w_new = (w_prev[i] + dt * (f_in - f_out) / area).max(0.0);
-                    water[j] = w_new;
-                    let mean = 0.5 * (w_prev[i] + w_new);
-                    if mean < h.min_depth {
-                        vx[j] = 0.0;
-                        vz[j] = 0.0;
-                    } else {
-                        let dwx = 0.5 * (inflow[LEFT] - out[LEFT] + out[RIGHT] - inflow[RIGHT]);
-                        let dwz = 0.5 * (inflow[BACK] - out[BACK] + out[FRONT] - inflow[FRONT]);
-                        vx[j] = dwx / (l * mean);
-                        vz[j] = z_sign * dwz / (l * mean);
-                    }
-                }
-                lost
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .sum()
-    };
-    books.water_drained += drained;
-
-    erode(chunk, p, grid, s, books);
+    s.stand.resize(n * n, 0);
+    flux_pass(chunk, p, grid, &mut s.slope2, [&mut s.rim, &mut s.floor]);
+    cell_pass(chunk, p, grid, s, books);
     transport(chunk, p, grid, s, books);
-
-    // Evaporation (eq. 3.6).
-    let kv = h.evaporation * dt;
-    let evaporated: f64 = chunk
-        .water
-        .par_chunks_mut(block)
-        .map(|w| {
-            let mut e = 0.0f64;
-            for v in w {
-                e += f64::from(*v * kv);
-                *v -= *v * kv;
-            }
-            e
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .sum();
-    books.water_evaporated += evaporated;
 }
 
-/// Sine of the ground tilt from central differences; beyond an edge the
-/// ground counts as level with the cell.
+/// Per-kernel constants of the flux pass.
+struct FluxCtx<'a> {
+    ground: &'a [f32],
+    water: &'a [f32],
+    grid: Grid,
+    k_pipe: f32,
+    area: f32,
+    dt: f32,
+    l: f32,
+}
+
+/// Eq. 2.16–2.19 for one cell: new outflows `f` from the old ones, the
+/// surface `hc` and the neighbours' surfaces `hn`; pipes that are not `open`
+/// (a closed edge) carry nothing. Scaled so no more than the water `w` leaves.
+#[inline(always)]
+fn pipes(f: [f32; 4], hc: f32, hn: [f32; 4], open: [bool; 4], w: f32, c: &FluxCtx<'_>) -> [f32; 4] {
+    let mut out = [0.0; 4];
+    let mut sum = 0.0;
+    for d in 0..4 {
+        if open[d] {
+            let v = (f[d] + c.k_pipe * (hc - hn[d])).max(0.0);
+            out[d] = v;
+            sum += v;
+        }
+    }
+    // k = 1 leaves the fluxes bit-identical, so scaling every cell is branch-free.
+    let k = if sum > 0.0 {
+        (w * c.area / (sum * c.dt)).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    out.map(|v| v * k)
+}
+
+/// Squared ground gradient from central differences (the capacity's tilt).
+#[inline(always)]
+fn slope2(gl: f32, gr: f32, gb: f32, gf: f32, l: f32) -> f32 {
+    let gx = (gr - gl) / (2.0 * l);
+    let gz = (gf - gb) / (2.0 * l);
+    gx * gx + gz * gz
+}
+
+impl FluxCtx<'_> {
+    /// Any cell, edges included: fluxes, squared gradient, and highest and
+    /// lowest neighbour ground.
+    fn cell(&self, f: [f32; 4], x: usize, z: usize) -> ([f32; 4], f32, [f32; 2]) {
+        let i = z * self.grid.n + x;
+        let (g, w) = (self.ground, self.water);
+        let around = self.grid.around(x, z);
+        let drain = self.grid.boundary == Boundary::Drain;
+        let mut hn = [0.0; 4];
+        let mut open = [true; 4];
+        for d in 0..4 {
+            match around[d] {
+                Some(k) => hn[d] = g[k] + w[k],
+                None => open[d] = drain,
+            }
+        }
+        let out = pipes(f, g[i] + w[i], hn, open, w[i], self);
+        // Beyond an edge the ground counts as level with the cell.
+        let at = |d: usize| around[d].map_or(g[i], |k| g[k]);
+        // Only neighbours inside count: a cell without any has no bounds.
+        let nbs = around.into_iter().flatten().map(|k| g[k]);
+        let rim = nbs.clone().reduce(f32::max).unwrap_or(f32::INFINITY);
+        let floor = nbs.reduce(f32::min).unwrap_or(f32::NEG_INFINITY);
+        (
+            out,
+            slope2(at(LEFT), at(RIGHT), at(BACK), at(FRONT), self.l),
+            [rim, floor],
+        )
+    }
+
+    /// Cells 1..n−1 of row `z`, whose four neighbours all exist (rows `zb`
+    /// and `zf` above and below): the same arithmetic as [`Self::cell`] on
+    /// straight slices, which the compiler vectorizes.
+    fn interior(&self, z: usize, zb: usize, zf: usize, out: [&mut [f32]; 4], s2: &mut [f32], bounds: [&mut [f32]; 2]) {
+        let n = self.grid.n;
+        let m = n - 2;
+        let (g, w) = (self.ground, self.water);
+        let gc = &g[z * n + 1..][..m];
+        let gl = &g[z * n..][..m];
+        let gr = &g[z * n + 2..][..m];
+        let gb = &g[zb * n + 1..][..m];
+        let gf = &g[zf * n + 1..][..m];
+        let wc = &w[z * n + 1..][..m];
+        let wl = &w[z * n..][..m];
+        let wr = &w[z * n + 2..][..m];
+        let wb = &w[zb * n + 1..][..m];
+        let wf = &w[zf * n + 1..][..m];
+        let [fl, fr, fb, ff] = out;
+        let (fl, fr, fb, ff, s2) = (&mut fl[..m], &mut fr[..m], &mut fb[..m], &mut ff[..m], &mut s2[..m]);
+        let [rim, floor] = bounds;
+        let (rim, floor) = (&mut rim[..m], &mut floor[..m]);
+        for x in 0..m {
+            let hn = [gl[x] + wl[x], gr[x] + wr[x], gb[x] + wb[x], gf[x] + wf[x]];
+            let o = pipes([fl[x], fr[x], fb[x], ff[x]], gc[x] + wc[x], hn, [true; 4], wc[x], self);
+            fl[x] = o[0];
+            fr[x] = o[1];
+            fb[x] = o[2];
+            ff[x] = o[3];
+            s2[x] = slope2(gl[x], gr[x], gb[x], gf[x], self.l);
+            rim[x] = gl[x].max(gr[x]).max(gb[x]).max(gf[x]);
+            floor[x] = gl[x].min(gr[x]).min(gb[x]).min(gf[x]);
+        }
+    }
+}
+
+/// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
 #[inline]
-fn sin_tilt(ground: &[f32], around: [Option<usize>; 4], c: usize, l: f32) -> f32 {
-    let g = |d: usize| around[d].map_or(ground[c], |k| ground[k]);
-    let gx = (g(RIGHT) - g(LEFT)) / (2.0 * l);
-    let gz = (g(FRONT) - g(BACK)) / (2.0 * l);
-    let s2 = gx * gx + gz * gz;
-    (s2 / (1.0 + s2)).sqrt()
+fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
+    grid.nb(0, z, dir).map(|k| k / grid.n)
+}
+
+/// Sweep 1: outflow fluxes (eq. 2.16–2.19 / 3.1–3.2), each cell writing its
+/// own four, and the squared ground gradient into `s2`.
+fn flux_pass(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s2: &mut [f32], bounds: [&mut [f32]; 2]) {
+    let [rim, floor] = bounds;
+    let h = &p.hydraulic;
+    let n = grid.n;
+    let block = ROWS * n;
+    let l = p.cell_length;
+    let ctx = FluxCtx {
+        ground: &chunk.ground,
+        water: &chunk.water,
+        grid,
+        k_pipe: h.time_step * h.pipe_area * h.gravity / l,
+        area: l * l,
+        dt: h.time_step,
+        l,
+    };
+    let [fl, fr, fb, ff] = &mut chunk.flux;
+    (
+        fl.par_chunks_mut(block),
+        fr.par_chunks_mut(block),
+        fb.par_chunks_mut(block),
+        ff.par_chunks_mut(block),
+        s2.par_chunks_mut(block),
+        rim.par_chunks_mut(block),
+        floor.par_chunks_mut(block),
+    )
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, (fl, fr, fb, ff, s2, rim, floor))| {
+            for r in 0..s2.len() / n {
+                let z = b * ROWS + r;
+                let row = r * n..(r + 1) * n;
+                let (fl, fr, fb, ff, s2, rim, floor) = (
+                    &mut fl[row.clone()],
+                    &mut fr[row.clone()],
+                    &mut fb[row.clone()],
+                    &mut ff[row.clone()],
+                    &mut s2[row.clone()],
+                    &mut rim[row.clone()],
+                    &mut floor[row],
+                );
+                let mut edge = |x: usize| {
+                    let (o, g2, [hi, lo]) = ctx.cell([fl[x], fr[x], fb[x], ff[x]], x, z);
+                    [fl[x], fr[x], fb[x], ff[x]] = o;
+                    s2[x] = g2;
+                    rim[x] = hi;
+                    floor[x] = lo;
+                };
+                match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
+                    (Some(zb), Some(zf)) if n >= 3 => {
+                        edge(0);
+                        edge(n - 1);
+                        ctx.interior(
+                            z,
+                            zb,
+                            zf,
+                            [&mut fl[1..], &mut fr[1..], &mut fb[1..], &mut ff[1..]],
+                            &mut s2[1..],
+                            [&mut rim[1..], &mut floor[1..]],
+                        );
+                    }
+                    _ => (0..n).for_each(edge),
+                }
+            }
+        });
+}
+
+/// Per-kernel constants of the cell sweep.
+struct CellCtx {
+    dt: f32,
+    l: f32,
+    area: f32,
+    z_sign: f32,
+    min_depth: f32,
+    capacity: f32,
+    min_tilt: f32,
+    /// Standing water: flux threshold and least depth.
+    threshold: f32,
+    stand_depth: f32,
+}
+
+/// Transport modes and standing criteria as const parameters of the cell
+/// sweep, so its interior loop has no branches on them.
+const SEMI: u8 = 0;
+const THESIS_FLUX: u8 = 1;
+const FLUX: u8 = 2;
+const NO_STANDING: u8 = 0;
+const BOTH_BELOW: u8 = 1;
+const BALANCED: u8 = 2;
+
+/// What the arithmetic half of the cell sweep hands the layer half.
+struct Local {
+    water: f32,
+    u: f32,
+    v: f32,
+    cap: f32,
+    /// Denominator of the transport ratio; 0 when nothing flows out.
+    den: f32,
+    stand: bool,
+}
+
+/// Water (eq. 2.20–2.23), velocity (eq. 2.24–2.26), capacity (eq. 2.27) and
+/// the standing test of one cell from its in- and outflows, its water before
+/// the update and its squared ground gradient `g2`, for transport `T` and
+/// standing criterion `S` (thesis §3.1.4, erratum 11: inflow and outflow both
+/// below the threshold, or their difference). Branch-free, so interior rows
+/// vectorize.
+#[inline(always)]
+fn local<const T: u8, const S: u8>(inflow: [f32; 4], out: [f32; 4], w_prev: f32, g2: f32, c: &CellCtx) -> Local {
+    let f_in = inflow[LEFT] + inflow[RIGHT] + inflow[BACK] + inflow[FRONT];
+    let f_out = out[0] + out[1] + out[2] + out[3];
+    let w_new = (w_prev + c.dt * (f_in - f_out) / c.area).max(0.0);
+    let mean = 0.5 * (w_prev + w_new);
+    let (u, v) = if mean < c.min_depth {
+        (0.0, 0.0)
+    } else {
+        let dwx = 0.5 * (inflow[LEFT] - out[LEFT] + out[RIGHT] - inflow[RIGHT]);
+        let dwz = 0.5 * (inflow[BACK] - out[BACK] + out[FRONT] - inflow[FRONT]);
+        (dwx / (c.l * mean), c.z_sign * dwz / (c.l * mean))
+    };
+    let speed = (u * u + v * v).sqrt();
+    let cap = if speed > 0.0 {
+        c.capacity * (g2 / (1.0 + g2)).sqrt().max(c.min_tilt) * speed
+    } else {
+        0.0
+    };
+    let den = match T {
+        THESIS_FLUX if f_out > 1e-20 => f_out,
+        FLUX if w_prev * c.area > 1e-20 => (f_out * c.dt).max(w_prev * c.area),
+        _ => 0.0,
+    };
+    let deep = (w_new > 0.0) & (w_new >= c.stand_depth);
+    let stand = match S {
+        BOTH_BELOW => deep & (f_in < c.threshold) & (f_out < c.threshold),
+        BALANCED => deep & ((f_in - f_out).abs() < c.threshold),
+        _ => false,
+    };
+    Local {
+        water: w_new,
+        u,
+        v,
+        cap,
+        den,
+        stand,
+    }
+}
+
+/// Sweep 2, everything local to a cell once the fluxes are final: water
+/// (eq. 2.20–2.23) and velocity (eq. 2.24–2.26, +z-consistent unless the
+/// thesis sign is asked for), dissolve and deposit (eq. 2.27–2.29), standing
+/// water (eq. 2.33–2.34), evaporation (eq. 3.6) and the sediment per unit of
+/// outflux that the flux transports move. Cells read their neighbours' fluxes
+/// only, which no cell writes here. Row by row, an arithmetic half (see
+/// [`local`]) runs first, then the half that changes the layers.
+fn cell_pass(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Scratch, books: &mut TerrainBalance) {
+    let t = match p.hydraulic.transport {
+        Transport::SemiLagrangian => SEMI,
+        Transport::ThesisFlux => THESIS_FLUX,
+        Transport::Flux => FLUX,
+    };
+    let sw = &p.standing_water;
+    let st = match sw.criterion {
+        _ if !sw.enabled => NO_STANDING,
+        Standing::BothBelow => BOTH_BELOW,
+        Standing::Balanced => BALANCED,
+    };
+    let sweep = match (t, st) {
+        (SEMI, NO_STANDING) => cell_sweep::<SEMI, NO_STANDING>,
+        (SEMI, BOTH_BELOW) => cell_sweep::<SEMI, BOTH_BELOW>,
+        (SEMI, _) => cell_sweep::<SEMI, BALANCED>,
+        (THESIS_FLUX, NO_STANDING) => cell_sweep::<THESIS_FLUX, NO_STANDING>,
+        (THESIS_FLUX, BOTH_BELOW) => cell_sweep::<THESIS_FLUX, BOTH_BELOW>,
+        (THESIS_FLUX, _) => cell_sweep::<THESIS_FLUX, BALANCED>,
+        (_, NO_STANDING) => cell_sweep::<FLUX, NO_STANDING>,
+        (_, BOTH_BELOW) => cell_sweep::<FLUX, BOTH_BELOW>,
+        _ => cell_sweep::<FLUX, BALANCED>,
+    };
+    sweep(chunk, p, grid, s, books);
+}
+
+/// [`cell_pass`] for transport `T` and standing criterion `S`.
+fn cell_sweep<const T: u8, const S: u8>(
+    chunk: &mut TerrainChunk,
+    p: &TerrainParams,
+    grid: Grid,
+    s: &mut Scratch,
+    books: &mut TerrainBalance,
+) {
+    let h = &p.hydraulic;
+    let n = grid.n;
+    let block = ROWS * n;
+    let l = p.cell_length;
+    let ctx = CellCtx {
+        dt: h.time_step,
+        l,
+        area: l * l,
+        z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
+        min_depth: h.min_depth,
+        capacity: h.capacity,
+        min_tilt: h.min_tilt,
+        threshold: p.standing_water.threshold,
+        stand_depth: p.standing_water.min_depth,
+    };
+    let kv = h.evaporation * h.time_step;
+    let num_dt = if T == FLUX { h.time_step } else { 1.0 };
+    let luts = Luts {
+        ks: p.materials.lut(|m| m.ks),
+        deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
+    };
+    let regolith = Material::Regolith as u8;
+    let drain = h.boundary == Boundary::Drain;
+    let parts = chunk.parts(block);
+    let flux = parts.flux;
+    let [vx, vz] = parts.velocity;
+    let sums: Vec<[f64; 3]> = parts
+        .layers
+        .into_par_iter()
+        .zip((
+            parts.water.par_chunks_mut(block),
+            parts.sediment.par_chunks_mut(block),
+            vx.par_chunks_mut(block),
+            vz.par_chunks_mut(block),
+            s.ratio.par_chunks_mut(block),
+            s.slope2.par_chunks_mut(block),
+            s.stand.par_chunks_mut(block),
+            (s.rim.par_chunks(block), s.floor.par_chunks(block)),
+        ))
+        .enumerate()
+        .map(
+            |(b, (mut layers, (water, sed, vx, vz, ratio, cap, stand, (rim, floor))))| {
+                let (mut drained, mut absorbed, mut evaporated) = (0.0f64, 0.0f64, 0.0f64);
+                for r in 0..water.len() / n {
+                    let z = b * ROWS + r;
+                    let row = r * n..(r + 1) * n;
+                    {
+                        let (water, vx, vz, ratio, cap, stand) = (
+                            &mut water[row.clone()],
+                            &mut vx[row.clone()],
+                            &mut vz[row.clone()],
+                            &mut ratio[row.clone()],
+                            &mut cap[row.clone()],
+                            &mut stand[row.clone()],
+                        );
+                        let mut edge = |x: usize| {
+                            let i = z * n + x;
+                            let around = grid.around(x, z);
+                            let inflow_from = |d: usize| around[d].map_or(0.0, |k| flux[OPPOSITE[d]][k]);
+                            let inflow = [
+                                inflow_from(LEFT),
+                                inflow_from(RIGHT),
+                                inflow_from(BACK),
+                                inflow_from(FRONT),
+                            ];
+                            let out = [flux[LEFT][i], flux[RIGHT][i], flux[BACK][i], flux[FRONT][i]];
+                            if drain {
+                                for (&f, nb) in out.iter().zip(around) {
+                                    if nb.is_none() {
+                                        drained += f64::from(f * ctx.dt / ctx.area);
+                                    }
+                                }
+                            }
+                            let c = local::<T, S>(inflow, out, water[x], cap[x], &ctx);
+                            water[x] = c.water;
+                            vx[x] = c.u;
+                            vz[x] = c.v;
+                            cap[x] = c.cap;
+                            ratio[x] = c.den;
+                            stand[x] = u8::from(c.stand);
+                        };
+                        match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
+                            (Some(zb), Some(zf)) if n >= 3 => {
+                                edge(0);
+                                edge(n - 1);
+                                let m = n - 2;
+                                let at = |p, r: usize, dx: usize| row_at(p, r * n + dx, m);
+                                let [fl, fr, fb, ff] = flux.each_ref().map(|f| f.as_slice());
+                                let (flc, frc, fbc, ffc) = (at(fl, z, 1), at(fr, z, 1), at(fb, z, 1), at(ff, z, 1));
+                                let (fr_l, fl_r, ff_b, fb_f) =
+                                    (at(fr, z, 0), at(fl, z, 2), at(ff, zb, 1), at(fb, zf, 1));
+                                let (w, u, v) = (&mut water[1..][..m], &mut vx[1..][..m], &mut vz[1..][..m]);
+                                let (ra, ca, st) = (&mut ratio[1..][..m], &mut cap[1..][..m], &mut stand[1..][..m]);
+                                for x in 0..m {
+                                    let c = local::<T, S>(
+                                        [fr_l[x], fl_r[x], ff_b[x], fb_f[x]],
+                                        [flc[x], frc[x], fbc[x], ffc[x]],
+                                        w[x],
+                                        ca[x],
+                                        &ctx,
+                                    );
+                                    w[x] = c.water;
+                                    u[x] = c.u;
+                                    v[x] = c.v;
+                                    ca[x] = c.cap;
+                                    ra[x] = c.den;
+                                    st[x] = u8::from(c.stand);
+                                }
+                            }
+                            _ => (0..n).for_each(edge),
+                        }
+                    }
+                    for j in row {
+                        let (cap, susp) = (cap[j], sed[j]);
+                        if cap > susp {
+                            // Flowing water cuts no pit below all four neighbours,
+                            // the mirror of the deposition cap below.
+                            let room = (layers.ground[j] - floor[j]).max(0.0);
+                            sed[j] += dissolve(&mut layers, j, cap - susp, &luts.ks, room);
+                        } else if susp > cap {
+                            let m = layers.top(j).map_or(regolith, |t| t.0);
+                            // Deposits fill hollows up to the highest neighbour but
+                            // never build a tower above all four (Fig. 5.16–5.17).
+                            let room = (rim[j] - layers.ground[j]).max(0.0);
+                            let amount = (luts.deposit[usize::from(m)] * (susp - cap)).min(room);
+                            if amount > 0.0 {
+                                layers.push(j, regolith, amount);
+                                sed[j] -= amount;
+                            }
+                        }
+                        let mut w = water[j];
+                        if stand[j] != 0 {
+                            let converted = grind(&mut layers, j, w, &luts.ks);
+                            w -= converted;
+                            absorbed += f64::from(converted);
+                        }
+                        evaporated += f64::from(w * kv);
+                        water[j] = w - w * kv;
+                        let den = ratio[j];
+                        ratio[j] = if den > 0.0 { num_dt * sed[j] / den } else { 0.0 };
+                    }
+                }
+                [drained, absorbed, evaporated]
+            },
+        )
+        .collect();
+    let total = |c: usize| sums.iter().map(|v| v[c]).sum::<f64>();
+    books.water_drained += total(0);
+    books.water_absorbed += total(1);
+    books.water_evaporated += total(2);
+}
+
+/// `m` values of `p` from `start`.
+#[inline(always)]
+fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
+    &p[start..][..m]
 }
 
 /// Dissolving (eq. 2.28) eats through the top layer into the ones below: the
 /// fraction of the capacity excess a layer could not supply is applied to the
-/// next layer at that layer's own K_s. Returns the amount dissolved.
-fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_COUNT]) -> f32 {
+/// next layer at that layer's own K_s, and no more than `limit` in all
+/// (up to a sliver under [`MIN_THICKNESS`]). Returns the amount dissolved.
+fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_COUNT], limit: f32) -> f32 {
     let mut rem = 1.0f32;
     let mut taken = 0.0;
     while rem > 0.0 {
         let Some((m, t)) = layers.top(i) else { break };
-        let want = ks[usize::from(m)] * excess * rem;
+        let want = (ks[usize::from(m)] * excess * rem).min(limit - taken);
         if want <= 0.0 {
             break;
         }
@@ -306,124 +663,73 @@ fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_
         rem *= 1.0 - t / want;
         layers.count[i] -= 1;
     }
+    if taken > 0.0 {
+        layers.refresh(i);
+    }
     taken
 }
 
-/// Dissolve and deposit (eq. 2.27–2.29), then standing water (eq. 2.33–2.34).
-fn erode(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &Scratch, books: &mut TerrainBalance) {
-    let h = &p.hydraulic;
-    let sw = &p.standing_water;
-    let n = grid.n;
-    let block = ROWS * n;
-    let l = p.cell_length;
-    let luts = Luts {
-        ks: p.materials.lut(|m| m.ks),
-        deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
-    };
-    let regolith = Material::Regolith as u8;
-    let ground = &s.ground;
-    let parts = chunk.parts(block);
-    let flux = parts.flux;
-    let [vx, vz] = parts.velocity;
-    let absorbed: f64 = parts
-        .layers
-        .into_par_iter()
-        .zip(parts.sediment.par_chunks_mut(block))
-        .zip(parts.water.par_chunks_mut(block))
-        .enumerate()
-        .map(|(b, ((mut layers, sed), water))| {
-            let mut absorbed = 0.0f64;
-            for (j, i, x, z) in block_cells(b, sed.len(), n) {
-                let around = grid.around(x, z);
-                let speed = (vx[i] * vx[i] + vz[i] * vz[i]).sqrt();
-                let cap = if speed > 0.0 {
-                    h.capacity * sin_tilt(ground, around, i, l).max(h.min_tilt) * speed
-                } else {
-                    0.0
-                };
-                let susp = sed[j];
-                if cap > susp {
-                    sed[j] += dissolve(&mut layers, j, cap - susp, &luts.ks);
-                } else if susp > cap {
-                    let m = layers.top(j).map_or(regolith, |t| t.0);
-                    let amount = luts.deposit[usize::from(m)] * (susp - cap);
-                    if amount > 0.0 {
-                        layers.push(j, regolith, amount);
-                        sed[j] -= amount;
-                    }
-                }
-                if sw.enabled && water[j] > 0.0 && water[j] >= sw.min_depth {
-                    let f_out = flux[0][i] + flux[1][i] + flux[2][i] + flux[3][i];
-                    let f_in: f32 = (0..4).filter_map(|d| around[d].map(|k| flux[OPPOSITE[d]][k])).sum();
-                    if is_standing(sw, f_in, f_out) {
-                        let converted = grind(&mut layers, j, water[j], &luts.ks);
-                        water[j] -= converted;
-                        absorbed += f64::from(converted);
-                    }
-                }
-            }
-            absorbed
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .sum();
-    books.water_absorbed += absorbed;
-}
-
-/// Sediment transport: semi-Lagrangian (eq. 2.30–2.31) or flux-proportional
-/// (eq. 3.7–3.8, accumulated).
+/// Sweep 3, sediment transport: semi-Lagrangian (eq. 2.30–2.31) or
+/// flux-proportional (eq. 3.7–3.8, accumulated). What leaves cell k towards
+/// `dir` is flux[dir][k]·ratio[k]; every cell reads the same ratio for itself
+/// and its neighbours, so what leaves one cell arrives bit-identically at the
+/// other.
 fn transport(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Scratch, books: &mut TerrainBalance) {
     let h = &p.hydraulic;
     let n = grid.n;
     let block = ROWS * n;
     let (dt, l) = (h.time_step, p.cell_length);
-    let area = l * l;
-    s.next.clear();
-    s.next.resize(n * n, 0.0);
     let flux = &chunk.flux;
     let [vx, vz] = &chunk.velocity;
-    // Sediment per unit of outflux: what leaves cell k towards `dir` is
-    // flux[dir][k]·ratio[k]. Every cell reads the same ratio for itself and its
-    // neighbours, so what leaves one cell arrives bit-identically at the other.
-    // The flux sum reaching the f32 noise floor counts as no outflow.
-    if h.transport != Transport::SemiLagrangian {
-        let (sed, w_prev) = (&chunk.sediment, &s.w_prev);
-        let ratio = &mut s.surface;
-        ratio.par_chunks_mut(block).enumerate().for_each(|(b, r)| {
-            for (j, r) in r.iter_mut().enumerate() {
-                let k = b * block + j;
-                let f_out = flux[0][k] + flux[1][k] + flux[2][k] + flux[3][k];
-                *r = match h.transport {
-                    Transport::ThesisFlux if f_out > 1e-20 => sed[k] / f_out,
-                    Transport::Flux if w_prev[k] * area > 1e-20 => dt * sed[k] / (f_out * dt).max(w_prev[k] * area),
-                    _ => 0.0,
-                };
+    let (sed, ratio) = (&chunk.sediment, &s.ratio);
+    let semi = h.transport == Transport::SemiLagrangian;
+    // One cell of the flux transports, edges included.
+    let moved = |x: usize, z: usize, lost: &mut f64| {
+        let i = z * n + x;
+        let mut v = sed[i];
+        for (dir, nb) in grid.around(x, z).into_iter().enumerate() {
+            let o = flux[dir][i] * ratio[i];
+            v -= o;
+            match nb {
+                Some(k) => v += flux[OPPOSITE[dir]][k] * ratio[k],
+                None => *lost += f64::from(o),
             }
-        });
-    }
-    let (sed, ratio) = (&chunk.sediment, &s.surface);
+        }
+        v
+    };
     let drained: f64 = s
         .next
         .par_chunks_mut(block)
         .enumerate()
         .map(|(b, next)| {
             let mut lost = 0.0f64;
-            for (j, i, x, z) in block_cells(b, next.len(), n) {
-                next[j] = match h.transport {
-                    Transport::SemiLagrangian => advect(sed, grid, x, z, vx[i] * dt / l, vz[i] * dt / l),
-                    Transport::ThesisFlux | Transport::Flux => {
-                        let mut v = sed[i];
-                        for (dir, nb) in grid.around(x, z).into_iter().enumerate() {
-                            let o = flux[dir][i] * ratio[i];
-                            v -= o;
-                            match nb {
-                                Some(k) => v += flux[OPPOSITE[dir]][k] * ratio[k],
-                                None => lost += f64::from(o),
-                            }
-                        }
-                        v
+            for r in 0..next.len() / n {
+                let z = b * ROWS + r;
+                let next = &mut next[r * n..(r + 1) * n];
+                if semi {
+                    for (x, out) in next.iter_mut().enumerate() {
+                        let i = z * n + x;
+                        // Standing water samples its own cell exactly.
+                        *out = if vx[i] == 0.0 && vz[i] == 0.0 {
+                            sed[i]
+                        } else {
+                            advect(sed, grid, x, z, vx[i] * dt / l, vz[i] * dt / l)
+                        };
                     }
-                };
+                    continue;
+                }
+                match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
+                    (Some(zb), Some(zf)) if n >= 3 => {
+                        next[0] = moved(0, z, &mut lost);
+                        next[n - 1] = moved(n - 1, z, &mut lost);
+                        flux_interior(flux, sed, ratio, n, z, zb, zf, &mut next[1..n - 1]);
+                    }
+                    _ => {
+                        for (x, out) in next.iter_mut().enumerate() {
+                            *out = moved(x, z, &mut lost);
+                        }
+                    }
+                }
             }
             lost
         })
@@ -432,6 +738,46 @@ fn transport(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Sc
         .sum();
     books.sediment_drained += drained;
     std::mem::swap(&mut chunk.sediment, &mut s.next);
+}
+
+/// The flux transport on cells 1..n−1 of row `z` (all four neighbours exist),
+/// in the same order of operations as the edge cells.
+#[allow(clippy::too_many_arguments)]
+fn flux_interior(
+    flux: &[Vec<f32>; 4],
+    sed: &[f32],
+    ratio: &[f32],
+    n: usize,
+    z: usize,
+    zb: usize,
+    zf: usize,
+    next: &mut [f32],
+) {
+    let m = n - 2;
+    let at = |p, r: usize, dx: usize| row_at(p, r * n + dx, m);
+    let (sc, next) = (at(sed, z, 1), &mut next[..m]);
+    let (rc, rl, rr, rb, rf) = (
+        at(ratio, z, 1),
+        at(ratio, z, 0),
+        at(ratio, z, 2),
+        at(ratio, zb, 1),
+        at(ratio, zf, 1),
+    );
+    let [fl, fr, fb, ff] = flux.each_ref().map(|f| f.as_slice());
+    let (flc, frc, fbc, ffc) = (at(fl, z, 1), at(fr, z, 1), at(fb, z, 1), at(ff, z, 1));
+    let (fr_l, fl_r, ff_b, fb_f) = (at(fr, z, 0), at(fl, z, 2), at(ff, zb, 1), at(fb, zf, 1));
+    for x in 0..m {
+        let mut v = sc[x];
+        v -= flc[x] * rc[x];
+        v += fr_l[x] * rl[x];
+        v -= frc[x] * rc[x];
+        v += fl_r[x] * rr[x];
+        v -= fbc[x] * rc[x];
+        v += ff_b[x] * rb[x];
+        v -= ffc[x] * rc[x];
+        v += fb_f[x] * rf[x];
+        next[x] = v;
+    }
 }
 
 /// Back-traces from `(x, z)` by `(dx, dz)` cells and samples bilinearly.
@@ -449,7 +795,8 @@ fn advect(sed: &[f32], grid: Grid, x: usize, z: usize, dx: f32, dz: f32) -> f32 
     } else {
         (px, pz)
     };
-    let (x0, z0) = ((px.floor() as usize).min(n - 1), (pz.floor() as usize).min(n - 1));
+    // px, pz ≥ 0 here, so truncation is the floor (without a libm call).
+    let (x0, z0) = ((px as usize).min(n - 1), (pz as usize).min(n - 1));
     let (tx, tz) = (px - x0 as f32, pz - z0 as f32);
     let (x1, z1) = if grid.boundary == Boundary::Wrap {
         ((x0 + 1) % n, (z0 + 1) % n)

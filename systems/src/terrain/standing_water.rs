@@ -5,19 +5,11 @@
 //! drive w negative (erratum 10); we use r = min(w, K_s) as the target
 //! regolith depth, so the regolith under standing water never exceeds the
 //! K_s of the rock beneath, and w −= r (eq. 2.34) never goes below zero.
-//! It runs inside the water step, which has the fluxes.
+//! It runs inside the water step, which has the fluxes and applies the
+//! standing criterion ([`super::params::Standing`]).
 
 use super::columns::Layers;
 use super::materials::{MATERIAL_COUNT, Material};
-use super::params::{Standing, StandingWaterParams};
-
-/// Whether water with these in- and outflows is standing.
-pub(crate) fn is_standing(p: &StandingWaterParams, f_in: f32, f_out: f32) -> bool {
-    match p.criterion {
-        Standing::BothBelow => f_in < p.threshold && f_out < p.threshold,
-        Standing::Balanced => (f_in - f_out).abs() < p.threshold,
-    }
-}
 
 /// Turns rock under standing water into regolith until the regolith on top
 /// is min(w, K_s) thick (K_s of the rock beneath); returns the converted

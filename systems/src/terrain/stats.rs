@@ -98,10 +98,24 @@ pub struct TerrainReport {
     pub thermal_ms_per_iter: f64,
     /// Mean milliseconds of one aging pass.
     pub aging_ms_per_iter: f64,
+    /// Throughput of each kernel: cells × passes per second, in millions
+    /// (0 for a kernel that did not run).
+    pub mcell_iterations_per_s: KernelRates,
     /// Water balance in detail.
     pub water: WaterBalance,
     /// Material balance in detail.
     pub material: MaterialBalance,
+}
+
+/// One number per terrain kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct KernelRates {
+    /// Flowing and standing water.
+    pub hydraulic: f64,
+    /// Thermal erosion.
+    pub thermal: f64,
+    /// Rock-cycle aging.
+    pub aging: f64,
 }
 
 /// Sums over every chunk of `app`: (water, rock, suspended sediment).
@@ -172,6 +186,13 @@ pub fn report(app: &App) -> TerrainReport {
         compacted: books.compacted,
         error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
     };
+    let (hydraulic_ms, thermal_ms, aging_ms) = (
+        per_pass("terrain.water", schedule.water_every),
+        per_pass("terrain.thermal", schedule.thermal_every),
+        per_pass("terrain.aging", schedule.aging_every),
+    );
+    // Cells per millisecond, over a thousand, is millions per second.
+    let rate = |ms: f64| if ms > 0.0 { cells as f64 / ms / 1e3 } else { 0.0 };
     TerrainReport {
         chunks,
         cells,
@@ -182,9 +203,14 @@ pub fn report(app: &App) -> TerrainReport {
         score_corrected: score(ScoreMode::Corrected),
         water_balance_error: water.error,
         material_balance_error: material.error,
-        hydraulic_ms_per_iter: per_pass("terrain.water", schedule.water_every),
-        thermal_ms_per_iter: per_pass("terrain.thermal", schedule.thermal_every),
-        aging_ms_per_iter: per_pass("terrain.aging", schedule.aging_every),
+        hydraulic_ms_per_iter: hydraulic_ms,
+        thermal_ms_per_iter: thermal_ms,
+        aging_ms_per_iter: aging_ms,
+        mcell_iterations_per_s: KernelRates {
+            hydraulic: rate(hydraulic_ms),
+            thermal: rate(thermal_ms),
+            aging: rate(aging_ms),
+        },
         water,
         material,
     }

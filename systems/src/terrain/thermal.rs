@@ -25,10 +25,15 @@
 //! mass-conserving: every cell first computes what it sends each neighbour
 //! from the old ground, then every cell removes what it sends and adds what
 //! it receives.
+//!
+//! Both passes skip work where that is exact: a cell no lower neighbour of
+//! which lies below it by more than the smallest talus threshold of any
+//! material sends nothing (every rule above needs such a drop), and a cell
+//! that neither sends nor receives keeps its layers.
 
 use rayon::prelude::*;
 
-use super::columns::{Layers, TerrainChunk};
+use super::columns::TerrainChunk;
 use super::hydraulic::{Grid, ROWS, block_cells};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
@@ -36,7 +41,6 @@ use super::params::{Boundary, TerrainParams};
 /// Planes reused between passes.
 #[derive(Default)]
 pub(crate) struct ThermalScratch {
-    ground: Vec<f32>,
     out: [Vec<f32>; 4],
     /// What each cell sends: its material byte, plus [`FROM_BED`].
     src: Vec<u8>,
@@ -62,39 +66,44 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     let density = p.materials.lut(|m| m.density);
     let rate = p.thermal.rate;
     let sliding = p.thermal.layer_sliding;
-    chunk.ground_heights(&mut s.ground);
+    let min_talus = talus.iter().copied().fold(f32::INFINITY, f32::min);
+    // Every cell of both planes is written below, so only the length matters.
     for o in &mut s.out {
-        o.clear();
         o.resize(cells, 0.0);
     }
-    s.src.clear();
     s.src.resize(cells, 0);
 
     {
-        let ground = &s.ground;
+        let chunk = &*chunk;
+        let ground = &chunk.ground;
         let [o0, o1, o2, o3] = &mut s.out;
-        let parts = chunk.parts(block);
-        parts
-            .layers
+        (
+            o0.par_chunks_mut(block),
+            o1.par_chunks_mut(block),
+            o2.par_chunks_mut(block),
+            o3.par_chunks_mut(block),
+        )
             .into_par_iter()
-            .zip((
-                o0.par_chunks_mut(block),
-                o1.par_chunks_mut(block),
-                o2.par_chunks_mut(block),
-                o3.par_chunks_mut(block),
-            ))
             .zip(s.src.par_chunks_mut(block))
             .enumerate()
-            .for_each(|(b, ((layers, (o0, o1, o2, o3)), src))| {
+            .for_each(|(b, ((o0, o1, o2, o3), src))| {
                 let mut outs = [o0, o1, o2, o3];
-                for (j, _, x, z) in block_cells(b, src.len(), n) {
-                    let plan = plan(&layers, j, ground, grid, x, z, &talus, &density, rate, sliding);
-                    if let Some((amounts, what)) = plan {
-                        for (o, a) in outs.iter_mut().zip(amounts) {
-                            o[j] = a;
-                        }
-                        src[j] = what;
+                for (j, i, x, z) in block_cells(b, src.len(), n) {
+                    let g = ground[i];
+                    let steep = grid
+                        .around(x, z)
+                        .into_iter()
+                        .any(|nb| nb.is_some_and(|k| g - ground[k] > min_talus));
+                    let plan = if steep {
+                        plan(chunk, grid, x, z, &talus, &density, rate, sliding)
+                    } else {
+                        None
+                    };
+                    let (amounts, what) = plan.unwrap_or(([0.0; 4], 0));
+                    for (o, a) in outs.iter_mut().zip(amounts) {
+                        o[j] = a;
                     }
+                    src[j] = what;
                 }
             });
     }
@@ -112,6 +121,11 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     let parts = chunk.parts(block);
     parts.layers.into_par_iter().enumerate().for_each(|(b, mut layers)| {
         for (j, i, x, z) in block_cells(b, layers.count.len(), n) {
+            let around = grid.around(x, z);
+            let moves = (0..4).any(|d| out[d][i] > 0.0 || around[d].is_some_and(|k| out[OPPOSITE[d]][k] > 0.0));
+            if !moves {
+                continue;
+            }
             let send = out[0][i] + out[1][i] + out[2][i] + out[3][i];
             if send > 0.0 {
                 let removed = if src[i] & FROM_BED != 0 {
@@ -123,7 +137,6 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
                 // A sliver under MIN_THICKNESS that went along stays here.
                 layers.push(j, debris(src[i]), removed - send);
             }
-            let around = grid.around(x, z);
             if to_regolith {
                 let received: f32 = (0..4).filter_map(|d| around[d].map(|k| out[OPPOSITE[d]][k])).sum();
                 layers.push(j, debris(0), received);
@@ -138,13 +151,11 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     });
 }
 
-/// What cell `j` sends to each neighbour, and what it is: the material byte
-/// of the top layer, or of the loose bed under it marked [`FROM_BED`].
+/// What cell `(x, z)` sends to each neighbour, and what it is: the material
+/// byte of the top layer, or of the loose bed under it marked [`FROM_BED`].
 #[allow(clippy::too_many_arguments)]
 fn plan(
-    layers: &Layers<'_>,
-    j: usize,
-    ground: &[f32],
+    chunk: &TerrainChunk,
     grid: Grid,
     x: usize,
     z: usize,
@@ -153,8 +164,12 @@ fn plan(
     rate: f32,
     sliding: bool,
 ) -> Option<([f32; 4], u8)> {
-    let (top, t_top) = layers.top(j)?;
     let i = z * grid.n + x;
+    let cells = chunk.cells();
+    let c = usize::from(chunk.count[i]);
+    let layer = |k: usize| (chunk.material[k * cells + i], chunk.thickness[k * cells + i]);
+    let (top, t_top) = layer(c.checked_sub(1)?);
+    let ground = &chunk.ground;
     let g = ground[i];
     let [l, r, b, f] = grid.around(x, z);
     let at = |nb: Option<usize>| nb.map(|k| ground[k]);
@@ -162,15 +177,13 @@ fn plan(
     if let Some(a) = split(g, &nbs, talus[usize::from(top)], rate, g) {
         return Some((a, top));
     }
-    let c = layers.len(j);
     if !sliding || c < 2 || Material::from_u8(top).is_none_or(Material::is_loose) {
         return None;
     }
-    let bed = layers.material[c - 2][j];
+    let (bed, s_bed) = layer(c - 2);
     if !Material::from_u8(bed).is_some_and(Material::is_loose) {
         return None;
     }
-    let s_bed = layers.thickness[c - 2][j];
     let t_bed = talus[usize::from(bed)];
     if s_bed * density[usize::from(bed)] > t_top * density[usize::from(top)] {
         split(g, &nbs, t_bed, rate, g).map(|a| (a, top))

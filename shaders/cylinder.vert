@@ -1,0 +1,41 @@
+// Instanced tapered cylinders: one instance per segment (start, end, radii, colour),
+// the ring mesh gives (cos, sin, t) per vertex.
+#version 450
+
+layout(set = 0, binding = 0) uniform Globals {
+    mat4 view_proj;
+    vec4 camera;     // xyz: eye position
+    vec4 sun_dir;    // xyz: direction the light travels
+    vec4 sun_colour; // rgb
+    vec4 sky;        // rgb: sky and fog colour, w: fog density per metre
+    vec4 ambient;    // rgb: sky light reaching every surface
+    vec4 viewport;   // xy: size in pixels, z: point size in pixels
+} g;
+
+layout(location = 0) in vec3 a_ring;
+layout(location = 1) in vec3 i_start;
+layout(location = 2) in vec3 i_end;
+layout(location = 3) in float i_start_radius;
+layout(location = 4) in float i_end_radius;
+layout(location = 5) in vec4 i_colour;
+
+layout(location = 0) out vec3 v_colour;
+layout(location = 1) out vec3 v_normal;
+layout(location = 2) out vec3 v_world;
+
+void main() {
+    vec3 axis = i_end - i_start;
+    float len = length(axis);
+    vec3 w = len > 1e-8 ? axis / len : vec3(0.0, 1.0, 0.0);
+    // Any vector not parallel to the axis spans the ring plane with it.
+    vec3 helper = abs(w.y) < 0.99 ? vec3(0.0, 1.0, 0.0) : vec3(1.0, 0.0, 0.0);
+    vec3 u = normalize(cross(helper, w));
+    vec3 v = cross(w, u);
+    vec3 n = a_ring.x * u + a_ring.y * v;
+    float r = mix(i_start_radius, i_end_radius, a_ring.z);
+    vec3 p = mix(i_start, i_end, a_ring.z) + n * r;
+    v_colour = i_colour.rgb;
+    v_normal = n;
+    v_world = p;
+    gl_Position = g.view_proj * vec4(p, 1.0);
+}

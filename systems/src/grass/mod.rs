@@ -1,0 +1,41 @@
+//! Grass moved by wind (thesis 004, Selig): precomputed looping motion played
+//! back by field position and time, plus live interaction.
+//!
+//! The pipeline, one file per stage:
+//!
+//! 1. [`blade`]: a plant structure — a massless fixed root and particles, each
+//!    with one parent, one spring-damper link and the thesis's physical
+//!    parameters (length, mass, stiffness, angular stiffness). Presets: 1-, 2-,
+//!    6-segment blades, a tuft, a small shrub.
+//! 2. [`wind`]: lattice value noise over ground × time for strength, polar and
+//!    azimuth deflection; winds sum; gusts add local, time-limited pushes.
+//! 3. [`dynamics`]: the force law `F = (D_R − D)·s − v·d` with the rest vector
+//!    turned with the parent link and weighted by angular stiffness, gravity,
+//!    RK4 at a fixed step, the length constraint; a dense SoA field of blades.
+//! 4. [`bake`]: an N × N field, k blades per cell averaged, detected warm-up,
+//!    T frames with a cross-faded loop seam, per-particle 3D textures (RGBA16F,
+//!    or the thesis's RGB8), a versioned, checksummed file.
+//! 5. [`sampler`]: the CPU mirror of the vertex shader's fetch (Wind Power, Wave Speed).
+//! 6. [`interaction`]: pushers switch nearby blades to live simulation with a
+//!    collision constraint; they fade back to the bake afterwards.
+//!
+//! Deviations from the thesis (grass.md §8): corrected cosine weights; the
+//! damper acts on relative velocity; stiffness 1 restores the rest length; the
+//! default damper follows a damping ratio (the thesis's `s = 2·d` is
+//! [`dynamics::DamperRule::Thesis`]); displacements are relative to the rest
+//! pose; the default texel format is RGBA16F (RGB8 clips, as the thesis notes).
+//! The wind is sampled once per blade per step at its root (blades are small
+//! against the lattice spacing).
+
+pub mod bake;
+pub mod blade;
+pub mod dynamics;
+pub mod interaction;
+pub mod sampler;
+pub mod wind;
+
+pub use bake::{BakeError, BakeSettings, BakedGrass, TextureLayout, bake, texture_bytes};
+pub use blade::{BladeShape, Segment};
+pub use dynamics::{BladeField, BladeKernel, DamperRule, Dynamics};
+pub use interaction::{LiveGrass, LiveSettings, Pusher};
+pub use wind::{Gust, Wind, WindField};

@@ -1,0 +1,299 @@
+//! Forests: several species (L-system or space colonization) on Poisson-disk placements.
+//!
+//! Each species grows `variants` trees (variant v from seed `rng::stream_seed(seed, Index(v),
+//! "forest.<species index>")`); every placed tree picks a species by weight and one of its
+//! variants from its own random stream (`Index(tree)`, "forest.pick"), so a forest of thousands
+//! of trees grows only a few dozen and stays deterministic. [`Forest::spawn`] makes each placed
+//! tree an entity with its segments (`tree::spawn_tree`).
+
+use std::time::Instant;
+
+use glam::Vec3;
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use sylva_runtime::rng::{StreamKey, stream, stream_seed};
+
+use super::{Ground, ScatterParams, scatter};
+use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
+use crate::lsystem::LSystemParams;
+use crate::species::{GrowError, TreeBuilder};
+use crate::tree::{BranchGraph, MeshParams, Placement, RadiusParams, TreeError, prepare_graph, spawn_tree};
+
+/// Most variants one species may grow.
+pub const MAX_VARIANTS: u32 = 256;
+
+/// One species of a forest: how its trees grow and how many distinct ones to grow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SpeciesParams {
+    /// Name, for reports. Default empty.
+    pub name: String,
+    /// Relative share of the placed trees. Default 1.
+    pub weight: f32,
+    /// Grow by L-system (exactly one of `lsystem` and `colonize`).
+    pub lsystem: Option<LSystemParams>,
+    /// Grow by space colonization; only the first root's tree is used.
+    pub colonize: Option<ColonizeParams>,
+    /// Pipe-model radii. Default: see [`RadiusParams`].
+    pub radii: RadiusParams,
+    /// Curve reduction (the mesh settings' `curve_reduction`). Default: see [`MeshParams`].
+    pub mesh: MeshParams,
+    /// Metres per graph unit. Default 0.01 (the thesis's centimetres).
+    pub scale: f32,
+    /// Distinct trees grown for this species. Default 4.
+    pub variants: u32,
+}
+
+impl Default for SpeciesParams {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            weight: 1.0,
+            lsystem: None,
+            colonize: None,
+            radii: RadiusParams::default(),
+            mesh: MeshParams::default(),
+            scale: 0.01,
+            variants: 4,
+        }
+    }
+}
+
+/// A forest: species and where their trees go.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForestParams {
+    /// The species; at least one.
+    pub species: Vec<SpeciesParams>,
+    /// The Poisson-disk scatter of tree positions.
+    pub placement: ScatterParams,
+}
+
+impl ForestParams {
+    /// Checks every field; the error gives the field's path (e.g. `["species[1]", "weight"]`)
+    /// and what is wrong.
+    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
+        let at = |parts: &[String], m: String| Err((parts.to_vec(), m));
+        if self.species.is_empty() {
+            return at(
+                &["species".to_owned()],
+                "is empty, a forest needs at least one species".into(),
+            );
+        }
+        for (i, s) in self.species.iter().enumerate() {
+            let here = |f: &str| vec![format!("species[{i}]"), f.to_owned()];
+            if !(s.weight.is_finite() && s.weight > 0.0) {
+                return at(&here("weight"), format!("is {}, must be a finite number > 0", s.weight));
+            }
+            if !(s.scale.is_finite() && s.scale > 0.0) {
+                return at(&here("scale"), format!("is {}, must be a finite number > 0", s.scale));
+            }
+            if s.variants == 0 || s.variants > MAX_VARIANTS {
+                return at(
+                    &here("variants"),
+                    format!("is {}, must be in 1..={MAX_VARIANTS}", s.variants),
+                );
+            }
+            match (&s.lsystem, &s.colonize) {
+                (Some(l), None) => l.validate().map_err(|(f, m)| (here(&format!("lsystem.{f}")), m))?,
+                (None, Some(c)) => c.validate().map_err(|(f, m)| (here(&format!("colonize.{f}")), m))?,
+                _ => return at(&here("lsystem"), "give exactly one of `lsystem` and `colonize`".into()),
+            }
+            s.radii.validate().map_err(|(f, m)| (here(&format!("radii.{f}")), m))?;
+            s.mesh.validate().map_err(|(f, m)| (here(&format!("mesh.{f}")), m))?;
+        }
+        self.placement
+            .validate()
+            .map_err(|(f, m)| (vec!["placement".to_owned(), f], m))
+    }
+}
+
+/// Why a forest could not be grown.
+#[derive(Debug, thiserror::Error)]
+pub enum ForestError {
+    /// A parameter is out of range.
+    #[error("forest.{}: {message}", path.join("."))]
+    InvalidParam {
+        /// The field's path.
+        path: Vec<String>,
+        /// What is wrong.
+        message: String,
+    },
+    /// An L-system species failed to grow.
+    #[error("species {species}: {source}")]
+    LSystem {
+        /// The species index.
+        species: usize,
+        /// Why.
+        source: GrowError,
+    },
+    /// A colonization species failed to grow.
+    #[error("species {species}: {source}")]
+    Colonize {
+        /// The species index.
+        species: usize,
+        /// Why.
+        source: ColonizeError,
+    },
+    /// A grown graph was invalid.
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+}
+
+/// One placed tree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlacedTree {
+    /// Species index.
+    pub species: u32,
+    /// Variant index within the species.
+    pub variant: u32,
+    /// Where its root stands (world, metres, Y up).
+    pub position: Vec3,
+}
+
+/// Sizes and timings of a grown forest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ForestStats {
+    /// Trees placed.
+    pub trees: usize,
+    /// Placed trees per species.
+    pub per_species: Vec<usize>,
+    /// Variants grown over all species.
+    pub variants: usize,
+    /// Segments over all placed trees.
+    pub segments: usize,
+    /// Growing the variants, milliseconds.
+    pub grow_ms: f64,
+    /// Scattering the positions, milliseconds.
+    pub place_ms: f64,
+}
+
+/// A grown forest: the variants of each species and the placed trees.
+#[derive(Clone, Debug, Default)]
+pub struct Forest {
+    /// Per species, its variants' prepared graphs (radii, Z up, graph units).
+    pub variants: Vec<Vec<BranchGraph>>,
+    /// Metres per graph unit, per species.
+    pub scales: Vec<f32>,
+    /// The placed trees, in placement order.
+    pub trees: Vec<PlacedTree>,
+    /// Sizes and timings.
+    pub stats: ForestStats,
+}
+
+/// Grows the species of `params` and places them on `ground`. Growing the variants runs in
+/// parallel (each is a pure function of its seed).
+pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u64) -> Result<Forest, ForestError> {
+    params
+        .validate()
+        .map_err(|(path, message)| ForestError::InvalidParam { path, message })?;
+    let t = Instant::now();
+    let jobs: Vec<(usize, u32)> = params
+        .species
+        .iter()
+        .enumerate()
+        .flat_map(|(s, sp)| (0..sp.variants).map(move |v| (s, v)))
+        .collect();
+    let grown: Vec<Result<BranchGraph, ForestError>> = jobs
+        .par_iter()
+        .map(|&(s, v)| {
+            grow_variant(
+                &params.species[s],
+                s,
+                stream_seed(seed, StreamKey::Index(u64::from(v)), &format!("forest.{s}")),
+            )
+        })
+        .collect();
+    let mut variants: Vec<Vec<BranchGraph>> = vec![Vec::new(); params.species.len()];
+    for (&(s, _), g) in jobs.iter().zip(grown) {
+        variants[s].push(g?);
+    }
+    let grow_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let points = scatter(&params.placement, ground, seed).map_err(|(f, message)| ForestError::InvalidParam {
+        path: vec!["placement".to_owned(), f],
+        message,
+    })?;
+    let place_ms = t.elapsed().as_secs_f64() * 1e3;
+    let total: f32 = params.species.iter().map(|s| s.weight).sum();
+    let mut per_species = vec![0; params.species.len()];
+    let trees: Vec<PlacedTree> = points
+        .iter()
+        .enumerate()
+        .map(|(i, &position)| {
+            let mut rng = stream(seed, StreamKey::Index(i as u64), "forest.pick");
+            let mut pick = rng.random::<f32>() * total;
+            let mut species = params.species.len() - 1;
+            for (s, sp) in params.species.iter().enumerate() {
+                if pick < sp.weight {
+                    species = s;
+                    break;
+                }
+                pick -= sp.weight;
+            }
+            per_species[species] += 1;
+            let variant = rng.random_range(0..params.species[species].variants);
+            PlacedTree {
+                species: species as u32,
+                variant,
+                position,
+            }
+        })
+        .collect();
+    let segments = trees
+        .iter()
+        .map(|t| variants[t.species as usize][t.variant as usize].len())
+        .sum();
+    Ok(Forest {
+        scales: params.species.iter().map(|s| s.scale).collect(),
+        stats: ForestStats {
+            trees: trees.len(),
+            per_species,
+            variants: jobs.len(),
+            segments,
+            grow_ms,
+            place_ms,
+        },
+        variants,
+        trees,
+    })
+}
+
+/// One variant's prepared graph.
+fn grow_variant(sp: &SpeciesParams, species: usize, seed: u64) -> Result<BranchGraph, ForestError> {
+    if let Some(l) = &sp.lsystem {
+        let mut builder = TreeBuilder::new();
+        builder
+            .grow(l, &sp.radii, &sp.mesh, seed)
+            .map_err(|source| ForestError::LSystem { species, source })?;
+        return Ok(builder.into_tree().graph);
+    }
+    let c = sp
+        .colonize
+        .as_ref()
+        .expect("validated: exactly one of lsystem and colonize");
+    let colonize = |source| ForestError::Colonize { species, source };
+    let mut colonizer = Colonizer::new(c, seed).map_err(colonize)?;
+    colonizer.run();
+    let mut graphs = colonizer.finish().map_err(colonize)?;
+    let graph = graphs.swap_remove(0);
+    Ok(prepare_graph(&graph, &sp.radii, &sp.mesh)?)
+}
+
+impl Forest {
+    /// Spawns every placed tree and its segments into `world`; returns the tree entities in
+    /// placement order.
+    pub fn spawn(&self, world: &mut hecs::World) -> Result<Vec<hecs::Entity>, TreeError> {
+        self.trees
+            .iter()
+            .map(|t| {
+                let placement = Placement {
+                    position: t.position,
+                    scale: self.scales[t.species as usize],
+                };
+                spawn_tree(world, &self.variants[t.species as usize][t.variant as usize], placement)
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,213 @@
+//! Forest scenes: many species placed by Poisson-disk scattering, deterministic, on terrain by
+//! the rules, with clear errors.
+
+use std::path::Path;
+
+use sylva::Scene;
+use sylva::systems::placement::forest::ForestStats;
+use sylva::systems::tree::{Segment, Tree};
+
+fn tree_positions(app: &sylva::runtime::App) -> Vec<[f32; 3]> {
+    let mut q = app.world.entities.query::<&Tree>();
+    let mut out: Vec<[f32; 3]> = q.iter().map(|t| t.position.to_array()).collect();
+    out.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    out
+}
+
+#[test]
+fn the_forest_scene_places_over_a_thousand_mixed_trees() {
+    let scene = Scene::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/forest.ron"))).unwrap();
+    let forest = scene.forest.as_ref().unwrap();
+    assert!(forest.placement.count >= 1000);
+    assert!(forest.species.iter().any(|s| s.lsystem.is_some()));
+    assert!(forest.species.iter().any(|s| s.colonize.is_some()));
+    let app = sylva::build(&scene, 2).unwrap();
+    let stats = app.world.resources.get::<ForestStats>().unwrap().clone();
+    assert!(stats.trees >= 1000, "{} trees", stats.trees);
+    assert_eq!(stats.per_species.iter().sum::<usize>(), stats.trees);
+    assert!(stats.per_species.iter().all(|&n| n > 100), "{:?}", stats.per_species);
+    assert_eq!(app.world.entities.query::<&Tree>().iter().count(), stats.trees);
+    assert_eq!(app.world.entities.query::<&Segment>().iter().count(), stats.segments);
+    // Poisson-disk spacing between the roots.
+    let roots = tree_positions(&app);
+    let d = forest.placement.min_distance;
+    for (i, a) in roots.iter().enumerate() {
+        for b in &roots[i + 1..] {
+            let dist = ((a[0] - b[0]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
+            assert!(dist > d, "{a:?} and {b:?} are {dist} m apart");
+        }
+    }
+    // Same forest on one thread.
+    let one = sylva::build(&scene, 1).unwrap();
+    assert_eq!(tree_positions(&one), roots);
+    assert_eq!(one.state_hash().unwrap(), app.state_hash().unwrap());
+}
+
+/// A small forest on eroded-free terrain: a ramp of granite under sand.
+const ON_TERRAIN: &str = r#"(
+    seed: 4,
+    terrain: (
+        size: 64,
+        generator: (
+            height: Plane(base: 0.0, slope: (0.5, 0.0)),
+            layers: [(material: Granite, thickness: Share(0.7)), (material: Sand, thickness: Share(0.3))],
+        ),
+    ),
+    forest: (
+        species: [
+            (colonize: (count: 200, iterations: 10, regions: [(shape: Sphere(centre: (0.0, 0.0, 600.0), radius: 200.0))])),
+        ],
+        placement: (
+            count: 500,
+            min_distance: 2.0,
+            min: (0.0, 0.0),
+            max: (64.0, 64.0),
+            rules: (height: (5.0, 20.0)),
+        ),
+    ),
+)"#;
+
+#[test]
+fn trees_on_terrain_follow_the_height_rule() {
+    let scene = Scene::from_str(ON_TERRAIN, "terrain_forest.ron").unwrap();
+    let app = sylva::build(&scene, 2).unwrap();
+    let roots = tree_positions(&app);
+    assert!(roots.len() > 20, "{} trees", roots.len());
+    for r in &roots {
+        assert!((5.0..=20.0).contains(&r[1]), "root {r:?} outside the height range");
+        assert!(
+            r[0] >= 9.0 && r[0] <= 41.0,
+            "root {r:?}: the ramp is 5–20 m high only there"
+        );
+    }
+}
+
+#[test]
+fn forest_errors_name_the_field_and_line() {
+    let both = "(\n  forest: (\n    species: [\n      (lsystem: (), colonize: ()),\n    ],\n  ),\n)";
+    let e = Scene::from_str(both, "both.ron").unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("forest.species[0].lsystem"));
+    assert_eq!(e.line, 4);
+    let unknown = "(\n  forest: (\n    species: [(colonize: (), leaves: 3)],\n  ),\n)";
+    let e = Scene::from_str(unknown, "unknown.ron").unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.to_string().contains("leaves"), "{e}");
+    let empty = "(forest: (species: []))";
+    let e = Scene::from_str(empty, "empty.ron").unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("forest.species"));
+    let bad_distance = "(forest: (species: [(colonize: ())], placement: (min_distance: -1.0)))";
+    let e = Scene::from_str(bad_distance, "bad.ron").unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("forest.placement.min_distance"));
+}
+
+#[test]
+fn single_tree_scenes_still_load_and_have_no_forest() {
+    for name in [
+        "scenes/thesis/fig2_6a.ron",
+        "scenes/thesis/fig5_11a.ron",
+        "scenes/showcase.ron",
+    ] {
+        let scene = Scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
+        assert!(scene.forest.is_none(), "{name}");
+    }
+}
+
+#[test]
+fn tree_command_grows_colonization_scenes_and_reports_the_run() {
+    let dir = std::env::temp_dir().join(format!("sylva-colonize-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("report.json");
+    let glb = dir.join("tree.glb");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "tree",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig5_11a.ron"),
+            "--export",
+            glb.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::metadata(&glb).unwrap().len() > 1000);
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let c = &r["tree"]["colonize"];
+    assert_eq!(c["attractors"], 5000);
+    let left = c["attractors_left"].as_u64().unwrap();
+    assert!(left < 5000);
+    assert!(c["iterations"].as_u64().unwrap() > 10);
+    assert!(c["nodes"].as_u64().unwrap() > 1000);
+    assert!(c["termination"].is_string());
+    assert!(c["grow_ms"].as_f64().unwrap() > 0.0);
+    assert!(r["tree"]["segments"].as_u64().unwrap() > 100);
+    assert_eq!(r["tree"]["modules"], 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+const GROWING: &str = r#"(
+    seed: 6,
+    colonize: (
+        regions: [(shape: Sphere(centre: (0.0, 0.0, 500.0), radius: 250.0))],
+        count: 800,
+        influence_radius: 120.0,
+        kill_distance: 30.0,
+        step: 15.0,
+        iterations: 200,
+        iterations_per_step: ITERATIONS,
+    ),
+)"#;
+
+#[test]
+fn a_colonize_scene_can_grow_while_the_app_runs() {
+    let scene = |n: u32| Scene::from_str(&GROWING.replace("ITERATIONS", &n.to_string()), "growing.ron").unwrap();
+    let at_once = sylva::build(&scene(0), 1).unwrap();
+    let wall = std::time::Duration::ZERO;
+    let expected = sylva::Report::gather(&at_once, "at once", wall)
+        .unwrap()
+        .tree
+        .unwrap()
+        .colonize
+        .unwrap();
+    assert!(expected.termination.is_some());
+    let mut app = sylva::build(&scene(3), 2).unwrap();
+    let first = sylva::Report::gather(&app, "growing", wall)
+        .unwrap()
+        .tree
+        .unwrap()
+        .colonize
+        .unwrap();
+    assert_eq!(first.iterations, 0);
+    assert_eq!(first.termination, None);
+    let mut steps = 0;
+    loop {
+        app.advance(1);
+        steps += 1;
+        let now = sylva::Report::gather(&app, "growing", wall).unwrap();
+        let c = now.tree.unwrap().colonize.unwrap();
+        assert!(c.iterations <= 3 * steps);
+        if c.termination.is_some() {
+            assert_eq!(
+                (c.attractors, c.attractors_left, c.iterations, c.nodes, c.termination),
+                (
+                    expected.attractors,
+                    expected.attractors_left,
+                    expected.iterations,
+                    expected.nodes,
+                    expected.termination
+                )
+            );
+            assert_eq!(now.entities["attractors"], c.attractors_left);
+            assert_eq!(now.entities["segments"], c.nodes);
+            break;
+        }
+        assert!(steps < 200, "growth never stopped");
+    }
+    assert!(steps > 3, "grown over {steps} steps");
+    let batch = app
+        .world
+        .resources
+        .get::<sylva::systems::colonize::AttractorBatch>()
+        .unwrap();
+    assert_eq!(batch.points.len(), expected.attractors_left);
+}

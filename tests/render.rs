@@ -1,0 +1,360 @@
+//! Scenes rendered headless on Vulkan (lavapipe in CI) with the Khronos
+//! validation layer on, compared against the small golden images in
+//! `tests/golden/` with a tolerance.
+//!
+//! Without a Vulkan driver every test prints `SKIPPED: ... no Vulkan driver`
+//! and passes, unless `SYLVA_REQUIRE_VULKAN=1` (CI sets it), which makes a
+//! missing driver a failure. `SYLVA_BLESS=1` rewrites the golden images from
+//! the current output (look at them before committing).
+
+use std::path::{Path, PathBuf};
+
+use sylva::runtime::extract::Camera;
+use sylva::runtime::glam::Vec3;
+use sylva::vk::{FrameStats, Renderer, read_png, write_png};
+use sylva::{Scene, build};
+
+const WIDTH: u32 = 160;
+const HEIGHT: u32 = 120;
+
+/// Largest mean absolute channel difference (0–255) a matching image may have.
+const MAX_MEAN_DIFF: f64 = 2.0;
+/// A pixel differs when some channel is off by more than this.
+const PIXEL_THRESHOLD: u8 = 24;
+/// Largest fraction of differing pixels a matching image may have.
+const MAX_DIFFERING: f64 = 0.01;
+
+fn renderer() -> Option<Renderer> {
+    match Renderer::new_headless(WIDTH, HEIGHT) {
+        Ok(r) => {
+            assert!(
+                r.validating(),
+                "render tests need the Khronos validation layer (apt-get install vulkan-validationlayers)"
+            );
+            Some(r)
+        }
+        Err(e) if e.is_no_driver() && std::env::var("SYLVA_REQUIRE_VULKAN").as_deref() != Ok("1") => {
+            eprintln!("SKIPPED: render test: no Vulkan driver ({e}); set SYLVA_REQUIRE_VULKAN=1 to fail instead");
+            None
+        }
+        Err(e) => panic!("renderer: {e}"),
+    }
+}
+
+fn assert_clean(r: &Renderer) {
+    let log = r.validation();
+    assert_eq!(
+        (log.errors(), log.warnings()),
+        (0, 0),
+        "validation messages: {:#?}",
+        log.messages()
+    );
+}
+
+fn scene(path: &str, camera: Option<Camera>) -> Scene {
+    let mut s = Scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    if let Some(c) = camera {
+        s.camera = c;
+    }
+    s
+}
+
+/// Builds `scene`, runs `frames` frames (0: only the extraction, no simulation step) and renders the last one.
+fn render_scene(scene: &Scene, frames: u32) -> Option<(Vec<u8>, FrameStats)> {
+    let mut r = renderer()?;
+    let mut app = build(scene, 1).unwrap();
+    sylva::simulate(&mut app, frames, scene.simulation.steps_per_frame, |_| {});
+    app.update(0.0);
+    let stats = sylva::render(&mut r, &app, true).unwrap();
+    assert_clean(&r);
+    let pixels = r.read_pixels();
+    let log = r.validation();
+    drop(r);
+    assert_eq!(
+        (log.errors(), log.warnings()),
+        (0, 0),
+        "at shutdown: {:#?}",
+        log.messages()
+    );
+    Some((pixels, stats))
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.png"))
+}
+
+/// Ok when `actual` matches `expected` within the tolerances; the error says by how much it does not.
+fn compare(actual: &[u8], expected: &[u8]) -> Result<(), String> {
+    if actual.len() != expected.len() {
+        return Err(format!("sizes differ: {} vs {} bytes", actual.len(), expected.len()));
+    }
+    let total: u64 = actual
+        .iter()
+        .zip(expected)
+        .map(|(a, b)| u64::from(a.abs_diff(*b)))
+        .sum();
+    let mean = total as f64 / actual.len() as f64;
+    let differing = actual
+        .chunks_exact(4)
+        .zip(expected.chunks_exact(4))
+        .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > PIXEL_THRESHOLD))
+        .count();
+    let fraction = differing as f64 / (actual.len() / 4) as f64;
+    if mean > MAX_MEAN_DIFF || fraction > MAX_DIFFERING {
+        return Err(format!(
+            "mean abs diff {mean:.3} (max {MAX_MEAN_DIFF}), differing pixels {:.2} % (max {:.2} %)",
+            fraction * 100.0,
+            MAX_DIFFERING * 100.0
+        ));
+    }
+    Ok(())
+}
+
+fn check_golden(name: &str, pixels: &[u8]) {
+    let path = golden_path(name);
+    if std::env::var("SYLVA_BLESS").as_deref() == Ok("1") {
+        write_png(&path, WIDTH, HEIGHT, pixels).unwrap();
+        eprintln!("blessed {}", path.display());
+        return;
+    }
+    let (w, h, expected) = read_png(&path).unwrap_or_else(|e| panic!("{e} (run with SYLVA_BLESS=1 to create it)"));
+    assert_eq!((w, h), (WIDTH, HEIGHT));
+    if let Err(e) = compare(pixels, &expected) {
+        let out = std::env::temp_dir().join(format!("sylva-render-{name}.png"));
+        let _ = write_png(&out, WIDTH, HEIGHT, pixels);
+        panic!(
+            "{name} differs from {}: {e}; this run's image: {}",
+            path.display(),
+            out.display()
+        );
+    }
+}
+
+fn tree_camera() -> Camera {
+    Camera {
+        position: Vec3::new(0.0, 8.0, 30.0),
+        target: Vec3::new(0.0, 7.0, 0.0),
+        ..Camera::default()
+    }
+}
+
+fn valley_camera() -> Camera {
+    Camera {
+        position: Vec3::new(128.0, 110.0, -90.0),
+        target: Vec3::new(128.0, 20.0, 140.0),
+        ..Camera::default()
+    }
+}
+
+#[test]
+fn showcase_renders_like_its_golden_image() {
+    let Some((pixels, stats)) = render_scene(&Scene::showcase(), 10) else {
+        return;
+    };
+    assert_eq!(stats.cylinders, 16384);
+    assert_eq!(stats.draw_calls, 1);
+    check_golden("showcase", &pixels);
+}
+
+#[test]
+fn a_tree_renders_like_its_golden_image() {
+    let Some((pixels, stats)) = render_scene(&scene("scenes/thesis/fig6_1b.ron", Some(tree_camera())), 1) else {
+        return;
+    };
+    assert!(stats.cylinders > 10_000, "{stats:?}");
+    assert_eq!(stats.draw_calls, 1);
+    check_golden("fig6_1b", &pixels);
+}
+
+#[test]
+fn a_terrain_renders_like_its_golden_image() {
+    // The generated landscape, before erosion: the picture tests the renderer, not the erosion.
+    let Some((pixels, stats)) = render_scene(&scene("scenes/valley.ron", Some(valley_camera())), 0) else {
+        return;
+    };
+    assert_eq!((stats.chunks, stats.chunks_culled), (1, 0));
+    check_golden("valley", &pixels);
+}
+
+#[test]
+fn the_comparison_fails_on_a_wrong_image() {
+    let Ok((_, _, golden)) = read_png(&golden_path("showcase")) else {
+        panic!("golden image missing (run with SYLVA_BLESS=1)");
+    };
+    assert!(compare(&golden, &golden).is_ok());
+    // A few pixels a little off still match...
+    let mut near = golden.clone();
+    for p in near.chunks_exact_mut(4).step_by(500) {
+        p[0] = p[0].saturating_add(40);
+    }
+    assert!(compare(&near, &golden).is_ok());
+    // ...a darker image does not, nor one with a block painted over, nor another scene.
+    let darker: Vec<u8> = golden.iter().map(|&c| c / 2).collect();
+    assert!(compare(&darker, &golden).is_err());
+    let mut block = golden.clone();
+    for row in 40..70 {
+        let start = (row * WIDTH as usize + 40) * 4;
+        block[start..start + 40 * 4].fill(0);
+    }
+    assert!(compare(&block, &golden).is_err());
+    let (_, _, tree) = read_png(&golden_path("fig6_1b")).unwrap();
+    assert!(compare(&tree, &golden).is_err());
+}
+
+#[test]
+fn a_camera_looking_away_draws_nothing_and_a_steady_frame_uploads_nothing() {
+    let Some(mut r) = renderer() else { return };
+    let mut s = scene("scenes/valley.ron", Some(valley_camera()));
+    s.terrain.as_mut().unwrap().size = 64;
+    s.tree = scene("scenes/thesis/fig6_1b.ron", None).tree;
+    let mut app = build(&s, 1).unwrap();
+    sylva::simulate(&mut app, 2, 1, |_| {});
+    let first = sylva::render(&mut r, &app, true).unwrap();
+    assert!(first.upload_bytes > 0 && first.allocations > 0);
+    // No simulation step in between: nothing changed, nothing goes up.
+    app.update(0.0);
+    let steady = sylva::render(&mut r, &app, true).unwrap();
+    assert_eq!((steady.upload_bytes, steady.allocations), (0, 0), "{steady:?}");
+    assert_eq!(steady.draw_calls, first.draw_calls);
+
+    app.world.resources.insert(Camera {
+        position: Vec3::new(32.0, 30.0, -50.0),
+        target: Vec3::new(32.0, 30.0, -200.0),
+        ..Camera::default()
+    });
+    let away = sylva::render(&mut r, &app, true).unwrap();
+    assert_eq!((away.instances(), away.chunks, away.draw_calls), (0, 0, 0), "{away:?}");
+    assert_eq!(away.chunks_culled, 1);
+    assert_clean(&r);
+}
+
+/// Measurement, not a check (run with `--ignored --nocapture`): 50 copies of the
+/// Fig. 6.1b tree on a 1024² eroded terrain at 1280×720 — first-load upload rate,
+/// steady frame time and draw calls.
+#[test]
+#[ignore]
+fn measure_forest_on_terrain_at_720p() {
+    use sylva::runtime::extract::{CylinderBatch, Sun, TerrainBatch};
+    use sylva::systems::tree::TreeBatch;
+    let Ok(mut r) = Renderer::new_headless(1280, 720) else {
+        eprintln!("SKIPPED: no Vulkan driver");
+        return;
+    };
+    let mut s = scene("scenes/valley.ron", None);
+    let t = s.terrain.as_mut().unwrap();
+    t.chunks = [4, 4];
+    t.hydraulic.springs.clear();
+    s.tree = scene("scenes/thesis/fig6_1b.ron", None).tree;
+    let mut app = build(&s, 0).unwrap();
+    sylva::simulate(&mut app, 2, 1, |_| {});
+    let one = app.world.resources.get::<TreeBatch>().unwrap().cylinders.clone();
+    let mut terrain = app.world.resources.get::<TerrainBatch>().unwrap().clone();
+    let ground = |x: f32, z: f32| {
+        let p = terrain
+            .patches
+            .iter()
+            .find(|p| (p.origin.x..p.origin.x + 256.0).contains(&x) && (p.origin.z..p.origin.z + 256.0).contains(&z))
+            .unwrap();
+        let (i, j) = ((x - p.origin.x) as usize, (z - p.origin.z) as usize);
+        p.height[j * p.resolution as usize + i]
+    };
+    let mut forest = CylinderBatch::default();
+    for k in 0..50 {
+        let (x, z) = (300.0 + (k % 10) as f32 * 45.0, 300.0 + (k / 10) as f32 * 45.0);
+        let offset = Vec3::new(x, ground(x, z) - 0.5, z);
+        for i in 0..one.len() {
+            forest.push(
+                one.start[i] + offset,
+                one.end[i] + offset,
+                one.start_radius[i],
+                one.end_radius[i],
+                one.colour[i],
+            );
+        }
+    }
+    let camera = Camera {
+        position: Vec3::new(500.0, 150.0, 150.0),
+        target: Vec3::new(500.0, 70.0, 400.0),
+        ..Camera::default()
+    };
+    let frame = |r: &mut Renderer, forest: &mut CylinderBatch, terrain: &mut TerrainBatch| {
+        r.render(sylva::vk::FrameInput {
+            cylinders: vec![forest],
+            terrain: Some(terrain),
+            camera,
+            sun: Sun::default(),
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let first = frame(&mut r, &mut forest, &mut terrain);
+    let mut steady = Vec::new();
+    for _ in 0..5 {
+        steady.push(frame(&mut r, &mut forest, &mut terrain));
+    }
+    let mean = steady.iter().map(|s| s.frame_ms).sum::<f64>() / steady.len() as f64;
+    eprintln!(
+        "forest: {} cylinders, {} chunks; first frame {:.1} ms, {:.1} MB uploaded, {:.2} M instances/s; \
+         steady frame {mean:.1} ms, {} draw calls, {} bytes uploaded, GPU memory {:.1} MiB, {}",
+        forest.len(),
+        first.chunks,
+        first.frame_ms,
+        first.upload_bytes as f64 / 1e6,
+        forest.len() as f64 / (first.frame_ms / 1e3) / 1e6,
+        steady[4].draw_calls,
+        steady[4].upload_bytes,
+        steady[4].gpu_memory_bytes as f64 / (1024.0 * 1024.0),
+        r.device_name()
+    );
+    r.save_png(&std::env::temp_dir().join("sylva-forest.png")).unwrap();
+    assert_clean(&r);
+}
+
+#[test]
+fn run_with_screenshot_writes_the_png_and_the_render_report() {
+    let dir = std::env::temp_dir().join(format!("sylva-render-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (png, json) = (dir.join("shot.png"), dir.join("report.json"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "run",
+            "--frames",
+            "2",
+            "--width",
+            "96",
+            "--height",
+            "64",
+            "--screenshot",
+        ])
+        .arg(&png)
+        .arg("--report")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.contains("rendering is off") {
+        assert_ne!(
+            std::env::var("SYLVA_REQUIRE_VULKAN").as_deref(),
+            Ok("1"),
+            "no Vulkan driver: {stdout}"
+        );
+        eprintln!("SKIPPED: screenshot test: no Vulkan driver");
+        return;
+    }
+    assert!(stdout.contains("screenshot: "), "{stdout}");
+    let (w, h, _) = read_png(&png).unwrap();
+    assert_eq!((w, h), (96, 64));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let render = &report["render"];
+    assert_eq!(render["frames"], 1);
+    assert_eq!(render["draw_calls_per_frame"], 1.0);
+    assert_eq!(render["instances"], 16384);
+    assert_eq!(render["validation_errors"], 0);
+    assert_eq!(render["validation_warnings"], 0);
+    for key in ["device", "upload_bytes_per_frame", "gpu_memory_bytes", "frame_ms"] {
+        assert!(render.get(key).is_some(), "missing render.{key}");
+    }
+}

@@ -1,0 +1,109 @@
+//! What a frame draws and what drawing it cost.
+
+use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch};
+use sylva_runtime::glam::{Mat4, Vec3};
+
+use crate::cull::Frustum;
+
+/// The batches and lights of one frame. The renderer consumes the batches'
+/// dirty ranges (and terrain eviction lists), so it borrows them mutably.
+#[derive(Default)]
+pub struct FrameInput<'a> {
+    /// Cylinder batches; the renderer keeps one GPU buffer per position in this list.
+    pub cylinders: Vec<&'a mut CylinderBatch>,
+    /// Points (attractors).
+    pub points: Option<&'a mut PointBatch>,
+    /// Whether the points are drawn (the viewer's V key); hidden points stay uploaded.
+    pub show_points: bool,
+    /// Terrain patches.
+    pub terrain: Option<&'a mut TerrainBatch>,
+    /// The camera.
+    pub camera: Camera,
+    /// The sun.
+    pub sun: Sun,
+}
+
+/// Sky, ambient light and fog.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Atmosphere {
+    /// Linear sky colour: the clear colour and the colour fog fades to.
+    pub sky: Vec3,
+    /// Linear sky light every surface receives.
+    pub ambient: Vec3,
+    /// Fog density per metre (fog = 1 − e^(−density·distance)).
+    pub fog_density: f32,
+    /// Size of a point, pixels (half the side of its square).
+    pub point_size: f32,
+}
+
+impl Default for Atmosphere {
+    fn default() -> Self {
+        Self {
+            sky: Vec3::new(0.36, 0.55, 0.85),
+            ambient: Vec3::new(0.25, 0.28, 0.33),
+            fog_density: 0.002,
+            point_size: 1.5,
+        }
+    }
+}
+
+/// What one frame cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameStats {
+    /// Draw calls recorded.
+    pub draw_calls: u32,
+    /// Cylinder instances drawn.
+    pub cylinders: u64,
+    /// Points drawn.
+    pub points: u64,
+    /// Terrain chunks drawn.
+    pub chunks: u32,
+    /// Terrain chunks culled by the frustum.
+    pub chunks_culled: u32,
+    /// Cylinder and point batches culled by the frustum.
+    pub batches_culled: u32,
+    /// Bytes copied from the staging ring to the GPU (batch data and meshes; the
+    /// few hundred bytes of per-frame constants are not counted).
+    pub upload_bytes: u64,
+    /// GPU allocations made this frame.
+    pub allocations: u32,
+    /// GPU allocations freed this frame.
+    pub frees: u32,
+    /// Device memory reserved by the allocator after the frame, bytes.
+    pub gpu_memory_bytes: u64,
+    /// Wall time of the frame on the CPU, including the wait for the GPU, ms.
+    pub frame_ms: f64,
+}
+
+impl FrameStats {
+    /// Cylinder instances plus points drawn.
+    pub fn instances(&self) -> u64 {
+        self.cylinders + self.points
+    }
+}
+
+/// The camera as the draw paths use it.
+pub(crate) struct View {
+    pub camera: Camera,
+    pub view_proj: Mat4,
+    pub frustum: Frustum,
+    /// Pixels per world unit at distance 1.
+    pixel_scale: f32,
+}
+
+impl View {
+    pub fn new(camera: Camera, width: u32, height: u32) -> View {
+        let view_proj = camera.view_projection(width as f32 / height as f32);
+        View {
+            camera,
+            view_proj,
+            frustum: Frustum::new(view_proj),
+            pixel_scale: height as f32 * 0.5 / (camera.fov_y_degrees.to_radians() * 0.5).tan(),
+        }
+    }
+
+    /// Size on screen, pixels, of `length` at `distance`.
+    pub fn pixels(&self, length: f32, distance: f32) -> f32 {
+        length * self.pixel_scale / distance.max(self.camera.near)
+    }
+}

@@ -1,0 +1,91 @@
+//! The SPIR-V of `shaders/`, compiled ahead of time and embedded, and (with the
+//! `shaderc` feature) the compiler that regenerates it.
+
+use std::io::Cursor;
+
+use ash::vk;
+
+use crate::RenderError;
+
+/// Bytes with the alignment `read_spv` wants for a zero-copy read.
+#[repr(C, align(4))]
+struct Aligned<T: ?Sized>(T);
+
+macro_rules! spirv {
+    ($file:literal) => {{
+        static BYTES: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shaders/spv/",
+            $file,
+            ".spv"
+        )));
+        &BYTES.0
+    }};
+}
+
+/// A shader of `shaders/`: its file name and its committed SPIR-V.
+#[derive(Clone, Copy, Debug)]
+pub struct Shader {
+    /// File name under `shaders/`, e.g. `cylinder.vert`.
+    pub name: &'static str,
+    /// The committed SPIR-V (`shaders/spv/<name>.spv`).
+    pub spirv: &'static [u8],
+}
+
+/// Instanced branch cylinders.
+pub const CYLINDER_VERT: Shader = Shader {
+    name: "cylinder.vert",
+    spirv: spirv!("cylinder.vert"),
+};
+/// Terrain grid with vertex texture fetch.
+pub const TERRAIN_VERT: Shader = Shader {
+    name: "terrain.vert",
+    spirv: spirv!("terrain.vert"),
+};
+/// Screen-space point squares.
+pub const POINT_VERT: Shader = Shader {
+    name: "point.vert",
+    spirv: spirv!("point.vert"),
+};
+/// Sun, ambient and fog for lit surfaces.
+pub const LIT_FRAG: Shader = Shader {
+    name: "lit.frag",
+    spirv: spirv!("lit.frag"),
+};
+/// Unlit fogged points.
+pub const POINT_FRAG: Shader = Shader {
+    name: "point.frag",
+    spirv: spirv!("point.frag"),
+};
+
+/// Every shader, for the staleness check.
+pub const ALL: [Shader; 5] = [CYLINDER_VERT, TERRAIN_VERT, POINT_VERT, LIT_FRAG, POINT_FRAG];
+
+/// Creates a shader module from committed SPIR-V.
+pub(crate) fn module(device: &ash::Device, shader: Shader) -> Result<vk::ShaderModule, RenderError> {
+    let words = ash::util::read_spv(&mut Cursor::new(shader.spirv))
+        .map_err(|e| RenderError::Shader(format!("{}: {e}", shader.name)))?;
+    let info = vk::ShaderModuleCreateInfo::default().code(&words);
+    // SAFETY: the device is live and the code is SPIR-V words read above.
+    unsafe { device.create_shader_module(&info, None) }.map_err(|e| RenderError::vk("vkCreateShaderModule", e))
+}
+
+/// Compiles one GLSL source of `shaders/` to SPIR-V bytes with shaderc; the stage
+/// comes from the file extension (`.vert`, `.frag`, `.comp`).
+#[cfg(feature = "shaderc")]
+pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
+    let kind = match name.rsplit('.').next() {
+        Some("vert") => shaderc::ShaderKind::Vertex,
+        Some("frag") => shaderc::ShaderKind::Fragment,
+        Some("comp") => shaderc::ShaderKind::Compute,
+        _ => return Err(format!("{name}: unknown shader stage (use .vert, .frag or .comp)")),
+    };
+    let compiler = shaderc::Compiler::new().map_err(|e| e.to_string())?;
+    let mut options = shaderc::CompileOptions::new().map_err(|e| e.to_string())?;
+    options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_3 as u32);
+    options.set_optimization_level(shaderc::OptimizationLevel::Performance);
+    let artifact = compiler
+        .compile_into_spirv(source, kind, name, "main", Some(&options))
+        .map_err(|e| e.to_string())?;
+    Ok(artifact.as_binary_u8().to_vec())
+}

@@ -1,0 +1,212 @@
+//! The headless render target: a colour and a depth image, and a host-visible
+//! buffer the colour image is copied into after every frame.
+
+use std::path::Path;
+
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+
+use crate::RenderError;
+use crate::memory::{Buffer, Image, Memory, subresource};
+
+/// Colour format: 8-bit sRGB, so the read-back bytes are what a PNG stores.
+pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
+/// Depth format (mandatory for depth attachments).
+pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
+
+/// Offscreen colour + depth with readback.
+pub struct Target {
+    /// Size in pixels.
+    pub extent: vk::Extent2D,
+    /// The colour attachment.
+    pub colour: Image,
+    /// The depth attachment.
+    pub depth: Image,
+    /// Where the colour image lands after each frame (RGBA8, tightly packed rows).
+    pub readback: Buffer,
+}
+
+impl Target {
+    /// Creates the images and readback buffer.
+    pub fn new(memory: &mut Memory, device: &ash::Device, extent: vk::Extent2D) -> Result<Target, RenderError> {
+        let colour = memory.image(
+            device,
+            extent,
+            COLOUR_FORMAT,
+            vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
+            vk::ImageAspectFlags::COLOR,
+            "colour target",
+        )?;
+        let depth = memory.image(
+            device,
+            extent,
+            DEPTH_FORMAT,
+            vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
+            vk::ImageAspectFlags::DEPTH,
+            "depth target",
+        )?;
+        let size = u64::from(extent.width) * u64::from(extent.height) * 4;
+        let readback = memory.buffer(
+            device,
+            size,
+            vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuToCpu,
+            "readback",
+        )?;
+        Ok(Target {
+            extent,
+            colour,
+            depth,
+            readback,
+        })
+    }
+
+    /// Records: attachments into attachment layouts (contents discarded; they are cleared).
+    pub fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
+        let barriers = [
+            vk::ImageMemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_READ)
+                .dst_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(self.colour.raw)
+                .subresource_range(subresource(vk::ImageAspectFlags::COLOR)),
+            vk::ImageMemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE)
+                .dst_access_mask(
+                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+                )
+                .old_layout(vk::ImageLayout::UNDEFINED)
+                .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                .image(self.depth.raw)
+                .subresource_range(subresource(vk::ImageAspectFlags::DEPTH)),
+        ];
+        // SAFETY: `cmd` is recording; the images belong to this device.
+        unsafe {
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS,
+                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &barriers,
+            );
+        }
+    }
+
+    /// Records: the colour image copied into the readback buffer, visible to the host.
+    pub fn end(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
+        let to_transfer = vk::ImageMemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
+            .dst_access_mask(vk::AccessFlags::TRANSFER_READ)
+            .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(self.colour.raw)
+            .subresource_range(subresource(vk::ImageAspectFlags::COLOR));
+        let region = vk::BufferImageCopy::default()
+            .image_subresource(
+                vk::ImageSubresourceLayers::default()
+                    .aspect_mask(vk::ImageAspectFlags::COLOR)
+                    .layer_count(1),
+            )
+            .image_extent(self.extent.into());
+        let to_host = vk::BufferMemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .buffer(self.readback.raw)
+            .size(vk::WHOLE_SIZE);
+        // SAFETY: `cmd` is recording; every handle belongs to this device.
+        unsafe {
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &[to_transfer],
+            );
+            device.cmd_copy_image_to_buffer(
+                cmd,
+                self.colour.raw,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                self.readback.raw,
+                &[region],
+            );
+            device.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[to_host],
+                &[],
+            );
+        }
+    }
+
+    /// The last frame's pixels: RGBA8 (sRGB), rows top to bottom.
+    pub fn pixels(&self) -> Vec<u8> {
+        let len = self.extent.width as usize * self.extent.height as usize * 4;
+        self.readback
+            .allocation
+            .mapped_slice()
+            .map_or_else(|| vec![0; len], |m| m[..len].to_vec())
+    }
+
+    /// Frees the images and buffer.
+    pub fn destroy(self, memory: &mut Memory, device: &ash::Device) {
+        memory.free_image(device, self.colour);
+        memory.free_image(device, self.depth);
+        memory.free_buffer(device, self.readback);
+    }
+}
+
+/// Writes RGBA8 pixels as a PNG.
+pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), RenderError> {
+    let io = |e: std::io::Error| RenderError::Io(format!("{}: {e}", path.display()));
+    let file = std::fs::File::create(path).map_err(io)?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder
+        .write_header()
+        .map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))?;
+    writer
+        .write_image_data(rgba)
+        .map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))?;
+    writer
+        .finish()
+        .map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))
+}
+
+/// Reads a PNG as RGBA8: (width, height, pixels).
+pub fn read_png(path: &Path) -> Result<(u32, u32, Vec<u8>), RenderError> {
+    let err = |e: String| RenderError::Io(format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().map_err(|e| err(e.to_string()))?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| err("image too large".into()))?;
+    let mut buf = vec![0; size];
+    let info = reader.next_frame(&mut buf).map_err(|e| err(e.to_string()))?;
+    buf.truncate(info.buffer_size());
+    let (w, h) = (info.width, info.height);
+    let pixels = match info.color_type {
+        png::ColorType::Rgba => buf,
+        png::ColorType::Rgb => buf.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
+        other => return Err(err(format!("unsupported PNG colour type {other:?}"))),
+    };
+    Ok((w, h, pixels))
+}

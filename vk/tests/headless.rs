@@ -1,0 +1,189 @@
+//! The headless renderer on synthetic batches (lavapipe with validation in CI).
+//! Without a Vulkan driver these tests print `SKIPPED` and pass, unless
+//! `SYLVA_REQUIRE_VULKAN=1`.
+
+use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch, TerrainPatch};
+use sylva_runtime::glam::Vec3;
+use sylva_vk::{FrameInput, Renderer};
+
+fn renderer(width: u32, height: u32) -> Option<Renderer> {
+    match Renderer::new_headless(width, height) {
+        Ok(r) => {
+            assert!(
+                r.validating(),
+                "tests need the Khronos validation layer (vulkan-validationlayers)"
+            );
+            Some(r)
+        }
+        Err(e) if e.is_no_driver() && std::env::var("SYLVA_REQUIRE_VULKAN").as_deref() != Ok("1") => {
+            eprintln!("SKIPPED: render test: no Vulkan driver ({e})");
+            None
+        }
+        Err(e) => panic!("renderer: {e}"),
+    }
+}
+
+fn clean(r: &Renderer) {
+    let log = r.validation();
+    assert_eq!((log.errors(), log.warnings()), (0, 0), "{:#?}", log.messages());
+}
+
+fn forest(n: usize) -> CylinderBatch {
+    let mut b = CylinderBatch::default();
+    for i in 0..n {
+        let x = (i % 10) as f32 - 4.5;
+        let z = (i / 10) as f32 - 4.5;
+        b.push(Vec3::new(x, 0.0, z), Vec3::new(x, 2.0, z), 0.2, 0.1, [120, 80, 50, 255]);
+    }
+    b
+}
+
+fn hill(key: [i32; 2], res: u32) -> TerrainPatch {
+    let n = (res * res) as usize;
+    let mut p = TerrainPatch {
+        key,
+        origin: Vec3::new(key[0] as f32, 0.0, key[1] as f32) * (res - 1) as f32 - Vec3::new(8.0, 1.0, 8.0),
+        cell_size: 1.0,
+        resolution: res,
+        height: vec![0.0; n],
+        material: vec![5; n],
+        water: vec![0.0; n],
+        dirty: true,
+    };
+    for j in 0..res {
+        for i in 0..res {
+            let k = (j * res + i) as usize;
+            p.height[k] = ((i as f32 * 0.4).sin() + (j as f32 * 0.3).cos()) * 0.5;
+            p.water[k] = if i < 3 { 0.3 } else { 0.0 };
+        }
+    }
+    p
+}
+
+fn camera() -> Camera {
+    Camera {
+        position: Vec3::new(0.0, 6.0, 14.0),
+        target: Vec3::new(0.0, 1.0, 0.0),
+        ..Camera::default()
+    }
+}
+
+#[test]
+fn draws_uploads_only_changes_and_culls() {
+    let Some(mut r) = renderer(64, 48) else { return };
+    let mut trees = forest(100);
+    let mut points = PointBatch::default();
+    points.push(Vec3::new(0.0, 3.0, 0.0), [255, 255, 255, 255]);
+    let mut terrain = TerrainBatch {
+        patches: vec![hill([0, 0], 17), hill([1, 0], 17)],
+        evicted: Vec::new(),
+    };
+    let frame =
+        |r: &mut Renderer, trees: &mut CylinderBatch, points: &mut PointBatch, terrain: &mut TerrainBatch, camera| {
+            r.render(FrameInput {
+                cylinders: vec![trees],
+                points: Some(points),
+                show_points: true,
+                terrain: Some(terrain),
+                camera,
+                sun: Sun::default(),
+            })
+            .unwrap()
+        };
+    let first = frame(&mut r, &mut trees, &mut points, &mut terrain, camera());
+    assert_eq!(first.cylinders, 100);
+    assert_eq!(first.points, 1);
+    assert_eq!(first.chunks, 2);
+    assert_eq!(first.draw_calls, 4);
+    assert!(first.upload_bytes >= 100 * 36 + 2 * 17 * 17 * 9);
+    assert!(first.allocations > 0);
+
+    let steady = frame(&mut r, &mut trees, &mut points, &mut terrain, camera());
+    assert_eq!((steady.upload_bytes, steady.allocations, steady.frees), (0, 0, 0));
+    assert_eq!(steady.draw_calls, 4);
+
+    // One changed instance uploads one instance's five arrays.
+    trees.end[7].y = 3.0;
+    trees.dirty.mark(7, 8);
+    let one = frame(&mut r, &mut trees, &mut points, &mut terrain, camera());
+    assert_eq!(one.upload_bytes, 12 + 12 + 4 + 4 + 4);
+
+    let away = Camera {
+        target: Vec3::new(0.0, 6.0, 40.0),
+        ..camera()
+    };
+    let culled = frame(&mut r, &mut trees, &mut points, &mut terrain, away);
+    assert_eq!((culled.instances(), culled.chunks, culled.draw_calls), (0, 0, 0));
+    assert_eq!((culled.chunks_culled, culled.batches_culled), (2, 2));
+
+    // An evicted chunk's textures are freed.
+    terrain.patches.pop();
+    terrain.evicted.push([1, 0]);
+    let evicted = frame(&mut r, &mut trees, &mut points, &mut terrain, camera());
+    assert_eq!(evicted.chunks, 1);
+    assert_eq!(evicted.frees, 2);
+    clean(&r);
+
+    let log = r.validation();
+    drop(r);
+    assert_eq!(
+        (log.errors(), log.warnings()),
+        (0, 0),
+        "at shutdown: {:#?}",
+        log.messages()
+    );
+}
+
+#[test]
+fn growing_batches_reallocate_and_empty_frames_render_sky() {
+    let Some(mut r) = renderer(32, 32) else { return };
+    let stats = r.render(FrameInput {
+        camera: camera(),
+        ..FrameInput::default()
+    });
+    assert_eq!(stats.unwrap().draw_calls, 0);
+    let sky = r.read_pixels();
+    assert_eq!(sky.len(), 32 * 32 * 4);
+    assert!(sky.chunks_exact(4).all(|p| p == &sky[..4]), "an empty frame is all sky");
+    let mut batch = forest(10);
+    let s = r
+        .render(FrameInput {
+            cylinders: vec![&mut batch],
+            camera: camera(),
+            ..FrameInput::default()
+        })
+        .unwrap();
+    assert_eq!(s.cylinders, 10);
+    let mut bigger = forest(100);
+    let s = r
+        .render(FrameInput {
+            cylinders: vec![&mut bigger],
+            camera: camera(),
+            ..FrameInput::default()
+        })
+        .unwrap();
+    assert_eq!((s.cylinders, s.allocations, s.frees), (100, 1, 1));
+    clean(&r);
+}
+
+#[test]
+fn inconsistent_terrain_is_an_error() {
+    let Some(mut r) = renderer(16, 16) else { return };
+    let mut bad = TerrainBatch {
+        patches: vec![TerrainPatch {
+            resolution: 4,
+            cell_size: 1.0,
+            height: vec![0.0; 3],
+            ..TerrainPatch::default()
+        }],
+        evicted: Vec::new(),
+    };
+    let e = r
+        .render(FrameInput {
+            terrain: Some(&mut bad),
+            camera: camera(),
+            ..FrameInput::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("terrain patch"), "{e}");
+}
