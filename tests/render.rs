@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sylva::runtime::extract::Camera;
 use sylva::runtime::glam::Vec3;
+use sylva::vk::testing::{assert_validation_clean, renderer_or_skip};
 use sylva::vk::{FrameStats, Renderer, read_png, write_png};
 use sylva::{Scene, build};
 
@@ -25,30 +26,7 @@ const PIXEL_THRESHOLD: u8 = 24;
 const MAX_DIFFERING: f64 = 0.01;
 
 fn renderer() -> Option<Renderer> {
-    match Renderer::new_headless(WIDTH, HEIGHT) {
-        Ok(r) => {
-            assert!(
-                r.validating(),
-                "render tests need the Khronos validation layer (apt-get install vulkan-validationlayers)"
-            );
-            Some(r)
-        }
-        Err(e) if e.is_no_driver() && std::env::var("SYLVA_REQUIRE_VULKAN").as_deref() != Ok("1") => {
-            eprintln!("SKIPPED: render test: no Vulkan driver ({e}); set SYLVA_REQUIRE_VULKAN=1 to fail instead");
-            None
-        }
-        Err(e) => panic!("renderer: {e}"),
-    }
-}
-
-fn assert_clean(r: &Renderer) {
-    let log = r.validation();
-    assert_eq!(
-        (log.errors(), log.warnings()),
-        (0, 0),
-        "validation messages: {:#?}",
-        log.messages()
-    );
+    renderer_or_skip(WIDTH, HEIGHT)
 }
 
 fn scene(path: &str, camera: Option<Camera>) -> Scene {
@@ -66,7 +44,7 @@ fn render_scene(scene: &Scene, frames: u32) -> Option<(Vec<u8>, FrameStats)> {
     sylva::simulate(&mut app, frames, scene.simulation.steps_per_frame, |_| {});
     app.update(0.0);
     let stats = sylva::render(&mut r, &app, true).unwrap();
-    assert_clean(&r);
+    assert_validation_clean(&r);
     let pixels = r.read_pixels();
     let log = r.validation();
     drop(r);
@@ -227,7 +205,7 @@ fn a_camera_looking_away_draws_nothing_and_a_steady_frame_uploads_nothing() {
     let away = sylva::render(&mut r, &app, true).unwrap();
     assert_eq!((away.instances(), away.chunks, away.draw_calls), (0, 0, 0), "{away:?}");
     assert_eq!(away.chunks_culled, 1);
-    assert_clean(&r);
+    assert_validation_clean(&r);
 }
 
 /// Measurement, not a check (run with `--ignored --nocapture`): 50 copies of the
@@ -309,7 +287,7 @@ fn measure_forest_on_terrain_at_720p() {
         r.device_name()
     );
     r.save_png(&std::env::temp_dir().join("sylva-forest.png")).unwrap();
-    assert_clean(&r);
+    assert_validation_clean(&r);
 }
 
 #[test]

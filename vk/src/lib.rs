@@ -20,6 +20,7 @@
 //!   vertex-texture-fetch terrain, screen-space points), each culled by boxes.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
+//! - [`testing`]: the no-driver skip rule and the validation check render tests share.
 //! - [`window`]: `sylva view`: a winit window, a swapchain the frame is blitted
 //!   to, and a fly camera.
 #![warn(missing_docs)]
@@ -36,6 +37,7 @@ mod renderer;
 pub mod shaders;
 mod target;
 mod terrain;
+pub mod testing;
 mod upload;
 mod validation;
 pub mod window;

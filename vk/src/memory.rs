@@ -195,3 +195,22 @@ pub fn subresource(aspect: vk::ImageAspectFlags) -> vk::ImageSubresourceRange {
         .level_count(1)
         .layer_count(1)
 }
+
+/// A layout transition of a whole one-level, one-layer image on one queue, ordering the `src`
+/// accesses before it against the `dst` accesses after it.
+pub fn layout_barrier(
+    image: vk::Image,
+    aspect: vk::ImageAspectFlags,
+    (old, new): (vk::ImageLayout, vk::ImageLayout),
+    (src, dst): (vk::AccessFlags, vk::AccessFlags),
+) -> vk::ImageMemoryBarrier<'static> {
+    vk::ImageMemoryBarrier::default()
+        .src_access_mask(src)
+        .dst_access_mask(dst)
+        .old_layout(old)
+        .new_layout(new)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(subresource(aspect))
+}

@@ -11,7 +11,7 @@ use gpu_allocator::MemoryLocation;
 use crate::cylinders::Cylinders;
 use crate::device::Device;
 use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
-use crate::memory::{Buffer, Memory, subresource};
+use crate::memory::{Buffer, Memory, layout_barrier};
 use crate::points::Points;
 use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
@@ -429,18 +429,8 @@ impl Renderer {
 /// Records the frame's copies from the staging ring and the barriers that make
 /// them visible to vertex input and vertex shaders.
 fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, uploads: &Uploads) {
-    let colour = subresource(vk::ImageAspectFlags::COLOR);
-    let barrier = |image, old, new, src, dst| {
-        vk::ImageMemoryBarrier::default()
-            .src_access_mask(src)
-            .dst_access_mask(dst)
-            .old_layout(old)
-            .new_layout(new)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(image)
-            .subresource_range(colour)
-    };
+    let barrier =
+        |image, old, new, src, dst| layout_barrier(image, vk::ImageAspectFlags::COLOR, (old, new), (src, dst));
     // SAFETY: `cmd` is recording; every buffer and image is live and idle.
     unsafe {
         for (dst, region) in &uploads.buffers {

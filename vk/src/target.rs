@@ -7,7 +7,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::RenderError;
-use crate::memory::{Buffer, Image, Memory, subresource};
+use crate::memory::{Buffer, Image, Memory, layout_barrier};
 
 /// Colour format: 8-bit sRGB, so the read-back bytes are what a PNG stores.
 pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
@@ -64,26 +64,21 @@ impl Target {
     /// Records: attachments into attachment layouts (contents discarded; they are cleared).
     pub fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
         let barriers = [
-            vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_READ)
-                .dst_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(self.colour.raw)
-                .subresource_range(subresource(vk::ImageAspectFlags::COLOR)),
-            vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE)
-                .dst_access_mask(
+            layout_barrier(
+                self.colour.raw,
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+                (vk::AccessFlags::TRANSFER_READ, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+            ),
+            layout_barrier(
+                self.depth.raw,
+                vk::ImageAspectFlags::DEPTH,
+                (vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
+                (
+                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
                     vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
-                )
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-                .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                .image(self.depth.raw)
-                .subresource_range(subresource(vk::ImageAspectFlags::DEPTH)),
+                ),
+            ),
         ];
         // SAFETY: `cmd` is recording; the images belong to this device.
         unsafe {
@@ -101,15 +96,15 @@ impl Target {
 
     /// Records: the colour image copied into the readback buffer, visible to the host.
     pub fn end(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
-        let to_transfer = vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::COLOR_ATTACHMENT_WRITE)
-            .dst_access_mask(vk::AccessFlags::TRANSFER_READ)
-            .old_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .new_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(self.colour.raw)
-            .subresource_range(subresource(vk::ImageAspectFlags::COLOR));
+        let to_transfer = layout_barrier(
+            self.colour.raw,
+            vk::ImageAspectFlags::COLOR,
+            (
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            ),
+            (vk::AccessFlags::COLOR_ATTACHMENT_WRITE, vk::AccessFlags::TRANSFER_READ),
+        );
         let region = vk::BufferImageCopy::default()
             .image_subresource(
                 vk::ImageSubresourceLayers::default()

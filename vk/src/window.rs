@@ -17,7 +17,7 @@ use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Fullscreen, Window, WindowId};
 
-use crate::memory::subresource;
+use crate::memory::layout_barrier;
 use crate::{FrameStats, RenderError, Renderer};
 
 /// What the viewer's keys control, handed to the frame callback.
@@ -443,18 +443,8 @@ impl Swapchain {
                 Err(e) => return Err(RenderError::vk("vkAcquireNextImageKHR", e)),
             };
             let image = self.images[index as usize];
-            let range = subresource(vk::ImageAspectFlags::COLOR);
-            let barrier = |old, new, src, dst| {
-                vk::ImageMemoryBarrier::default()
-                    .src_access_mask(src)
-                    .dst_access_mask(dst)
-                    .old_layout(old)
-                    .new_layout(new)
-                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-                    .image(image)
-                    .subresource_range(range)
-            };
+            let barrier =
+                |old, new, src, dst| layout_barrier(image, vk::ImageAspectFlags::COLOR, (old, new), (src, dst));
             let cmd = self.cmd;
             let vk_err = |what| move |e| RenderError::vk(what, e);
             d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())

@@ -5,28 +5,7 @@
 use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
 use sylva_vk::{FrameInput, Renderer};
-
-fn renderer(width: u32, height: u32) -> Option<Renderer> {
-    match Renderer::new_headless(width, height) {
-        Ok(r) => {
-            assert!(
-                r.validating(),
-                "tests need the Khronos validation layer (vulkan-validationlayers)"
-            );
-            Some(r)
-        }
-        Err(e) if e.is_no_driver() && std::env::var("SYLVA_REQUIRE_VULKAN").as_deref() != Ok("1") => {
-            eprintln!("SKIPPED: render test: no Vulkan driver ({e})");
-            None
-        }
-        Err(e) => panic!("renderer: {e}"),
-    }
-}
-
-fn clean(r: &Renderer) {
-    let log = r.validation();
-    assert_eq!((log.errors(), log.warnings()), (0, 0), "{:#?}", log.messages());
-}
+use sylva_vk::testing::{assert_validation_clean, renderer_or_skip};
 
 fn forest(n: usize) -> CylinderBatch {
     let mut b = CylinderBatch::default();
@@ -70,7 +49,7 @@ fn camera() -> Camera {
 
 #[test]
 fn draws_uploads_only_changes_and_culls() {
-    let Some(mut r) = renderer(64, 48) else { return };
+    let Some(mut r) = renderer_or_skip(64, 48) else { return };
     let mut trees = forest(100);
     let mut points = PointBatch::default();
     points.push(Vec3::new(0.0, 3.0, 0.0), [255, 255, 255, 255]);
@@ -122,7 +101,7 @@ fn draws_uploads_only_changes_and_culls() {
     let evicted = frame(&mut r, &mut trees, &mut points, &mut terrain, camera());
     assert_eq!(evicted.chunks, 1);
     assert_eq!(evicted.frees, 2);
-    clean(&r);
+    assert_validation_clean(&r);
 
     let log = r.validation();
     drop(r);
@@ -136,7 +115,7 @@ fn draws_uploads_only_changes_and_culls() {
 
 #[test]
 fn growing_batches_reallocate_and_empty_frames_render_sky() {
-    let Some(mut r) = renderer(32, 32) else { return };
+    let Some(mut r) = renderer_or_skip(32, 32) else { return };
     let stats = r.render(FrameInput {
         camera: camera(),
         ..FrameInput::default()
@@ -163,12 +142,12 @@ fn growing_batches_reallocate_and_empty_frames_render_sky() {
         })
         .unwrap();
     assert_eq!((s.cylinders, s.allocations, s.frees), (100, 1, 1));
-    clean(&r);
+    assert_validation_clean(&r);
 }
 
 #[test]
 fn inconsistent_terrain_is_an_error() {
-    let Some(mut r) = renderer(16, 16) else { return };
+    let Some(mut r) = renderer_or_skip(16, 16) else { return };
     let mut bad = TerrainBatch {
         patches: vec![TerrainPatch {
             resolution: 4,
