@@ -4,8 +4,8 @@
 
 use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
-use sylva_vk::{FrameInput, Renderer};
 use sylva_vk::testing::{assert_validation_clean, renderer_or_skip};
+use sylva_vk::{FrameInput, Renderer};
 
 fn forest(n: usize) -> CylinderBatch {
     let mut b = CylinderBatch::default();
