@@ -12,6 +12,8 @@ struct Scene {
     name: Option<String>,
     seed: u64,
     terrain: TerrainParams,
+    #[serde(default)]
+    camera: Option<sylva_runtime::extract::Camera>,
 }
 
 fn load(path: &str) -> Scene {
