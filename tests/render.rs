@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sylva::runtime::extract::Camera;
 use sylva::runtime::glam::Vec3;
-use sylva::vk::testing::{assert_validation_clean, renderer_or_skip};
+use sylva::vk::testing::{assert_clean_shutdown, assert_validation_clean, renderer_or_skip};
 use sylva::vk::{FrameStats, Renderer, read_png, write_png};
 use sylva::{Scene, build};
 
@@ -46,14 +46,7 @@ fn render_scene(scene: &Scene, frames: u32) -> Option<(Vec<u8>, FrameStats)> {
     let stats = sylva::render(&mut r, &app, true).unwrap();
     assert_validation_clean(&r);
     let pixels = r.read_pixels();
-    let log = r.validation();
-    drop(r);
-    assert_eq!(
-        (log.errors(), log.warnings()),
-        (0, 0),
-        "at shutdown: {:#?}",
-        log.messages()
-    );
+    assert_clean_shutdown(r);
     Some((pixels, stats))
 }
 

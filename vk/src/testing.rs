@@ -30,6 +30,19 @@ pub fn renderer_or_skip(width: u32, height: u32) -> Option<Renderer> {
     }
 }
 
+/// Destroys `r` and panics when the validation layer reported anything by then: objects leaked
+/// at device or instance destruction are reported only during the drop.
+pub fn assert_clean_shutdown(r: Renderer) {
+    let log = r.validation();
+    drop(r);
+    assert_eq!(
+        (log.errors(), log.warnings()),
+        (0, 0),
+        "at shutdown: {:#?}",
+        log.messages()
+    );
+}
+
 /// Panics with every message when the validation layer reported any error or warning.
 pub fn assert_validation_clean(r: &Renderer) {
     let log = r.validation();

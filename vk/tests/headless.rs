@@ -4,7 +4,7 @@
 
 use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
-use sylva_vk::testing::{assert_validation_clean, renderer_or_skip};
+use sylva_vk::testing::{assert_clean_shutdown, assert_validation_clean, renderer_or_skip};
 use sylva_vk::{FrameInput, Renderer};
 
 fn forest(n: usize) -> CylinderBatch {
@@ -102,15 +102,7 @@ fn draws_uploads_only_changes_and_culls() {
     assert_eq!(evicted.chunks, 1);
     assert_eq!(evicted.frees, 2);
     assert_validation_clean(&r);
-
-    let log = r.validation();
-    drop(r);
-    assert_eq!(
-        (log.errors(), log.warnings()),
-        (0, 0),
-        "at shutdown: {:#?}",
-        log.messages()
-    );
+    assert_clean_shutdown(r);
 }
 
 #[test]
