@@ -175,6 +175,138 @@ pub struct TerrainBatch {
     pub evicted: Vec<[i32; 2]>,
 }
 
+/// How a [`GrassMotion`] stores one displacement texel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum GrassTexel {
+    /// Four little-endian IEEE half floats (x, y, z, unused), metres.
+    #[default]
+    Rgba16F,
+    /// The thesis's layout: three bytes, value `(byte − 128) · scale` metres.
+    Rgb8 {
+        /// Metres per step of a byte.
+        scale: f32,
+    },
+}
+
+impl GrassTexel {
+    /// Bytes per texel.
+    pub fn bytes(self) -> usize {
+        match self {
+            GrassTexel::Rgba16F => 8,
+            GrassTexel::Rgb8 { .. } => 3,
+        }
+    }
+}
+
+/// Baked, looping grass motion: per link (particle above the root) a 3D texture
+/// over field cell (x, z) × frame, holding the particle's displacement from its
+/// rest position. A blade whose root is at world `(x, z)` reads cell
+/// `(⌊x / cell_size⌋ mod cells, ⌊z / cell_size⌋ mod cells)` (nearest texel), frames are
+/// interpolated linearly at `time · wave_speed / frame_seconds` and wrap from the
+/// last to the first, and the result is multiplied by `wind_power`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GrassMotion {
+    /// Field cells per side.
+    pub cells: u32,
+    /// Side of one cell, metres.
+    pub cell_size: f32,
+    /// Frames in the loop.
+    pub frames: u32,
+    /// Simulated seconds between frames.
+    pub frame_seconds: f32,
+    /// Links (textures) per blade: particles minus the root.
+    pub links: u32,
+    /// Texel encoding.
+    pub texel: GrassTexel,
+    /// Texels ordered `[link][frame][z][x]`, `texel.bytes()` each.
+    pub texels: Vec<u8>,
+}
+
+/// A blade shape as drawn: particle 0 is the fixed root, every other particle a
+/// row of the blade, joined to its parent by one quad of the row's width.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GrassShape {
+    /// Parent per particle (the root's entry is 0 and unused); parents come first.
+    pub parent: Vec<u32>,
+    /// Rest position per particle relative to the root, metres, Y up.
+    pub rest: Vec<Vec3>,
+    /// Blade width at each particle, metres.
+    pub width: Vec<f32>,
+}
+
+/// One kind of grass on the ground: a shape, its baked motion and its instances.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GrassLayer {
+    /// The blade shape every instance shares.
+    pub shape: GrassShape,
+    /// The shape's baked motion (`motion.links == shape.rest.len() − 1`).
+    pub motion: GrassMotion,
+    /// Bumped whenever `shape` or `motion` change; the renderer re-uploads them then.
+    pub generation: u64,
+    /// Root position per instance, world metres.
+    pub root: Vec<Vec3>,
+    /// Rotation of the rest pose about +Y per instance, radians (the displacement is not turned).
+    pub yaw: Vec<f32>,
+    /// Uniform scale of the rest pose per instance.
+    pub scale: Vec<f32>,
+    /// Linear RGBA colour per instance.
+    pub colour: Vec<[u8; 4]>,
+    /// Instances changed since the last upload.
+    pub dirty: DirtyRange,
+    /// Per instance: `u32::MAX` draws the baked motion, any other value `s` draws
+    /// `live_displacement[s·links .. (s+1)·links]` instead (a blade being pushed).
+    pub live_slot: Vec<u32>,
+    /// Displacements of live blades from their rest positions, world metres,
+    /// `[slot][link]`; small, uploaded whole every frame.
+    pub live_displacement: Vec<Vec3>,
+}
+
+impl GrassLayer {
+    /// Number of instances.
+    pub fn len(&self) -> usize {
+        self.root.len()
+    }
+
+    /// True when the layer has no instances.
+    pub fn is_empty(&self) -> bool {
+        self.root.is_empty()
+    }
+
+    /// True when every per-instance array has one entry per instance, the shape's
+    /// arrays agree, and the motion holds `links · frames · cells²` texels.
+    pub fn is_consistent(&self) -> bool {
+        let n = self.len();
+        let particles = self.shape.rest.len();
+        let m = &self.motion;
+        let texels = m.links as usize * m.frames as usize * m.cells as usize * m.cells as usize;
+        particles >= 2
+            && self.shape.parent.len() == particles
+            && self.shape.width.len() == particles
+            && m.links as usize == particles - 1
+            && m.texels.len() == texels * m.texel.bytes()
+            && m.frames >= 1
+            && m.cell_size > 0.0
+            && [self.yaw.len(), self.scale.len(), self.colour.len(), self.live_slot.len()]
+                .iter()
+                .all(|&l| l == n)
+            && self.live_displacement.len() % (particles - 1) == 0
+    }
+}
+
+/// All grass of a scene and the shared playback controls (the thesis's Wind
+/// Power and Wave Speed).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GrassBatch {
+    /// One layer per blade shape.
+    pub layers: Vec<GrassLayer>,
+    /// Scales every baked displacement (0 freezes the grass in its rest pose).
+    pub wind_power: f32,
+    /// Scales playback time.
+    pub wave_speed: f32,
+    /// Playback time, seconds.
+    pub time: f32,
+}
+
 /// A perspective camera.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -258,6 +390,37 @@ mod tests {
         assert_eq!(b.dirty, DirtyRange { start: 0, end: 2 });
         b.clear();
         assert!(b.is_empty() && b.dirty.is_clean());
+    }
+
+    #[test]
+    fn grass_layer_consistency_counts_texels() {
+        let mut l = GrassLayer {
+            shape: GrassShape {
+                parent: vec![0, 0],
+                rest: vec![Vec3::ZERO, Vec3::Y],
+                width: vec![0.01, 0.005],
+            },
+            motion: GrassMotion {
+                cells: 2,
+                cell_size: 0.5,
+                frames: 3,
+                frame_seconds: 0.1,
+                links: 1,
+                texel: GrassTexel::Rgb8 { scale: 0.01 },
+                texels: vec![128; 2 * 2 * 3 * 3],
+            },
+            ..GrassLayer::default()
+        };
+        assert!(l.is_consistent());
+        l.root.push(Vec3::ZERO);
+        assert!(!l.is_consistent(), "per-instance arrays must grow together");
+        l.yaw.push(0.0);
+        l.scale.push(1.0);
+        l.colour.push([0, 255, 0, 255]);
+        l.live_slot.push(u32::MAX);
+        assert!(l.is_consistent());
+        l.motion.texel = GrassTexel::Rgba16F;
+        assert!(!l.is_consistent(), "RGBA16F needs 8 bytes per texel");
     }
 
     #[test]
