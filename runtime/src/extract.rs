@@ -286,9 +286,14 @@ impl GrassLayer {
             && m.texels.len() == texels * m.texel.bytes()
             && m.frames >= 1
             && m.cell_size > 0.0
-            && [self.yaw.len(), self.scale.len(), self.colour.len(), self.live_slot.len()]
-                .iter()
-                .all(|&l| l == n)
+            && [
+                self.yaw.len(),
+                self.scale.len(),
+                self.colour.len(),
+                self.live_slot.len(),
+            ]
+            .iter()
+            .all(|&l| l == n)
             && self.live_displacement.len() % (particles - 1) == 0
     }
 }

@@ -15,8 +15,9 @@
 //! 4. [`bake`]: an N × N field, k blades per cell averaged, detected warm-up,
 //!    T frames with a cross-faded loop seam, per-particle 3D textures (RGBA16F,
 //!    or the thesis's RGB8), a versioned, checksummed file.
-//! 5. [`sampler`]: the CPU mirror of the vertex shader's fetch (Wind Power, Wave Speed).
-//! 6. [`interaction`]: pushers switch nearby blades to live simulation with a
+//! 5. [`extraction`]: bakes into the render contract's `GrassMotion`.
+//! 6. [`sampler`]: the CPU mirror of the vertex shader's fetch (Wind Power, Wave Speed).
+//! 7. [`interaction`]: pushers switch nearby blades to live simulation with a
 //!    collision constraint; they fade back to the bake afterwards.
 //!
 //! Deviations from the thesis (grass.md §8): corrected cosine weights; the
@@ -30,6 +31,7 @@
 pub mod bake;
 pub mod blade;
 pub mod dynamics;
+pub mod extraction;
 pub mod interaction;
 pub mod sampler;
 pub mod wind;
