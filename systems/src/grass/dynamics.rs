@@ -1,7 +1,9 @@
 //! The force law, RK4 and the length constraint (thesis §7.3), as a dense
 //! struct-of-arrays solver: every blade of a field has the same shape, so a
-//! field is flat `[blade × particle]` position and velocity arrays, stepped in
-//! parallel over fixed chunks of blades (bit-identical for any thread count).
+//! field is stored as blocks of [`LANES`] blades — per particle, per
+//! coordinate, one value per blade — and the arithmetic in [`super::lanes`]
+//! runs on a whole block at once. Blocks are stepped in parallel over fixed
+//! chunks (bit-identical for any thread count).
 //!
 //! Force on particle `i` with parent `p` (positions relative to the blade root):
 //!
@@ -18,13 +20,20 @@
 //! After each RK4 step the length constraint moves each particle along its link
 //! to `|D_m| = |D_o|·S + |D_a|·(1 − S)` (erratum 7 fixed: stiffness S = 1 restores
 //! the rest length) and removes the same fraction of the radial relative velocity.
+//!
+//! `R_p` is applied in closed form (Rodrigues, see [`super::lanes`]); a rest link
+//! parallel to its parent's rest link needs no rotation at all: `D_R = ±|D_R|·D_p/|D_p|`.
+//!
+//! [`BladeField::advance`] runs several steps per block while the block is in
+//! cache; it gives exactly the bits of as many [`BladeField::step`] calls.
 
-use glam::{Quat, Vec3};
+use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::blade::{BladeShape, MAX_PARTICLES};
-use super::wind::{WindCache, WindField};
+use super::lanes::{LANES, Registers, Scratch, V3};
+use super::wind::{WindField, WindLanes, WindStep};
 
 /// How the damper constant is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -90,27 +99,55 @@ impl Dynamics {
     }
 }
 
-/// A blade shape compiled for stepping: per-particle constants in flat arrays.
-#[derive(Debug, Clone)]
-pub struct BladeKernel {
-    n: usize,
-    parent: [usize; MAX_PARTICLES],
-    rest: [Vec3; MAX_PARTICLES],
-    rest_link: [Vec3; MAX_PARTICLES],
-    rest_dir: [Vec3; MAX_PARTICLES],
-    rest_len: [f32; MAX_PARTICLES],
-    mass: [f32; MAX_PARTICLES],
-    inv_mass: [f32; MAX_PARTICLES],
-    stiffness: [f32; MAX_PARTICLES],
-    angular: [f32; MAX_PARTICLES],
-    damper: [f32; MAX_PARTICLES],
-    spring: f32,
-    drag: f32,
-    gravity: Vec3,
-    h: f32,
+/// How a particle's rest link turns with its parent link.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Turn {
+    /// The parent is the root: the rest link never turns.
+    Fixed,
+    /// The rest link is `along` × the parent's rest direction: it turns into `along` × the
+    /// parent's current direction.
+    Along(f32),
+    /// `along` × the parent's rest direction plus `perp` (orthogonal to it), which the
+    /// shortest-arc rotation turns.
+    General {
+        /// Component along the parent's rest direction.
+        along: f32,
+        /// The rest, orthogonal to the parent's rest direction.
+        perp: Vec3,
+    },
 }
 
-type State = [Vec3; MAX_PARTICLES];
+/// A blade shape compiled for stepping: per-particle constants in flat arrays,
+/// products of constants precomputed.
+#[derive(Debug, Clone)]
+pub struct BladeKernel {
+    pub(crate) n: usize,
+    pub(crate) parent: [usize; MAX_PARTICLES],
+    rest: [Vec3; MAX_PARTICLES],
+    pub(crate) rest_link: [Vec3; MAX_PARTICLES],
+    pub(crate) rest_dir: [Vec3; MAX_PARTICLES],
+    pub(crate) turn: [Turn; MAX_PARTICLES],
+    pub(crate) inv_mass: [f32; MAX_PARTICLES],
+    pub(crate) stiffness: [f32; MAX_PARTICLES],
+    pub(crate) angular: [f32; MAX_PARTICLES],
+    /// `|rest link|·(1 − angular)`: the weight of the current direction in the target.
+    pub(crate) hold: [f32; MAX_PARTICLES],
+    /// `|rest link|·stiffness`: the constraint's pull towards the rest length.
+    pub(crate) restore: [f32; MAX_PARTICLES],
+    /// `1 − stiffness`: the share of the current length the constraint keeps.
+    pub(crate) keep: [f32; MAX_PARTICLES],
+    /// `m·g`.
+    pub(crate) weight: [Vec3; MAX_PARTICLES],
+    /// `drag·|rest link|`.
+    pub(crate) drag_len: [f32; MAX_PARTICLES],
+    pub(crate) damper: [f32; MAX_PARTICLES],
+    pub(crate) spring: f32,
+    pub(crate) h: f32,
+}
+
+/// Below this share of the rest length, a rest link's part orthogonal to its parent's
+/// rest direction is treated as zero (a straight continuation).
+const PARALLEL: f32 = 1e-6;
 
 impl BladeKernel {
     /// Compiles a validated shape with the given constants.
@@ -122,15 +159,17 @@ impl BladeKernel {
             rest: [Vec3::ZERO; MAX_PARTICLES],
             rest_link: [Vec3::ZERO; MAX_PARTICLES],
             rest_dir: [Vec3::Y; MAX_PARTICLES],
-            rest_len: [0.0; MAX_PARTICLES],
-            mass: [0.0; MAX_PARTICLES],
+            turn: [Turn::Fixed; MAX_PARTICLES],
             inv_mass: [0.0; MAX_PARTICLES],
             stiffness: [0.0; MAX_PARTICLES],
             angular: [0.0; MAX_PARTICLES],
+            hold: [0.0; MAX_PARTICLES],
+            restore: [0.0; MAX_PARTICLES],
+            keep: [0.0; MAX_PARTICLES],
+            weight: [Vec3::ZERO; MAX_PARTICLES],
+            drag_len: [0.0; MAX_PARTICLES],
             damper: [0.0; MAX_PARTICLES],
             spring: dynamics.spring,
-            drag: dynamics.drag,
-            gravity: dynamics.gravity,
             h: dynamics.step_seconds,
         };
         for i in 0..n {
@@ -142,12 +181,25 @@ impl BladeKernel {
             let seg = shape.segment[i];
             k.parent[i] = p;
             k.rest_link[i] = shape.rest[i] - shape.rest[p];
-            k.rest_len[i] = k.rest_link[i].length();
-            k.rest_dir[i] = k.rest_link[i] / k.rest_len[i];
-            k.mass[i] = seg.mass;
+            let len = k.rest_link[i].length();
+            k.rest_dir[i] = k.rest_link[i] / len;
+            if p != 0 {
+                let along = k.rest_link[i].dot(k.rest_dir[p]);
+                let perp = k.rest_link[i] - k.rest_dir[p] * along;
+                k.turn[i] = if perp.length() <= PARALLEL * len {
+                    Turn::Along(along)
+                } else {
+                    Turn::General { along, perp }
+                };
+            }
             k.inv_mass[i] = 1.0 / seg.mass;
             k.stiffness[i] = seg.stiffness;
             k.angular[i] = seg.angular_stiffness;
+            k.hold[i] = len * (1.0 - seg.angular_stiffness);
+            k.restore[i] = len * seg.stiffness;
+            k.keep[i] = 1.0 - seg.stiffness;
+            k.weight[i] = dynamics.gravity * seg.mass;
+            k.drag_len[i] = dynamics.drag * len;
             k.damper[i] = match dynamics.damper {
                 DamperRule::Ratio(z) => 2.0 * z * (seg.mass * dynamics.spring).sqrt(),
                 DamperRule::Thesis => dynamics.spring * 0.5,
@@ -175,140 +227,118 @@ impl BladeKernel {
     pub fn damper(&self, i: usize) -> f32 {
         self.damper[i]
     }
-
-    fn accel(&self, x: &State, v: &State, wind: Vec3, a: &mut State) {
-        let n = self.n;
-        let mut dir = [Vec3::Y; MAX_PARTICLES];
-        let mut len = [0.0f32; MAX_PARTICLES];
-        let mut f = [Vec3::ZERO; MAX_PARTICLES];
-        for i in 1..n {
-            let d = x[i] - x[self.parent[i]];
-            len[i] = d.length();
-            dir[i] = if len[i] > 1e-9 { d / len[i] } else { self.rest_dir[i] };
-        }
-        for i in 1..n {
-            let p = self.parent[i];
-            let d = x[i] - x[p];
-            let dr = if p == 0 {
-                self.rest_link[i]
-            } else {
-                Quat::from_rotation_arc(self.rest_dir[p], dir[p]) * self.rest_link[i]
-            };
-            let ang = self.angular[i];
-            let target = dr * ang + dir[i] * (self.rest_len[i] * (1.0 - ang));
-            let force = (target - d) * self.spring - (v[i] - v[p]) * self.damper[i];
-            f[i] += force + self.gravity * self.mass[i] + wind * (self.drag * self.rest_len[i]);
-            if p != 0 {
-                f[p] -= force;
-            }
-        }
-        a[0] = Vec3::ZERO;
-        for i in 1..n {
-            a[i] = f[i] * self.inv_mass[i];
-        }
-    }
-
-    /// One RK4 step plus the length constraint for one blade; `x`, `v` are its
-    /// particles relative to the root (the root entry stays exactly zero).
-    pub fn step(&self, x: &mut [Vec3], v: &mut [Vec3], wind: Vec3) {
-        let n = self.n;
-        let h = self.h;
-        let mut x0 = [Vec3::ZERO; MAX_PARTICLES];
-        let mut v0 = [Vec3::ZERO; MAX_PARTICLES];
-        x0[..n].copy_from_slice(&x[..n]);
-        v0[..n].copy_from_slice(&v[..n]);
-        let (mut a1, mut a2, mut a3, mut a4) = (
-            [Vec3::ZERO; MAX_PARTICLES],
-            [Vec3::ZERO; MAX_PARTICLES],
-            [Vec3::ZERO; MAX_PARTICLES],
-            [Vec3::ZERO; MAX_PARTICLES],
-        );
-        let (mut xs, mut vs) = ([Vec3::ZERO; MAX_PARTICLES], [Vec3::ZERO; MAX_PARTICLES]);
-        self.accel(&x0, &v0, wind, &mut a1);
-        for i in 1..n {
-            xs[i] = x0[i] + v0[i] * (0.5 * h);
-            vs[i] = v0[i] + a1[i] * (0.5 * h);
-        }
-        let v2 = vs;
-        self.accel(&xs, &vs, wind, &mut a2);
-        for i in 1..n {
-            xs[i] = x0[i] + v2[i] * (0.5 * h);
-            vs[i] = v0[i] + a2[i] * (0.5 * h);
-        }
-        let v3 = vs;
-        self.accel(&xs, &vs, wind, &mut a3);
-        for i in 1..n {
-            xs[i] = x0[i] + v3[i] * h;
-            vs[i] = v0[i] + a3[i] * h;
-        }
-        let v4 = vs;
-        self.accel(&xs, &vs, wind, &mut a4);
-        let sixth = h / 6.0;
-        for i in 1..n {
-            x[i] = x0[i] + (v0[i] + 2.0 * v2[i] + 2.0 * v3[i] + v4[i]) * sixth;
-            v[i] = v0[i] + (a1[i] + 2.0 * a2[i] + 2.0 * a3[i] + a4[i]) * sixth;
-        }
-        self.constrain(x, v);
-    }
-
-    fn constrain(&self, x: &mut [Vec3], v: &mut [Vec3]) {
-        for i in 1..self.n {
-            let p = self.parent[i];
-            let d = x[i] - x[p];
-            let len = d.length();
-            if len <= 1e-9 {
-                continue;
-            }
-            let dir = d / len;
-            let s = self.stiffness[i];
-            x[i] = x[p] + dir * (self.rest_len[i] * s + len * (1.0 - s));
-            let radial = (v[i] - v[p]).dot(dir);
-            v[i] -= dir * (radial * s);
-        }
-    }
 }
 
 /// Blades per parallel work item: fixed, so results never depend on the thread count.
 pub const CHUNK_BLADES: usize = 256;
+const CHUNK_BLOCKS: usize = CHUNK_BLADES / LANES;
+const _: () = assert!(CHUNK_BLADES.is_multiple_of(LANES), "chunks hold whole blocks");
 
-/// Many blades of one shape: flat SoA state, stepped in parallel.
+/// Many blades of one shape: blocks of [`LANES`] blades, stepped in parallel.
 #[derive(Debug, Clone)]
 pub struct BladeField {
     /// The compiled shape.
     pub kernel: BladeKernel,
     /// Root position per blade, world metres.
     pub roots: Vec<Vec3>,
-    /// Positions relative to each root, `[blade × particle]`.
-    pub x: Vec<Vec3>,
-    /// Velocities, `[blade × particle]`.
-    pub v: Vec<Vec3>,
-    caches: Vec<WindCache>,
+    /// Positions relative to each root, `[block × particle]`, one lane per blade.
+    x: Vec<V3>,
+    /// Velocities, laid out as `x`.
+    v: Vec<V3>,
+    /// Per block and wind: the wind noise at the two time nodes around now (`[block × wind]`).
+    wind_values: Vec<WindLanes>,
+    /// Per wind: the time node `wind_values` holds (shared by all blocks).
+    wind_nodes: Vec<i64>,
     /// Simulated time, seconds.
     pub time: f32,
     /// Steps taken.
     pub steps: u64,
 }
 
+/// What every block of one `advance` call shares.
+struct Advance<'a> {
+    kernel: &'a BladeKernel,
+    wind: &'a WindField,
+    plans: &'a [WindStep],
+    roots: &'a [Vec3],
+    /// Entries of `wind_values` per block (at least one, so chunks line up when there is no wind).
+    stride: usize,
+}
+
+impl Advance<'_> {
+    /// The roots of block `b`'s lanes; lanes past the last blade repeat it.
+    fn lane_roots(&self, b: usize) -> [Vec3; LANES] {
+        let last = self.roots.len().saturating_sub(1);
+        std::array::from_fn(|l| self.roots.get((b * LANES + l).min(last)).copied().unwrap_or(Vec3::ZERO))
+    }
+
+    #[inline(always)]
+    fn run_inline(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
+        let n = self.kernel.len();
+        let winds = self.wind.winds.len();
+        let reads_roots = self.plans.iter().any(WindStep::reads_roots);
+        let mut scratch = Scratch::default();
+        for (j, (xb, vb)) in x.chunks_mut(n).zip(v.chunks_mut(n)).enumerate() {
+            let roots = if reads_roots {
+                self.lane_roots(first_block + j)
+            } else {
+                [Vec3::ZERO; LANES]
+            };
+            let values = &mut wind_values[j * self.stride..j * self.stride + winds];
+            for plan in self.plans {
+                let w = self.wind.sample_lanes(plan, &roots, values);
+                self.kernel.step_block_inline(xb, vb, &w, &mut scratch);
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
+        self.run_inline(first_block, x, v, wind_values)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_avx512(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
+        self.run_inline(first_block, x, v, wind_values)
+    }
+
+    /// Steps the blocks starting at `first_block` through every plan, on the widest
+    /// registers the CPU offers (identical results either way).
+    fn run(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
+        match Registers::best() {
+            Registers::Portable => self.run_inline(first_block, x, v, wind_values),
+            // SAFETY: `best` detected the feature at run time.
+            #[cfg(target_arch = "x86_64")]
+            Registers::Avx2 => unsafe { self.run_avx2(first_block, x, v, wind_values) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Registers::Avx512 => unsafe { self.run_avx512(first_block, x, v, wind_values) },
+        }
+    }
+}
+
 impl BladeField {
     /// Blades at rest at `roots`, each particle offset by a seeded `initial_offset` so gravity can act.
     pub fn new(kernel: BladeKernel, roots: Vec<Vec3>, seed: u64, initial_offset: f32) -> Self {
         let n = kernel.len();
-        let mut x = Vec::with_capacity(roots.len() * n);
+        let blocks = roots.len().div_ceil(LANES);
+        let mut x: Vec<V3> = (0..blocks)
+            .flat_map(|_| kernel.rest().iter().map(|r| V3::splat(*r)))
+            .collect();
         for b in 0..roots.len() {
-            for (i, r) in kernel.rest().iter().enumerate() {
-                let jitter = if i == 0 {
-                    Vec3::ZERO
-                } else {
-                    let h = sylva_runtime::rng::hash_words(&[seed, b as u64, i as u64, 0x6f66]);
-                    let a = sylva_runtime::rng::unit_f32(h) * std::f32::consts::TAU;
-                    Vec3::new(a.cos(), 0.0, a.sin()) * initial_offset
-                };
-                x.push(*r + jitter);
+            for i in 1..n {
+                let h = sylva_runtime::rng::hash_words(&[seed, b as u64, i as u64, 0x6f66]);
+                let a = sylva_runtime::rng::unit_f32(h) * std::f32::consts::TAU;
+                let jitter = Vec3::new(a.cos(), 0.0, a.sin()) * initial_offset;
+                x[(b / LANES) * n + i].set(b % LANES, kernel.rest()[i] + jitter);
             }
         }
         BladeField {
-            v: vec![Vec3::ZERO; x.len()],
-            caches: vec![WindCache::default(); roots.len()],
+            v: vec![V3::default(); x.len()],
+            wind_values: Vec::new(),
+            wind_nodes: Vec::new(),
             kernel,
             roots,
             x,
@@ -322,38 +352,72 @@ impl BladeField {
         self.roots.len()
     }
 
+    /// Position of particle `i` of blade `blade`, relative to its root.
+    pub fn x(&self, blade: usize, i: usize) -> Vec3 {
+        self.x[(blade / LANES) * self.kernel.len() + i].get(blade % LANES)
+    }
+
+    /// Velocity of particle `i` of blade `blade`.
+    pub fn v(&self, blade: usize, i: usize) -> Vec3 {
+        self.v[(blade / LANES) * self.kernel.len() + i].get(blade % LANES)
+    }
+
     /// One fixed step of every blade under `wind` (sampled once per blade per step at its root).
     pub fn step(&mut self, wind: &WindField) {
+        self.advance(wind, 1);
+    }
+
+    /// `steps` fixed steps of every blade: the same result as as many [`BladeField::step`]
+    /// calls, but each block of blades stays in cache for all of them.
+    ///
+    /// Pass the same `wind` on every call: each block caches its noise values keyed by the
+    /// lattice time node only (a changed wind with the same number of winds is not noticed
+    /// until the next node).
+    pub fn advance(&mut self, wind: &WindField, steps: u64) {
+        if steps == 0 {
+            return;
+        }
+        let winds = wind.winds.len();
+        let stride = winds.max(1);
+        let blocks = self.roots.len().div_ceil(LANES);
+        if self.wind_nodes.len() != winds || self.wind_values.len() != blocks * stride {
+            self.wind_values = vec![WindLanes::default(); blocks * stride];
+            self.wind_nodes = vec![i64::MIN; winds];
+        }
+        let h = self.kernel.h;
+        let plans: Vec<WindStep> = (0..steps)
+            .map(|j| {
+                let t = if j == 0 { self.time } else { (self.steps + j) as f32 * h };
+                wind.plan(t, &mut self.wind_nodes)
+            })
+            .collect();
+        let run = Advance {
+            kernel: &self.kernel,
+            wind,
+            plans: &plans,
+            roots: &self.roots,
+            stride,
+        };
         let n = self.kernel.len();
-        let t = self.time;
-        let kernel = &self.kernel;
-        let roots = &self.roots;
         self.x
-            .par_chunks_mut(CHUNK_BLADES * n)
-            .zip(self.v.par_chunks_mut(CHUNK_BLADES * n))
-            .zip(self.caches.par_chunks_mut(CHUNK_BLADES))
+            .par_chunks_mut(CHUNK_BLOCKS * n)
+            .zip(self.v.par_chunks_mut(CHUNK_BLOCKS * n))
+            .zip(self.wind_values.par_chunks_mut(CHUNK_BLOCKS * stride))
             .enumerate()
-            .for_each(|(c, ((x, v), caches))| {
-                for (j, cache) in caches.iter_mut().enumerate() {
-                    let root = roots[c * CHUNK_BLADES + j];
-                    let w = wind.sample_cached(root, t, cache);
-                    kernel.step(&mut x[j * n..(j + 1) * n], &mut v[j * n..(j + 1) * n], w);
-                }
-            });
-        self.steps += 1;
-        self.time = self.steps as f32 * kernel.h;
+            .for_each(|(c, ((x, v), values))| run.run(c * CHUNK_BLOCKS, x, v, values));
+        self.steps += steps;
+        self.time = self.steps as f32 * h;
     }
 
     /// Mean speed of all non-root particles, m/s (the warm-up detector's signal).
     pub fn mean_speed(&self) -> f32 {
         let n = self.kernel.len();
-        let sum: f64 = self
-            .v
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % n != 0)
-            .map(|(_, v)| v.length() as f64)
-            .sum();
+        let mut sum = 0.0f64;
+        for b in 0..self.blades() {
+            for i in 1..n {
+                sum += self.v(b, i).length() as f64;
+            }
+        }
         (sum / (self.blades() * (n - 1)).max(1) as f64) as f32
     }
 }

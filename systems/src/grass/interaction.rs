@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::SpatialIndex;
 
 use super::bake::BakedGrass;
+use super::blade::MAX_PARTICLES;
 use super::dynamics::BladeKernel;
+use super::lanes::{LANES, Scratch, V3};
 use super::wind::{WindCache, WindField};
 
 /// A moving sphere that pushes grass aside (e.g. a walking character's feet).
@@ -52,6 +54,24 @@ struct LiveBlade {
     v: Vec<Vec3>,
     cache: WindCache,
     idle: f32,
+}
+
+impl LiveBlade {
+    /// The collision constraint: particles inside a pusher move to its surface and lose
+    /// their velocity into it.
+    fn push_out(&mut self, root: Vec3, pushers: &[Pusher]) {
+        for p in pushers {
+            for (x, v) in self.x.iter_mut().zip(self.v.iter_mut()).skip(1) {
+                let d = root + *x - p.center;
+                let dist = d.length();
+                if dist < p.radius && dist > 1e-6 {
+                    let n = d / dist;
+                    *x += n * (p.radius - dist);
+                    *v -= n * v.dot(n).min(0.0);
+                }
+            }
+        }
+    }
 }
 
 /// A field of blades played back from a bake, some of them live.
@@ -123,23 +143,43 @@ impl LiveGrass {
             }
         }
         let (kernel, roots) = (&self.kernel, &self.roots);
-        self.live.par_iter_mut().zip(near.par_iter()).for_each(|(l, near)| {
-            let root = roots[l.blade as usize];
-            let w = wind.sample_cached(root, t, &mut l.cache);
-            kernel.step(&mut l.x, &mut l.v, w);
-            for p in pushers {
-                for (x, v) in l.x.iter_mut().zip(l.v.iter_mut()).skip(1) {
-                    let d = root + *x - p.center;
-                    let dist = d.length();
-                    if dist < p.radius && dist > 1e-6 {
-                        let n = d / dist;
-                        *x += n * (p.radius - dist);
-                        *v -= n * v.dot(n).min(0.0);
+        let n = kernel.len();
+        // Live blades are stepped LANES at a time (lanes are independent, so the grouping
+        // does not change any blade's result); a short last group repeats its first blade.
+        self.live
+            .par_chunks_mut(LANES)
+            .zip(near.par_chunks(LANES))
+            .for_each(|(group, near)| {
+                let (mut x, mut v, mut w) = (
+                    [V3::default(); MAX_PARTICLES],
+                    [V3::default(); MAX_PARTICLES],
+                    V3::default(),
+                );
+                for (l, b) in group.iter_mut().enumerate() {
+                    w.set(l, wind.sample_cached(roots[b.blade as usize], t, &mut b.cache));
+                }
+                for l in 0..LANES {
+                    let (b, src) = if l < group.len() {
+                        (&group[l], l)
+                    } else {
+                        (&group[0], 0)
+                    };
+                    w.set(l, w.get(src));
+                    for i in 0..n {
+                        x[i].set(l, b.x[i]);
+                        v[i].set(l, b.v[i]);
                     }
                 }
-            }
-            l.idle = if *near { 0.0 } else { l.idle + h };
-        });
+                kernel.step_block(&mut x[..n], &mut v[..n], &w, &mut Scratch::default());
+                for (l, (b, near)) in group.iter_mut().zip(near).enumerate() {
+                    for i in 0..n {
+                        b.x[i] = x[i].get(l);
+                        b.v[i] = v[i].get(l);
+                    }
+                    b.push_out(roots[b.blade as usize], pushers);
+                    b.idle = if *near { 0.0 } else { b.idle + h };
+                }
+            });
         let end = self.settings.hold_seconds + self.settings.blend_seconds;
         self.live.retain(|l| l.idle < end);
         self.time += h;

@@ -7,10 +7,17 @@
 //! the ground plane (the thesis's "four nodes enclosing the particle") and
 //! `1 / frequency` seconds apart in time; node values are `N(0, deviation)`
 //! clamped to [−1, 1], mapped to [0, 1] for strength. One octave.
+//!
+//! The field stepper samples [`LANES`] blades at once ([`WindField::plan`] takes
+//! what depends on time only, once per step); it and the scalar samplers call the
+//! same per-blade arithmetic — sines and cosines included, which are a fixed
+//! polynomial rather than the platform's library — so they agree to the bit.
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{hash_words, unit_f32};
+
+use super::lanes::{LANES, Lane, V3};
 
 /// Most winds a field may hold (per-blade caches are fixed-size arrays).
 pub const MAX_WINDS: usize = 4;
@@ -80,15 +87,26 @@ pub struct Gust {
 impl Gust {
     /// The gust's wind at `pos` and time `t`.
     pub fn sample(&self, pos: Vec3, t: f32) -> Vec3 {
+        self.time_factor(t).map_or(Vec3::ZERO, |f| self.at(pos, f))
+    }
+
+    /// The rise and fall over the gust's duration at `t`; `None` outside it.
+    fn time_factor(&self, t: f32) -> Option<f32> {
         let u = (t - self.start) / self.duration;
+        (0.0..1.0).contains(&u).then(|| (std::f32::consts::PI * u).sin())
+    }
+
+    /// The gust's wind at `pos` given its time factor.
+    #[inline(always)]
+    fn at(&self, pos: Vec3, factor: f32) -> Vec3 {
         let dx = pos.x - self.center.x;
         let dz = pos.z - self.center.z;
         let r2 = (dx * dx + dz * dz) / (self.radius * self.radius);
-        if !(0.0..1.0).contains(&u) || r2 >= 1.0 {
+        if r2 >= 1.0 {
             return Vec3::ZERO;
         }
         let space = (1.0 - r2) * (1.0 - r2);
-        self.velocity * space * (std::f32::consts::PI * u).sin()
+        self.velocity * space * factor
     }
 }
 
@@ -130,9 +148,76 @@ impl Default for WindCache {
     }
 }
 
+/// A block's wind noise at the two time nodes around now: `[node][noise]`, one lane per blade.
+pub(crate) type WindLanes = [[Lane; 3]; 2];
+
+/// How a wind's cached node values change at a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Refresh {
+    /// Same time node as the step before.
+    Keep,
+    /// The next node: the later values become the earlier ones, one new node is read.
+    Shift,
+    /// Both nodes are read.
+    Full,
+}
+
+/// One active wind at one step: what depends on time only.
+#[derive(Debug, Clone, Copy)]
+struct WindPlan {
+    wind: usize,
+    it: i64,
+    ft: f32,
+    refresh: Refresh,
+    direction: Vec3,
+}
+
+/// Everything of one step's wind that does not depend on the blade.
+#[derive(Debug, Clone)]
+pub(crate) struct WindStep {
+    winds: Vec<WindPlan>,
+    /// Active gusts and their time factors.
+    gusts: Vec<(usize, f32)>,
+}
+
+impl WindStep {
+    /// Whether sampling this step reads the blades' roots (a cache refresh or a gust).
+    pub(crate) fn reads_roots(&self) -> bool {
+        !self.gusts.is_empty() || self.winds.iter().any(|w| w.refresh != Refresh::Keep)
+    }
+}
 #[inline]
 fn cosine(f: f32) -> f32 {
     (1.0 - (std::f32::consts::PI * f).cos()) * 0.5
+}
+
+/// `(sin x, cos x)` from a fixed polynomial (Cephes' single-precision minimax on
+/// [−π/4, π/4] after a three-part reduction by π/2), branch-free so a loop over lanes
+/// vectorizes; plain multiplies and adds, so every code path gives the same bits.
+/// Accurate to a few ulps for |x| < 10⁵ (far beyond any deflection angle).
+#[inline(always)]
+pub(crate) fn sin_cos(x: f32) -> (f32, f32) {
+    // Adding and removing 1.5·2²³ rounds to the nearest integer without a rounding instruction.
+    const ROUND: f32 = 12_582_912.0;
+    let q = (x * std::f32::consts::FRAC_2_PI + ROUND) - ROUND;
+    let r = ((x - q * 1.570_312_5) - q * 4.837_513e-4) - q * 7.549_79e-8;
+    let z = r * r;
+    let s = r + r * z * ((-1.951_529_6e-4 * z + 8.332_161e-3) * z - 1.666_665_5e-1);
+    let c = ((2.443_315_7e-5 * z - 1.388_731_6e-3) * z + 4.166_664_6e-2) * z * z - 0.5 * z + 1.0;
+    let k = q as i32;
+    let (sw, cw) = if k & 1 == 0 { (s, c) } else { (c, s) };
+    let sin = if k & 2 == 0 { sw } else { -sw };
+    let cos = if k.wrapping_add(1) & 2 == 0 { cw } else { -cw };
+    (sin, cos)
+}
+
+/// Strength along the main direction `d`, tilted up by `polar` and sideways by `azimuth`.
+#[inline(always)]
+fn turn(d: Vec3, (strength, polar, azimuth): (f32, f32, f32)) -> Vec3 {
+    let side = Vec3::new(-d.z, 0.0, d.x);
+    let (sp, cp) = sin_cos(polar);
+    let (sa, ca) = sin_cos(azimuth);
+    strength * (d * (cp * ca) + Vec3::Y * sp + side * (cp * sa))
 }
 
 impl Wind {
@@ -177,6 +262,7 @@ impl Wind {
         self.compose([0, 1, 2].map(|k| a[k] * (1.0 - ft) + b[k] * ft))
     }
 
+    #[inline(always)]
     fn compose(&self, n: [f32; 3]) -> (f32, f32, f32) {
         (
             self.power_offset + self.power_amplitude * (n[0] + 1.0) * 0.5,
@@ -190,12 +276,8 @@ impl Wind {
         Vec3::new(self.direction.cos(), 0.0, self.direction.sin())
     }
 
-    fn vector(&self, (strength, polar, azimuth): (f32, f32, f32)) -> Vec3 {
-        let d = self.main_direction();
-        let side = Vec3::new(-d.z, 0.0, d.x);
-        let (sp, cp) = polar.sin_cos();
-        let (sa, ca) = azimuth.sin_cos();
-        strength * (d * (cp * ca) + Vec3::Y * sp + side * (cp * sa))
+    fn vector(&self, components: (f32, f32, f32)) -> Vec3 {
+        turn(self.main_direction(), components)
     }
 
     fn is_active(&self, t: f32) -> bool {
@@ -269,5 +351,151 @@ impl WindField {
             sum += g.sample(pos, t);
         }
         sum
+    }
+
+    /// What the lane sampler needs at time `t`; `nodes` holds each wind's cached time node
+    /// (shared by every block of a field) and is advanced as the blocks' caches will be.
+    pub(crate) fn plan(&self, t: f32, nodes: &mut [i64]) -> WindStep {
+        let mut winds = Vec::with_capacity(self.winds.len());
+        for (k, w) in self.winds.iter().enumerate() {
+            if !w.is_active(t) {
+                continue;
+            }
+            let (it, ft) = w.time_node(t);
+            let refresh = if nodes[k] == it {
+                Refresh::Keep
+            } else if nodes[k].checked_add(1) == Some(it) {
+                Refresh::Shift
+            } else {
+                Refresh::Full
+            };
+            nodes[k] = it;
+            winds.push(WindPlan {
+                wind: k,
+                it,
+                ft,
+                refresh,
+                direction: w.main_direction(),
+            });
+        }
+        let gusts = (self.gusts.iter().enumerate())
+            .filter_map(|(k, g)| g.time_factor(t).map(|f| (k, f)))
+            .collect();
+        WindStep { winds, gusts }
+    }
+
+    /// The wind at each lane's root: the bits of [`WindField::sample_cached`] per blade.
+    /// `values` is the block's cache, one entry per wind.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // one lane index reads the cache's nested arrays
+    pub(crate) fn sample_lanes(&self, plan: &WindStep, roots: &[Vec3; LANES], values: &mut [WindLanes]) -> V3 {
+        let mut sum = V3::default();
+        for p in &plan.winds {
+            let w = &self.winds[p.wind];
+            let vals = &mut values[p.wind];
+            let fill = |node: &mut [Lane; 3], it: i64| {
+                for (l, root) in roots.iter().enumerate() {
+                    let s = w.spatial(*root, it);
+                    for j in 0..3 {
+                        node[j][l] = s[j];
+                    }
+                }
+            };
+            match p.refresh {
+                Refresh::Keep => {}
+                Refresh::Shift => {
+                    vals[0] = vals[1];
+                    fill(&mut vals[1], p.it + 1);
+                }
+                Refresh::Full => {
+                    fill(&mut vals[0], p.it);
+                    fill(&mut vals[1], p.it + 1);
+                }
+            }
+            let ft = p.ft;
+            for l in 0..LANES {
+                let n = [0, 1, 2].map(|j| vals[0][j][l] * (1.0 - ft) + vals[1][j][l] * ft);
+                let v = turn(p.direction, w.compose(n));
+                sum.x[l] += v.x;
+                sum.y[l] += v.y;
+                sum.z[l] += v.z;
+            }
+        }
+        for &(k, factor) in &plan.gusts {
+            for (l, root) in roots.iter().enumerate() {
+                let v = self.gusts[k].at(*root, factor);
+                sum.x[l] += v.x;
+                sum.y[l] += v.y;
+                sum.z[l] += v.z;
+            }
+        }
+        sum
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polynomial_sin_cos_matches_the_library_within_a_few_ulps() {
+        let mut worst = 0.0f64;
+        for k in -200_000..=200_000 {
+            let x = k as f32 * 2.5e-4;
+            let (s, c) = sin_cos(x);
+            let x = x as f64;
+            worst = worst.max((s as f64 - x.sin()).abs()).max((c as f64 - x.cos()).abs());
+        }
+        assert!(worst < 5e-7, "worst error {worst}");
+    }
+
+    #[test]
+    fn lane_sampling_gives_the_bits_of_per_blade_sampling() {
+        let turbulent = Wind {
+            seed: 3,
+            power_offset: 1.0,
+            power_amplitude: 2.0,
+            polar_amplitude: 0.4,
+            azimuth_amplitude: 0.9,
+            frequency: 2.0,
+            deviation: 1.5,
+            spacing: 1.5,
+            direction: 0.8,
+            ..Wind::default()
+        };
+        let field = WindField {
+            winds: vec![
+                turbulent,
+                Wind {
+                    seed: 4,
+                    from: 0.7,
+                    until: 1.3,
+                    ..turbulent
+                },
+            ],
+            gusts: vec![Gust {
+                center: Vec3::new(1.0, 0.0, 1.0),
+                radius: 2.0,
+                start: 0.4,
+                duration: 0.5,
+                velocity: Vec3::new(3.0, 0.2, 1.0),
+            }],
+        };
+        let roots: [Vec3; LANES] = std::array::from_fn(|l| Vec3::new(l as f32 * 0.31 - 2.0, 0.0, l as f32 * 0.17));
+        let mut nodes = vec![i64::MIN; field.winds.len()];
+        let mut values = vec![WindLanes::default(); field.winds.len()];
+        let mut caches = [WindCache::default(); LANES];
+        for step in 0..600 {
+            let t = step as f32 / 240.0;
+            let plan = field.plan(t, &mut nodes);
+            let lanes = field.sample_lanes(&plan, &roots, &mut values);
+            for (l, root) in roots.iter().enumerate() {
+                assert_eq!(
+                    lanes.get(l),
+                    field.sample_cached(*root, t, &mut caches[l]),
+                    "t = {t}, lane {l}"
+                );
+            }
+        }
     }
 }

@@ -1,0 +1,477 @@
+//! The force law, RK4 and the length constraint run on [`LANES`] blades at
+//! once: every blade of a field has the same shape, so a block stores, per
+//! particle and per coordinate, one `[f32; LANES]` and every operation of the
+//! model is an element-wise loop that LLVM turns into vector instructions.
+//!
+//! The same code is also compiled for 256-bit (AVX2) and 512-bit (AVX-512F)
+//! registers and the widest the CPU has is chosen at run time. All builds
+//! perform the same IEEE operations in the same order — Rust never contracts
+//! `a * b + c` into a fused multiply-add, whatever the target offers — so they
+//! give identical bits.
+
+use std::ops::{Add, Mul, Sub};
+
+use super::blade::MAX_PARTICLES;
+use super::dynamics::{BladeKernel, Turn};
+
+/// Blades per block (one 512-bit register of `f32`).
+pub const LANES: usize = 16;
+
+/// One value per lane.
+pub type Lane = [f32; LANES];
+
+/// A vector per lane, stored by coordinate.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct V3 {
+    /// x per lane.
+    pub x: Lane,
+    /// y per lane.
+    pub y: Lane,
+    /// z per lane.
+    pub z: Lane,
+}
+
+/// `f` on every lane.
+#[inline(always)]
+fn map(a: Lane, f: impl Fn(f32) -> f32) -> Lane {
+    let mut o = [0.0; LANES];
+    for l in 0..LANES {
+        o[l] = f(a[l]);
+    }
+    o
+}
+
+/// `f` on every pair of lanes.
+#[inline(always)]
+fn zip(a: Lane, b: Lane, f: impl Fn(f32, f32) -> f32) -> Lane {
+    let mut o = [0.0; LANES];
+    for l in 0..LANES {
+        o[l] = f(a[l], b[l]);
+    }
+    o
+}
+
+impl V3 {
+    /// The same vector in every lane.
+    #[inline(always)]
+    pub fn splat(v: glam::Vec3) -> V3 {
+        V3 {
+            x: [v.x; LANES],
+            y: [v.y; LANES],
+            z: [v.z; LANES],
+        }
+    }
+
+    /// Lane `l` as a vector.
+    #[inline(always)]
+    pub fn get(&self, l: usize) -> glam::Vec3 {
+        glam::Vec3::new(self.x[l], self.y[l], self.z[l])
+    }
+
+    /// Sets lane `l`.
+    #[inline(always)]
+    pub fn set(&mut self, l: usize, v: glam::Vec3) {
+        self.x[l] = v.x;
+        self.y[l] = v.y;
+        self.z[l] = v.z;
+    }
+
+    #[inline(always)]
+    fn dot(self, o: V3) -> Lane {
+        std::array::from_fn(|l| self.x[l] * o.x[l] + self.y[l] * o.y[l] + self.z[l] * o.z[l])
+    }
+
+    #[inline(always)]
+    fn scale(self, s: Lane) -> V3 {
+        V3 {
+            x: zip(self.x, s, |a, b| a * b),
+            y: zip(self.y, s, |a, b| a * b),
+            z: zip(self.z, s, |a, b| a * b),
+        }
+    }
+}
+
+impl Add for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn add(self, o: V3) -> V3 {
+        V3 {
+            x: zip(self.x, o.x, |a, b| a + b),
+            y: zip(self.y, o.y, |a, b| a + b),
+            z: zip(self.z, o.z, |a, b| a + b),
+        }
+    }
+}
+
+impl Sub for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn sub(self, o: V3) -> V3 {
+        V3 {
+            x: zip(self.x, o.x, |a, b| a - b),
+            y: zip(self.y, o.y, |a, b| a - b),
+            z: zip(self.z, o.z, |a, b| a - b),
+        }
+    }
+}
+
+impl Mul<f32> for V3 {
+    type Output = V3;
+    #[inline(always)]
+    fn mul(self, s: f32) -> V3 {
+        V3 {
+            x: map(self.x, |a| a * s),
+            y: map(self.y, |a| a * s),
+            z: map(self.z, |a| a * s),
+        }
+    }
+}
+
+/// Links shorter than this keep their rest direction (and are left alone by the constraint).
+const MIN_LEN: f32 = 1e-9;
+/// [`MIN_LEN`] squared, compared against squared lengths.
+const MIN_LEN_SQUARED: f32 = MIN_LEN * MIN_LEN;
+
+/// Floor of `1 + cos` in the shortest-arc rotation: a parent link turned (almost) exactly
+/// against its rest direction has no unique shortest arc; the floor keeps the result finite.
+const MIN_ONE_PLUS_COS: f32 = 1e-6;
+
+type Block = [V3; MAX_PARTICLES];
+
+/// Per-link intermediates of one force evaluation.
+#[derive(Debug, Clone)]
+struct Forces {
+    /// Current link directions (children turn their rest links with them).
+    dir: Block,
+    /// Summed force per particle (entry 0 collects the root's reactions, never read).
+    f: Block,
+}
+
+/// Scratch state of a block step, reused across steps so nothing is zeroed per step.
+/// Only entries `1..n` are read; the root entries of `xs`, `vs` stay zero, as the root does.
+#[derive(Debug, Clone)]
+pub(crate) struct Scratch {
+    forces: Forces,
+    /// Weight plus wind drag per particle (the wind is sampled once per step).
+    ext: Block,
+    xs: Block,
+    vs: Block,
+    dx: Block,
+    dv: Block,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        let zero = [V3::default(); MAX_PARTICLES];
+        Scratch {
+            forces: Forces { dir: zero, f: zero },
+            ext: zero,
+            xs: zero,
+            vs: zero,
+            dx: zero,
+            dv: zero,
+        }
+    }
+}
+
+impl BladeKernel {
+    /// Forces on a block's particles at state (`x`, `v`) plus the external forces `ext`
+    /// (weight and wind, fixed over a step), into `forces.f`.
+    #[inline(always)]
+    fn forces(&self, x: &[V3], v: &[V3], ext: &Block, forces: &mut Forces) {
+        for i in 1..self.n {
+            let p = self.parent[i];
+            // Parents come first, so dir[p] is already this evaluation's.
+            let (done, rest) = forces.dir.split_at_mut(i);
+            let (dir_p, dir_i) = (&done[p], &mut rest[0]);
+            let (f, ext, ang) = (&mut forces.f, &ext[i], self.angular[i]);
+            // The closures give a·D_R per lane.
+            match self.turn[i] {
+                Turn::Fixed => {
+                    let r = self.rest_link[i] * ang;
+                    self.link(i, x, v, ext, dir_i, f, |_| (r.x, r.y, r.z));
+                }
+                Turn::Along(along) => {
+                    let a = along * ang;
+                    self.link(i, x, v, ext, dir_i, f, |l| {
+                        (dir_p.x[l] * a, dir_p.y[l] * a, dir_p.z[l] * a)
+                    });
+                }
+                Turn::General { along, perp } => {
+                    let dr = (*dir_p * along + self.rotate(*dir_p, self.rest_dir[p], perp)) * ang;
+                    self.link(i, x, v, ext, dir_i, f, |l| (dr.x[l], dr.y[l], dr.z[l]));
+                }
+            }
+        }
+    }
+
+    /// Particle `i`'s link: its direction into `dir_i`, the link force (`held`: a·D_R per lane)
+    /// plus the external force `ext` into `f[i]`, the reaction into `f[parent]`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn link(
+        &self,
+        i: usize,
+        x: &[V3],
+        v: &[V3],
+        ext: &V3,
+        dir_i: &mut V3,
+        f: &mut Block,
+        held: impl Fn(usize) -> (f32, f32, f32),
+    ) {
+        let p = self.parent[i];
+        let (xi, xp, vi, vp) = (&x[i], &x[p], &v[i], &v[p]);
+        let rest = self.rest_dir[i];
+        let (hold, spring, damper) = (self.hold[i], self.spring, self.damper[i]);
+        // Results go to locals first: the loop then provably writes nothing it reads, so it vectorizes.
+        let (mut e, mut force, mut total) = (V3::default(), V3::default(), V3::default());
+        for l in 0..LANES {
+            let (dx, dy, dz) = (xi.x[l] - xp.x[l], xi.y[l] - xp.y[l], xi.z[l] - xp.z[l]);
+            let len2 = dx * dx + dy * dy + dz * dz;
+            let inv = 1.0 / len2.sqrt();
+            let ok = len2 > MIN_LEN_SQUARED;
+            let ex = if ok { dx * inv } else { rest.x };
+            let ey = if ok { dy * inv } else { rest.y };
+            let ez = if ok { dz * inv } else { rest.z };
+            let (rx, ry, rz) = held(l);
+            let fx = ((rx + ex * hold) - dx) * spring - (vi.x[l] - vp.x[l]) * damper;
+            let fy = ((ry + ey * hold) - dy) * spring - (vi.y[l] - vp.y[l]) * damper;
+            let fz = ((rz + ez * hold) - dz) * spring - (vi.z[l] - vp.z[l]) * damper;
+            e.x[l] = ex;
+            e.y[l] = ey;
+            e.z[l] = ez;
+            force.x[l] = fx;
+            force.y[l] = fy;
+            force.z[l] = fz;
+            total.x[l] = fx + ext.x[l];
+            total.y[l] = fy + ext.y[l];
+            total.z[l] = fz + ext.z[l];
+        }
+        *dir_i = e;
+        // Children come later, so nothing has been added to f[i] yet.
+        f[i] = total;
+        f[p] = f[p] - force;
+    }
+
+    /// Rodrigues' shortest-arc rotation taking unit `from` to unit `to` (per lane), applied to `w`:
+    /// with `k = from × to`, `c = from · to`: `w·c + k × w + k·(k·w)/(1 + c)`.
+    #[inline(always)]
+    fn rotate(&self, to: V3, from: glam::Vec3, w: glam::Vec3) -> V3 {
+        let k = V3 {
+            x: zip(to.z, to.y, |tz, ty| from.y * tz - from.z * ty),
+            y: zip(to.x, to.z, |tx, tz| from.z * tx - from.x * tz),
+            z: zip(to.y, to.x, |ty, tx| from.x * ty - from.y * tx),
+        };
+        let c = to.dot(V3::splat(from));
+        let kw = k.dot(V3::splat(w));
+        let k_cross_w = V3 {
+            x: zip(k.y, k.z, |ky, kz| ky * w.z - kz * w.y),
+            y: zip(k.z, k.x, |kz, kx| kz * w.x - kx * w.z),
+            z: zip(k.x, k.y, |kx, ky| kx * w.y - ky * w.x),
+        };
+        let q = zip(kw, c, |kw, c| kw / (1.0 + c).max(MIN_ONE_PLUS_COS));
+        V3::splat(w).scale(c) + k_cross_w + k.scale(q)
+    }
+
+    /// One RK4 step plus the length constraint for the block (`x`, `v`: `n` particles,
+    /// the root entry stays exactly zero).
+    #[inline(always)]
+    pub(crate) fn step_block_inline(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
+        let (n, h, hh, sixth) = (self.n, self.h, 0.5 * self.h, self.h / 6.0);
+        let Scratch {
+            forces,
+            ext,
+            xs,
+            vs,
+            dx,
+            dv,
+        } = s;
+        for ((e, weight), drag) in ext.iter_mut().zip(&self.weight).zip(&self.drag_len).take(n).skip(1) {
+            *e = V3::splat(*weight) + *w * *drag;
+        }
+        self.forces(x, v, ext, forces);
+        for i in 1..n {
+            let a = forces.f[i] * self.inv_mass[i];
+            xs[i] = x[i] + v[i] * hh;
+            vs[i] = v[i] + a * hh;
+            dx[i] = v[i];
+            dv[i] = a;
+        }
+        for k in [hh, h] {
+            self.forces(xs, vs, ext, forces);
+            for i in 1..n {
+                let a = forces.f[i] * self.inv_mass[i];
+                dx[i] = dx[i] + vs[i] * 2.0;
+                dv[i] = dv[i] + a * 2.0;
+                xs[i] = x[i] + vs[i] * k;
+                vs[i] = v[i] + a * k;
+            }
+        }
+        self.forces(xs, vs, ext, forces);
+        for i in 1..n {
+            let a = forces.f[i] * self.inv_mass[i];
+            x[i] = x[i] + (dx[i] + vs[i]) * sixth;
+            v[i] = v[i] + (dv[i] + a) * sixth;
+        }
+        self.constrain(x, v);
+    }
+
+    /// Moves each particle along its link to `|D_o|·S + |D|·(1 − S)` and removes the fraction S
+    /// of the radial relative velocity (parents first, so children follow their moved parent).
+    #[inline(always)]
+    fn constrain(&self, x: &mut [V3], v: &mut [V3]) {
+        for i in 1..self.n {
+            let p = self.parent[i];
+            let (xp, vp) = (x[p], v[p]);
+            let (xi, vi) = (&mut x[i], &mut v[i]);
+            let (restore, keep, stiffness) = (self.restore[i], self.keep[i], self.stiffness[i]);
+            for l in 0..LANES {
+                let (dx, dy, dz) = (xi.x[l] - xp.x[l], xi.y[l] - xp.y[l], xi.z[l] - xp.z[l]);
+                let len2 = dx * dx + dy * dy + dz * dz;
+                let len = len2.sqrt();
+                let inv = 1.0 / len;
+                let (ex, ey, ez) = (dx * inv, dy * inv, dz * inv);
+                let target = restore + len * keep;
+                let radial = (vi.x[l] - vp.x[l]) * ex + (vi.y[l] - vp.y[l]) * ey + (vi.z[l] - vp.z[l]) * ez;
+                let r = radial * stiffness;
+                let ok = len2 > MIN_LEN_SQUARED;
+                xi.x[l] = if ok { xp.x[l] + ex * target } else { xi.x[l] };
+                xi.y[l] = if ok { xp.y[l] + ey * target } else { xi.y[l] };
+                xi.z[l] = if ok { xp.z[l] + ez * target } else { xi.z[l] };
+                vi.x[l] = if ok { vi.x[l] - ex * r } else { vi.x[l] };
+                vi.y[l] = if ok { vi.y[l] - ey * r } else { vi.y[l] };
+                vi.z[l] = if ok { vi.z[l] - ez * r } else { vi.z[l] };
+            }
+        }
+    }
+
+    /// Steps one block, on the widest registers the CPU offers (identical results either way).
+    pub(crate) fn step_block(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
+        match Registers::best() {
+            Registers::Portable => self.step_block_inline(x, v, w, s),
+            // SAFETY: `best` detected the feature at run time.
+            #[cfg(target_arch = "x86_64")]
+            Registers::Avx2 => unsafe { self.step_block_avx2(x, v, w, s) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Registers::Avx512 => unsafe { self.step_block_avx512(x, v, w, s) },
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn step_block_avx2(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
+        self.step_block_inline(x, v, w, s)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn step_block_avx512(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
+        self.step_block_inline(x, v, w, s)
+    }
+}
+
+/// The builds of the lane code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Registers {
+    /// The target's baseline (SSE2 on x86-64).
+    Portable,
+    /// 256-bit AVX2.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// 512-bit AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Registers {
+    /// The widest build this CPU runs (detected once, then cached by std).
+    #[inline]
+    pub(crate) fn best() -> Registers {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Registers::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Registers::Avx2;
+            }
+        }
+        Registers::Portable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grass::{BladeShape, Dynamics, Segment};
+
+    /// The closed-form rotation equals glam's shortest-arc quaternion, also beyond 165°.
+    #[test]
+    fn rodrigues_rotation_matches_the_shortest_arc_quaternion() {
+        let k = BladeKernel::new(&BladeShape::blade(2, 0.3, Segment::default()), &Dynamics::default());
+        let from = glam::Vec3::new(0.3, 0.9, -0.2).normalize();
+        let w = glam::Vec3::new(-0.4, 0.1, 0.7);
+        let mut to = V3::default();
+        for l in 0..LANES {
+            let a = l as f32 * 0.4;
+            let dir = if l == LANES - 1 {
+                -from + glam::Vec3::new(0.0, 0.0, 0.2)
+            } else {
+                glam::Vec3::new(a.cos(), 0.5 - 0.1 * l as f32, a.sin())
+            };
+            to.set(l, dir.normalize());
+        }
+        let turned = k.rotate(to, from, w);
+        for l in 0..LANES {
+            let q = glam::Quat::from_rotation_arc(from, to.get(l));
+            assert!((turned.get(l) - q * w).length() < 1e-4 * w.length(), "lane {l}");
+        }
+    }
+
+    /// Every build of the block step this CPU runs gives the portable build's bits.
+    #[test]
+    fn wide_and_portable_steps_are_bit_identical() {
+        for shape in [
+            BladeShape::blade(6, 0.3, Segment::default()),
+            BladeShape::shrub(4, 0.4, Segment::default()),
+        ] {
+            let k = BladeKernel::new(&shape, &Dynamics::default());
+            let n = k.len();
+            let mut x0 = vec![V3::default(); n];
+            let mut w = V3::default();
+            for l in 0..LANES {
+                for (i, r) in shape.rest.iter().enumerate().skip(1) {
+                    x0[i].set(l, *r + glam::Vec3::new(0.01 * l as f32, 0.0, -0.004 * i as f32));
+                }
+                w.set(l, glam::Vec3::new(2.0 + l as f32, 0.3, -1.0));
+            }
+            let run = |build: Registers| {
+                let (mut x, mut v, mut s) = (x0.clone(), vec![V3::default(); n], Scratch::default());
+                for _ in 0..500 {
+                    match build {
+                        Registers::Portable => k.step_block_inline(&mut x, &mut v, &w, &mut s),
+                        // SAFETY: only requested below when the feature was detected.
+                        #[cfg(target_arch = "x86_64")]
+                        Registers::Avx2 => unsafe { k.step_block_avx2(&mut x, &mut v, &w, &mut s) },
+                        // SAFETY: as above.
+                        #[cfg(target_arch = "x86_64")]
+                        Registers::Avx512 => unsafe { k.step_block_avx512(&mut x, &mut v, &w, &mut s) },
+                    }
+                }
+                (x, v)
+            };
+            let portable = run(Registers::Portable);
+            assert_ne!(portable.0[n - 1], x0[n - 1]);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    assert_eq!(run(Registers::Avx2), portable);
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    assert_eq!(run(Registers::Avx512), portable);
+                }
+            }
+        }
+    }
+}
