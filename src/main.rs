@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sylva::systems::grass::GrassLayers;
 use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
 use sylva::vk::Renderer;
@@ -82,6 +83,14 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         heightmap: Option<PathBuf>,
     },
+    /// Bake a scene's grass (every species), print its statistics and optionally save the bake.
+    Grass {
+        /// Scene file with a `grass` section.
+        scene: PathBuf,
+        /// Write the baked motion to this file (species k > 0 to `NAME-k.EXT` beside it).
+        #[arg(long, value_name = "PATH")]
+        bake: Option<PathBuf>,
+    },
     /// Open a window on a scene and fly through it while it runs: W/S/A/D move,
     /// E/Q up and down, Shift faster, drag to look, V attractor points, Esc pause, F11 fullscreen.
     View {
@@ -145,6 +154,7 @@ fn main() -> ExitCode {
         ),
         Some(Command::View { scene, frames }) => view(scene.as_deref(), frames, &cli.common),
         Some(Command::Tree { scene, export }) => tree(&scene, export.as_deref(), &cli.common),
+        Some(Command::Grass { scene, bake }) => grass(&scene, bake.as_deref(), &cli.common),
         Some(Command::Terrain {
             scene,
             iterations,
@@ -408,6 +418,80 @@ fn terrain(path: &Path, iterations: u32, heightmap: Option<&Path>, common: &Comm
     write_report(&report, common)
 }
 
+fn grass(path: &Path, bake: Option<&Path>, common: &Common) -> Result<(), String> {
+    let scene = load(path, common)?;
+    if scene.grass.is_none() {
+        return Err(format!("{}: the scene has no `grass` section", path.display()));
+    }
+    // The bake reports no progress of its own: a spinner shows it is busy.
+    let spinner = if std::io::stdout().is_terminal() {
+        let s = ProgressBar::new_spinner();
+        s.set_message(format!("{}: baking grass", scene.name));
+        s.enable_steady_tick(std::time::Duration::from_millis(100));
+        s
+    } else {
+        ProgressBar::hidden()
+    };
+    let t0 = Instant::now();
+    let built = sylva::build(&scene, common.threads.map_or(0, usize::from));
+    spinner.finish_and_clear();
+    let app = built.map_err(|e| e.to_string())?;
+    let wall = t0.elapsed();
+    let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
+    let layers = app
+        .world
+        .resources
+        .get::<GrassLayers>()
+        .ok_or("the scene's grass was not installed")?;
+    for (k, sp) in layers.species.iter().enumerate() {
+        let b = &sp.baked;
+        println!(
+            "  species {k}: {} instances, {} links, {}x{} cells, {} frames of {:.3} s, warm-up {} steps, {} texture bytes",
+            sp.roots.len(),
+            b.links,
+            b.cells,
+            b.cells,
+            b.frames,
+            b.frame_seconds,
+            b.warmup_steps,
+            b.texture_bytes()
+        );
+        if let Some(out) = bake {
+            let out = if k == 0 { out.to_path_buf() } else { numbered(out, k) };
+            b.save(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            println!("  bake: {}", out.display());
+        }
+    }
+    drop(layers);
+    if let Some(g) = &report.grass {
+        println!(
+            "{}: {} blades, {} particles, {} springs; {} frames baked in {:.0} ms ({:.2} M blade steps/s), {} texture bytes",
+            scene.name,
+            g.blades,
+            g.particles,
+            g.springs,
+            g.baked_frames,
+            g.bake_ms,
+            g.steps_per_s / 1e6,
+            g.texture_bytes
+        );
+    }
+    write_report(&report, common)
+}
+
+/// `dir/name.ext` → `dir/name-k.ext`.
+fn numbered(path: &Path, k: usize) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{k}"),
+    };
+    path.with_file_name(name)
+}
+
 fn progress_bar(frames: u64, scene: &str) -> ProgressBar {
     if !std::io::stdout().is_terminal() {
         return ProgressBar::hidden();
@@ -455,6 +539,12 @@ fn print_summary(r: &Report) {
             "  {:.1} M particle updates/s, {:.1} M springs/s",
             r.particles.updates_per_s / 1e6,
             r.particles.springs_per_s / 1e6
+        );
+    }
+    if let Some(g) = &r.grass {
+        println!(
+            "  grass: {} blades, {} baked frames in {:.0} ms, {} live at the end",
+            g.blades, g.baked_frames, g.bake_ms, g.live_blades
         );
     }
     println!("  state hash {}", r.state_hash);

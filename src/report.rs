@@ -9,6 +9,7 @@ use sylva_runtime::metrics::{FrameReport, SystemReport, peak_rss_bytes};
 use sylva_runtime::{App, SnapshotError};
 use sylva_systems::colonize::ColonizeStats;
 use sylva_systems::colonize::{Attractor, Colonizing};
+use sylva_systems::grass::{GrassLayers, GrassStats};
 use sylva_systems::particles::{Pinned, Position, Spring};
 use sylva_systems::placement::forest::ForestStats;
 use sylva_systems::species::TreeStats;
@@ -53,6 +54,9 @@ pub struct Report {
     /// The scene's terrain, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub terrain: Option<TerrainReport>,
+    /// The scene's grass, when it has some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grass: Option<GrassReport>,
     /// The renderer, when the run rendered (`--screenshot`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<RenderReport>,
@@ -109,6 +113,49 @@ pub struct TreeReport {
     /// The colonization run, for colonization scenes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colonize: Option<ColonizeStats>,
+}
+
+/// The report's `grass` object.
+#[derive(Clone, Debug, Serialize)]
+pub struct GrassReport {
+    /// Blade instances planted, over all species.
+    pub blades: usize,
+    /// Particles of all instances, roots included.
+    pub particles: usize,
+    /// Spring-damper links of all instances.
+    pub springs: usize,
+    /// Frames baked, over all species.
+    pub baked_frames: u64,
+    /// Wall time of all bakes, ms.
+    pub bake_ms: f64,
+    /// Blade steps per second of bake time (every blade of the bake field, warm-up and recording).
+    pub steps_per_s: f64,
+    /// Blades simulated live at the end of the run.
+    pub live_blades: usize,
+    /// Bytes of baked textures.
+    pub texture_bytes: usize,
+}
+
+impl GrassReport {
+    /// The grass object of `app`, when it has grass.
+    pub fn of(app: &App) -> Option<Self> {
+        let res = &app.world.resources;
+        let stats = *res.get::<GrassStats>()?;
+        Some(GrassReport {
+            blades: stats.blades,
+            particles: stats.particles,
+            springs: stats.springs,
+            baked_frames: stats.baked_frames,
+            bake_ms: stats.bake_ms,
+            steps_per_s: if stats.bake_ms > 0.0 {
+                stats.bake_blade_steps as f64 / (stats.bake_ms / 1e3)
+            } else {
+                0.0
+            },
+            live_blades: res.get::<GrassLayers>().map_or(0, |l| l.live_blades()),
+            texture_bytes: stats.texture_bytes,
+        })
+    }
 }
 
 /// Particle and spring throughput.
@@ -195,6 +242,7 @@ impl Report {
             tree,
             forest: world.resources.get::<ForestStats>().map(|f| f.clone()),
             terrain: (world.count::<TerrainChunk>() > 0).then(|| terrain::report(app)),
+            grass: GrassReport::of(app),
             render: None,
         })
     }

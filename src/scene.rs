@@ -20,14 +20,25 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
 use sylva_systems::colonize::ColonizeParams;
+use sylva_systems::grass::{BakeSettings, BladeShape, Dynamics, LiveSettings, Walker, WindField, blade_from_grammar};
 use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
+use sylva_systems::placement::ScatterParams;
 use sylva_systems::placement::forest::ForestParams;
 use sylva_systems::terrain::TerrainParams;
 use sylva_systems::tree::{MeshParams, RadiusParams};
 
 /// The default scene, embedded so `sylva` runs from any directory.
 pub const SHOWCASE: &str = include_str!("../scenes/showcase.ron");
+
+/// The grass presets (`Preset("name")`): scene files whose first species is written as a grammar.
+pub const GRASS_PRESETS: [(&str, &str); 5] = [
+    ("blade1", include_str!("../scenes/grass/blade1.ron")),
+    ("blade2", include_str!("../scenes/grass/blade2.ron")),
+    ("blade6", include_str!("../scenes/grass/blade6.ron")),
+    ("tuft", include_str!("../scenes/grass/tuft.ron")),
+    ("shrub", include_str!("../scenes/grass/shrub.ron")),
+];
 
 /// A whole scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,6 +63,9 @@ pub struct Scene {
     /// A forest: species placed by Poisson-disk scattering (on the terrain where there is one),
     /// if any. Default: none.
     pub forest: Option<ForestParams>,
+    /// Grass moved by baked wind, with walkers pushing it (on the terrain where there is one),
+    /// if any. Default: none.
+    pub grass: Option<GrassScene>,
     /// Where the camera looks from.
     pub camera: Camera,
     /// The sun.
@@ -84,6 +98,183 @@ impl Default for TreeScene {
             position: Vec3::ZERO,
             scale: 0.01,
         }
+    }
+}
+
+/// Grass (scene section `grass`): species baked under one wind and planted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GrassScene {
+    /// The species, one render layer each. Default: one [`GrassSpecies::default`].
+    pub species: Vec<GrassSpecies>,
+    /// Baking (cells, frames, warm-up, texel layout). Default: see [`BakeSettings`].
+    pub bake: BakeSettings,
+    /// Winds and gusts of the bake and of live blades. Default: none (still air).
+    pub wind: WindField,
+    /// Step, gravity, spring, damper, drag. Default: see [`Dynamics`].
+    pub dynamics: Dynamics,
+    /// Displacement multiplier of playback (the thesis's Wind Power). Default 1.
+    pub wind_power: f32,
+    /// Time multiplier of playback (the thesis's Wave Speed). Default 1.
+    pub wave_speed: f32,
+    /// When pushed blades go live and fade back. Default: see [`LiveSettings`].
+    pub live: LiveSettings,
+    /// Spheres walking through the grass (a path or an orbit each). Default: none.
+    pub pushers: Vec<Walker>,
+}
+
+impl Default for GrassScene {
+    fn default() -> Self {
+        Self {
+            species: vec![GrassSpecies::default()],
+            bake: BakeSettings::default(),
+            wind: WindField::default(),
+            dynamics: Dynamics::default(),
+            wind_power: 1.0,
+            wave_speed: 1.0,
+            live: LiveSettings::default(),
+            pushers: Vec::new(),
+        }
+    }
+}
+
+/// One grass species of a scene.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GrassSpecies {
+    /// The blade structure. Default: `Preset("blade2")`.
+    pub blade: BladeSource,
+    /// Where instances go: count, spacing, area and ground rules. Default: 2,000 blades at
+    /// least 0.1 m apart on (−5, −5)..(5, 5).
+    pub scatter: ScatterParams,
+    /// Range of the random scale per instance. Default (0.8, 1.2).
+    pub scale: (f32, f32),
+    /// Linear RGBA colour. Default: meadow green (70, 140, 40, 255).
+    pub colour: [u8; 4],
+}
+
+impl Default for GrassSpecies {
+    fn default() -> Self {
+        Self {
+            blade: BladeSource::Preset("blade2".into()),
+            scatter: ScatterParams {
+                count: 2000,
+                min_distance: 0.1,
+                min: glam::Vec2::splat(-5.0),
+                max: glam::Vec2::splat(5.0),
+                ..ScatterParams::default()
+            },
+            scale: (0.8, 1.2),
+            colour: [70, 140, 40, 255],
+        }
+    }
+}
+
+/// Where a species' blade structure comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum BladeSource {
+    /// One of [`GRASS_PRESETS`]: `blade1`, `blade2`, `blade6`, `tuft`, `shrub`.
+    Preset(String),
+    /// A blade grammar (see `sylva_systems::grass::grammar` for its symbols).
+    Grammar {
+        /// The L-system text.
+        grammar: String,
+        /// Derivation steps.
+        iterations: u32,
+    },
+}
+
+impl BladeSource {
+    /// The grammar text and iterations; a preset is looked up in [`GRASS_PRESETS`].
+    pub fn grammar(&self) -> Result<(String, u32), String> {
+        match self {
+            BladeSource::Grammar { grammar, iterations } => Ok((grammar.clone(), *iterations)),
+            BladeSource::Preset(name) => {
+                let names: Vec<&str> = GRASS_PRESETS.iter().map(|p| p.0).collect();
+                let (file, text) = GRASS_PRESETS
+                    .iter()
+                    .find(|p| p.0 == name)
+                    .ok_or_else(|| format!("unknown preset `{name}` (expected one of {})", names.join(", ")))?;
+                let scene = Scene::from_str(text, &format!("scenes/grass/{file}.ron")).map_err(|e| e.to_string())?;
+                match scene.grass.and_then(|g| g.species.into_iter().next()).map(|s| s.blade) {
+                    Some(BladeSource::Grammar { grammar, iterations }) => Ok((grammar, iterations)),
+                    _ => Err(format!("preset `{name}` has no grammar species")),
+                }
+            }
+        }
+    }
+
+    /// Derives the blade structure.
+    pub fn shape(&self) -> Result<BladeShape, String> {
+        let (grammar, iterations) = self.grammar()?;
+        blade_from_grammar(&grammar, iterations).map_err(|e| format!("grammar {e}"))
+    }
+}
+
+impl GrassScene {
+    /// Checks every range the types cannot express; on failure the field's path below
+    /// `grass` and the reason.
+    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
+        let path = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<String>>();
+        if self.species.is_empty() {
+            return Err((path(&["species"]), "needs at least one species".into()));
+        }
+        for (k, sp) in self.species.iter().enumerate() {
+            let at = format!("species[{k}]");
+            sp.scatter
+                .validate()
+                .map_err(|(f, m)| (path(&[&at, "scatter", &f]), m))?;
+            let (lo, hi) = sp.scale;
+            if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
+                return Err((path(&[&at, "scale"]), format!("need 0 < min <= max, got ({lo}, {hi})")));
+            }
+            if let BladeSource::Preset(_) = sp.blade {
+                sp.blade.shape().map_err(|m| (path(&[&at, "blade"]), m))?;
+            }
+        }
+        let b = &self.bake;
+        if b.cells == 0 || b.cells > 4096 {
+            return Err((
+                path(&["bake", "cells"]),
+                format!("must be within 1..=4096, got {}", b.cells),
+            ));
+        }
+        if b.frames < 2 || b.record_every == 0 || b.instances == 0 {
+            return Err((
+                path(&["bake", "frames"]),
+                "need frames >= 2, record_every >= 1 and instances >= 1".into(),
+            ));
+        }
+        if !(b.cell_size > 0.0 && b.rgb8_scale > 0.0 && b.max_warmup_seconds >= 0.0 && b.settle_tolerance >= 0.0) {
+            return Err((
+                path(&["bake", "cell_size"]),
+                "cell_size and rgb8_scale must be positive, warm-up values >= 0".into(),
+            ));
+        }
+        self.wind.validate().map_err(|e| (path(&["wind"]), e.to_string()))?;
+        self.dynamics
+            .validate()
+            .map_err(|m| (path(&["dynamics"]), m.to_owned()))?;
+        if !(self.wind_power.is_finite() && self.wind_power >= 0.0) {
+            return Err((path(&["wind_power"]), format!("must be >= 0, got {}", self.wind_power)));
+        }
+        if !self.wave_speed.is_finite() {
+            return Err((path(&["wave_speed"]), "must be finite".into()));
+        }
+        let l = &self.live;
+        let finite = l.reach.is_finite() && l.hold_seconds.is_finite() && l.blend_seconds.is_finite();
+        if !(finite && l.reach >= 0.0 && l.hold_seconds >= 0.0 && l.blend_seconds > 0.0) {
+            return Err((
+                path(&["live"]),
+                "reach and hold_seconds must be >= 0, blend_seconds > 0".into(),
+            ));
+        }
+        for (k, w) in self.pushers.iter().enumerate() {
+            w.validate()
+                .map_err(|(f, m)| (path(&[&format!("pushers[{k}]"), f]), m))?;
+        }
+        Ok(())
     }
 }
 
@@ -121,6 +312,7 @@ impl Default for Scene {
             colonize: None,
             terrain: None,
             forest: None,
+            grass: None,
             camera: Camera::default(),
             sun: Sun::default(),
         }
@@ -230,6 +422,25 @@ impl Scene {
                 });
             }
         }
+        for (k, sp) in scene.grass.iter().flat_map(|g| &g.species).enumerate() {
+            if let BladeSource::Grammar { grammar, iterations } = &sp.blade
+                && let Err(e) = blade_from_grammar(grammar, *iterations)
+            {
+                let path = ["grass", "species", "grammar"];
+                let (line, column) = e
+                    .position()
+                    .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
+                    .or_else(|| locate_field(text, &path))
+                    .unwrap_or((0, 0));
+                return Err(SceneError {
+                    file: file.to_owned(),
+                    line,
+                    column,
+                    field: Some(format!("grass.species[{k}].blade.grammar")),
+                    message: format!("grammar {e}"),
+                });
+            }
+        }
         if scene.name.is_empty() {
             scene.name = Path::new(file)
                 .file_stem()
@@ -285,6 +496,12 @@ impl Scene {
         if let Some(forest) = &self.forest {
             forest.validate().map_err(|(mut p, m)| {
                 p.insert(0, "forest".to_owned());
+                (p, m)
+            })?;
+        }
+        if let Some(grass) = &self.grass {
+            grass.validate().map_err(|(mut p, m)| {
+                p.insert(0, "grass".to_owned());
                 (p, m)
             })?;
         }

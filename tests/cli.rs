@@ -140,3 +140,69 @@ fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
         format!("error: {snap_arg}: snapshot is corrupt: checksum mismatch")
     );
 }
+
+/// A small grass scene: 50 two-segment blades on a 4 m patch, a 4×4-cell bake of 4 frames,
+/// and a walker circling through the patch.
+fn grass_scene(name: &str) -> PathBuf {
+    let path = temp(name);
+    std::fs::write(
+        &path,
+        r#"(name: "lawn", seed: 2, simulation: (frames: 30),
+            grass: (
+                species: [(blade: Preset("blade2"), scatter: (count: 50, min_distance: 0.05, min: (-2.0, -2.0), max: (2.0, 2.0)))],
+                bake: (cells: 4, frames: 4, record_every: 4, max_warmup_seconds: 0.5),
+                wind: (winds: [(seed: 1, power_offset: 1.0, power_amplitude: 2.0, frequency: 0.5, deviation: 1.0)]),
+                pushers: [(walk: Orbit(center: (0.0, 0.0), radius: 1.0), radius: 0.3)],
+            ))"#,
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn grass_bakes_saves_and_reports() {
+    let scene = grass_scene("grass.ron");
+    let bake = temp("lawn.bin");
+    let r = report(
+        &["grass", scene.to_str().unwrap(), "--bake", bake.to_str().unwrap()],
+        "grass.json",
+    );
+    let g = &r["grass"];
+    assert_eq!(g["blades"], 50);
+    assert_eq!(g["particles"], 50 * 3);
+    assert_eq!(g["springs"], 50 * 2);
+    assert_eq!(g["baked_frames"], 4);
+    assert_eq!(g["texture_bytes"], 4 * 4 * 2 * 4 * 8);
+    assert!(g["bake_ms"].as_f64().unwrap() > 0.0);
+    assert!(g["steps_per_s"].as_f64().unwrap() > 0.0);
+    let baked = sylva::systems::grass::BakedGrass::load(&bake).expect("the saved bake loads");
+    assert_eq!((baked.cells, baked.frames, baked.links), (4, 4, 2));
+
+    let other = small_scene("no-grass.ron");
+    let out = sylva(&["grass", other.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no `grass` section"));
+}
+
+#[test]
+fn bench_runs_grass_with_a_walker_identically_on_one_and_two_threads() {
+    let scene = grass_scene("grass-bench.ron");
+    let s = scene.to_str().unwrap();
+    let one = report(&["bench", s, "--frames", "30", "--threads", "1"], "grass-one.json");
+    let two = report(&["bench", s, "--frames", "30", "--threads", "2"], "grass-two.json");
+    // Everything but the timings is equal.
+    for key in [
+        "blades",
+        "particles",
+        "springs",
+        "baked_frames",
+        "live_blades",
+        "texture_bytes",
+    ] {
+        assert_eq!(one["grass"][key], two["grass"][key], "{key}");
+    }
+    assert_eq!(one["systems"]["grass.extract"]["calls"], 30);
+    assert_eq!(one["systems"]["grass.live"]["calls"], 120);
+    assert_eq!(one["systems"]["grass.walk"]["calls"], 120);
+    assert!(one["grass"]["live_blades"].as_u64().unwrap() > 0, "{}", one["grass"]);
+}

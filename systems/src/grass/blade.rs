@@ -8,12 +8,15 @@ use serde::{Deserialize, Serialize};
 /// state on the stack, so this bounds their scratch arrays.
 pub const MAX_PARTICLES: usize = 16;
 
-/// The thesis's per-module parameters that reach the simulation (length is
-/// turned into rest offsets, width is visual only).
+/// The thesis's five per-module parameters (length is turned into rest offsets,
+/// width is visual only; the other three reach the simulation).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Segment {
     /// Rest distance to the parent, metres.
     pub length: f32,
+    /// Blade width at the segment's end, metres (visual only; older files without it get the default).
+    #[serde(default = "default_width")]
+    pub width: f32,
     /// Mass of the particle at the segment's end, kg.
     pub mass: f32,
     /// Length-constraint strength in [0, 1]: 1 restores the rest length fully after each
@@ -25,15 +28,20 @@ pub struct Segment {
 }
 
 impl Default for Segment {
-    /// Project choice: a 5 cm segment of 2 g, nearly inextensible, fairly stiff in angle.
+    /// Project choice: a 5 cm segment, 6 mm wide, of 2 g, nearly inextensible, fairly stiff in angle.
     fn default() -> Self {
         Segment {
             length: 0.05,
+            width: default_width(),
             mass: 0.002,
             stiffness: 0.9,
             angular_stiffness: 0.9,
         }
     }
+}
+
+fn default_width() -> f32 {
+    0.006
 }
 
 /// A plant structure: particle 0 is the root; every other particle names a parent
@@ -157,6 +165,9 @@ impl BladeShape {
             let s = &self.segment[i];
             if !(s.mass > 0.0 && s.mass.is_finite()) {
                 return Err(BladeError::Value(i, "mass must be positive and finite"));
+            }
+            if !(s.width >= 0.0 && s.width.is_finite()) {
+                return Err(BladeError::Value(i, "width must be finite and not negative"));
             }
             if !(0.0..=1.0).contains(&s.stiffness) || !(0.0..=1.0).contains(&s.angular_stiffness) {
                 return Err(BladeError::Value(

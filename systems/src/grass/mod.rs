@@ -20,6 +20,10 @@
 //! 7. [`interaction`]: pushers switch nearby blades to live simulation with a
 //!    collision constraint; they fade back to the bake afterwards.
 //!
+//! Blade structures can be written as L-systems ([`grammar`]); [`install`] puts
+//! grass into an app (structures, baked species, scattered instances, walkers as
+//! [`walkers::WalkPath`] pushers, `grass.walk`, `grass.live`, `grass.extract`).
+//!
 //! Deviations from the thesis (grass.md §8): corrected cosine weights; the
 //! damper acts on relative velocity; stiffness 1 restores the rest length; the
 //! default damper follows a damping ratio (the thesis's `s = 2·d` is
@@ -32,12 +36,22 @@ pub mod bake;
 pub mod blade;
 pub mod dynamics;
 pub mod extraction;
+pub mod grammar;
+pub mod install;
 pub mod interaction;
+pub mod lanes;
 pub mod sampler;
+pub mod walkers;
 pub mod wind;
 
 pub use bake::{BakeError, BakeSettings, BakedGrass, TextureLayout, bake, texture_bytes};
 pub use blade::{BladeShape, Segment};
 pub use dynamics::{BladeField, BladeKernel, DamperRule, Dynamics};
+pub use grammar::blade_from_grammar;
+pub use install::{
+    BladeLink, BladeParticle, BladeRoot, GrassError, GrassLayers, GrassSettings, GrassSpecies, GrassStats,
+    SpeciesSettings, install,
+};
 pub use interaction::{LiveGrass, LiveSettings, Pusher};
+pub use walkers::{Walk, WalkPath, Walker};
 pub use wind::{Gust, Wind, WindField};

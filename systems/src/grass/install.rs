@@ -1,0 +1,409 @@
+//! Grass in the world: [`install`] bakes each species, scatters its instances on
+//! the ground, spawns its blade structure and the walkers as entities, and adds
+//! the systems.
+//!
+//! - Each species' structure becomes entities: one [`BladeParticle`] per particle
+//!   (the root also [`BladeRoot`]: fixed and massless) and one [`BladeLink`] per
+//!   spring-damper link. They are not `particles` entities: the particle solver
+//!   would pull them with plain springs under gravity, and a blade stands only by
+//!   its angular stiffness, which lives in the grass kernel. They describe the
+//!   structure every instance of the species shares.
+//! - The baked motion and the instances of each species are one [`GrassSpecies`]
+//!   in the [`GrassLayers`] resource, instances placed by [`placement::scatter`].
+//! - Walkers are entities with a [`WalkPath`] and their current [`Pusher`].
+//! - `grass.walk` (fixed step) moves each pusher along its path; `grass.live`
+//!   (fixed step) steps each species' [`LiveGrass`] and keeps the set of live
+//!   blades; `grass.extract` (frame) fills the [`GrassBatch`]: instances are
+//!   dirty on the first fill only, live blades get a slot and displacements every
+//!   frame, and the playback time follows simulated time.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use glam::Vec3;
+use hecs::Entity;
+use rand::RngExt;
+use sylva_runtime::SpatialIndex;
+use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassShape};
+use sylva_runtime::rng::{StreamKey, hash_words, stream};
+use sylva_runtime::{Access, App, System};
+
+use super::bake::{BakeError, BakeSettings, BakedGrass, bake};
+use super::blade::{BladeShape, Segment};
+use super::dynamics::{BladeKernel, Dynamics};
+use super::extraction::motion;
+use super::interaction::{LiveGrass, LiveSettings, Pusher};
+use super::walkers::{WalkPath, Walker};
+use super::wind::WindField;
+use crate::placement::{self, Ground, ScatterParams};
+
+/// One kind of grass to plant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpeciesSettings {
+    /// The blade structure.
+    pub shape: BladeShape,
+    /// Where instances go (count, spacing, area, ground rules).
+    pub scatter: ScatterParams,
+    /// Range of the uniform random scale per instance.
+    pub scale: (f32, f32),
+    /// Linear RGBA colour of every instance.
+    pub colour: [u8; 4],
+}
+
+/// Everything [`install`] needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrassSettings {
+    /// The species, one layer each.
+    pub species: Vec<SpeciesSettings>,
+    /// Bake settings shared by every species (each gets its own seed).
+    pub bake: BakeSettings,
+    /// The winds of the bake and of live blades.
+    pub wind: WindField,
+    /// Simulation constants.
+    pub dynamics: Dynamics,
+    /// Displacement multiplier of playback (the thesis's Wind Power).
+    pub wind_power: f32,
+    /// Time multiplier of playback (the thesis's Wave Speed).
+    pub wave_speed: f32,
+    /// Switching blades to live simulation and back.
+    pub live: LiveSettings,
+    /// Spheres walking through the grass.
+    pub walkers: Vec<Walker>,
+}
+
+/// A particle of a species' blade structure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BladeParticle {
+    /// The species (layer index).
+    pub species: u32,
+    /// Index in the species' [`BladeShape`].
+    pub index: u32,
+    /// Rest position relative to the root, metres, Y up.
+    pub rest: Vec3,
+    /// The thesis's five parameters (unused for the root).
+    pub segment: Segment,
+}
+
+/// Marks a structure's fixed, massless root particle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BladeRoot;
+
+/// A spring-damper link from a particle to its parent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BladeLink {
+    /// The parent particle's entity.
+    pub parent: Entity,
+    /// The child particle's entity.
+    pub child: Entity,
+    /// Rest length, metres.
+    pub rest_length: f32,
+}
+
+/// One species in the world: its bake, its instances and their live simulation.
+pub struct GrassSpecies {
+    /// The baked motion.
+    pub baked: BakedGrass,
+    /// The shape as drawn.
+    pub shape: GrassShape,
+    /// Root per instance, world metres.
+    pub roots: Vec<Vec3>,
+    /// Yaw per instance, radians.
+    pub yaw: Vec<f32>,
+    /// Scale per instance.
+    pub scale: Vec<f32>,
+    /// Colour of every instance.
+    pub colour: [u8; 4],
+    /// Instances switched to live simulation by walkers.
+    pub live: LiveGrass,
+    /// Rest positions relative to the root (the live displacement's reference).
+    rest: Vec<Vec3>,
+    /// Roots by position, to find the blades a pusher reaches.
+    index: SpatialIndex<u32>,
+    /// Blades a pusher reached and the seconds since it left; mirrors `live`'s own set,
+    /// which it does not expose.
+    reached: BTreeMap<u32, f32>,
+}
+
+/// Every species, in layer order (a resource).
+#[derive(Default)]
+pub struct GrassLayers {
+    /// The species.
+    pub species: Vec<GrassSpecies>,
+    /// Displacement multiplier of playback (the thesis's Wind Power).
+    pub wind_power: f32,
+    /// Time multiplier of playback.
+    pub wave_speed: f32,
+    live: LiveSettings,
+    wind: WindField,
+    step_seconds: f32,
+}
+
+impl GrassLayers {
+    /// Blades simulated live right now, over all species.
+    pub fn live_blades(&self) -> usize {
+        self.species.iter().map(|s| s.live.live_blades()).sum()
+    }
+}
+
+/// What [`install`] built and how long the bakes took (a resource).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GrassStats {
+    /// Blade instances over all species.
+    pub blades: usize,
+    /// Particles of all instances, roots included.
+    pub particles: usize,
+    /// Links of all instances.
+    pub springs: usize,
+    /// Frames baked, over all species.
+    pub baked_frames: u64,
+    /// Wall time of all bakes, ms.
+    pub bake_ms: f64,
+    /// Blade steps the bakes ran (warm-up and recording, every blade of the field).
+    pub bake_blade_steps: u64,
+    /// Bytes of baked textures over all species.
+    pub texture_bytes: usize,
+}
+
+/// Why grass could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum GrassError {
+    /// A species' bake failed.
+    #[error("grass species {species}: {error}")]
+    Bake {
+        /// Index of the species.
+        species: usize,
+        /// The bake's error.
+        error: BakeError,
+    },
+    /// A species' scatter parameters are invalid.
+    #[error("grass species {species}: scatter.{field}: {message}")]
+    Scatter {
+        /// Index of the species.
+        species: usize,
+        /// The offending field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Installs grass (see the module docs): bakes every species on the app's pool,
+/// plants it on `ground`, spawns structures and walkers, inserts [`GrassLayers`],
+/// [`GrassStats`] and an empty [`GrassBatch`], and adds `grass.walk`, `grass.live`
+/// and `grass.extract`.
+pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) -> Result<(), GrassError> {
+    let seed = app.time().seed;
+    let mut stats = GrassStats::default();
+    let mut species = Vec::with_capacity(settings.species.len());
+    for (k, sp) in settings.species.iter().enumerate() {
+        let bake_settings = BakeSettings {
+            seed: hash_words(&[seed, k as u64, settings.bake.seed]),
+            ..settings.bake
+        };
+        let started = Instant::now();
+        let baked = app
+            .in_pool(|| bake(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings))
+            .map_err(|error| GrassError::Bake { species: k, error })?
+            .0;
+        stats.bake_ms += started.elapsed().as_secs_f64() * 1e3;
+        let field_blades = u64::from(bake_settings.cells).pow(2) * u64::from(bake_settings.instances);
+        stats.bake_blade_steps += field_blades
+            * (baked.warmup_steps + u64::from(bake_settings.frames) * u64::from(bake_settings.record_every));
+        stats.baked_frames += u64::from(baked.frames);
+        stats.texture_bytes += baked.texture_bytes();
+        let roots = placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173])).map_err(
+            |(field, message)| GrassError::Scatter {
+                species: k,
+                field,
+                message,
+            },
+        )?;
+        let (mut yaw, mut scale) = (Vec::with_capacity(roots.len()), Vec::with_capacity(roots.len()));
+        let mut rng = stream(seed, StreamKey::Index(k as u64), "grass.instances");
+        for _ in &roots {
+            yaw.push(rng.random::<f32>() * std::f32::consts::TAU);
+            scale.push(sp.scale.0 + (sp.scale.1 - sp.scale.0) * rng.random::<f32>());
+        }
+        stats.blades += roots.len();
+        stats.particles += roots.len() * sp.shape.len();
+        stats.springs += roots.len() * sp.shape.links();
+        spawn_structure(app, k as u32, &sp.shape);
+        let kernel = BladeKernel::new(&sp.shape, &settings.dynamics);
+        species.push(GrassSpecies {
+            shape: GrassShape {
+                parent: sp.shape.parent.clone(),
+                rest: sp.shape.rest.clone(),
+                width: sp.shape.segment.iter().map(|s| s.width).collect(),
+            },
+            index: SpatialIndex::build(roots.iter().enumerate().map(|(i, r)| (*r, i as u32))),
+            live: LiveGrass::new(kernel, roots.clone(), settings.live),
+            rest: sp.shape.rest.clone(),
+            reached: BTreeMap::new(),
+            baked,
+            roots,
+            yaw,
+            scale,
+            colour: sp.colour,
+        });
+    }
+    for walker in &settings.walkers {
+        let path = walker.resolve(ground);
+        let pusher = path.pusher(0.0);
+        app.world.entities.spawn((path, pusher));
+    }
+    app.world.resources.insert(GrassLayers {
+        species,
+        wind_power: settings.wind_power,
+        wave_speed: settings.wave_speed,
+        live: settings.live,
+        wind: settings.wind.clone(),
+        step_seconds: settings.dynamics.step_seconds,
+    });
+    app.world.resources.insert(stats);
+    app.world.resources.insert(GrassBatch::default());
+    add_systems(app);
+    Ok(())
+}
+
+/// The structure of species `species` as particle and link entities.
+fn spawn_structure(app: &mut App, species: u32, shape: &BladeShape) {
+    let entities: Vec<Entity> = (0..shape.len())
+        .map(|i| {
+            let particle = BladeParticle {
+                species,
+                index: i as u32,
+                rest: shape.rest[i],
+                segment: shape.segment[i],
+            };
+            if i == 0 {
+                app.world.entities.spawn((particle, BladeRoot))
+            } else {
+                app.world.entities.spawn((particle,))
+            }
+        })
+        .collect();
+    for i in 1..shape.len() {
+        let parent = shape.parent[i] as usize;
+        app.world.entities.spawn((BladeLink {
+            parent: entities[parent],
+            child: entities[i],
+            rest_length: shape.rest[i].distance(shape.rest[parent]),
+        },));
+    }
+}
+
+fn add_systems(app: &mut App) {
+    app.add_system(System::new(
+        "grass.walk",
+        Access::new().read::<WalkPath>().write::<Pusher>(),
+        |ctx| {
+            // A pusher stands where its walker is at the end of this step.
+            let t = ctx.time();
+            let at = t.elapsed + f64::from(t.dt);
+            for (path, pusher) in ctx.query::<(&WalkPath, &mut Pusher)>().iter() {
+                *pusher = path.pusher(at);
+            }
+        },
+    ));
+    let mut pushers = Vec::new();
+    app.add_system(System::new(
+        "grass.live",
+        Access::new().read::<Pusher>().write_res::<GrassLayers>(),
+        move |ctx| {
+            pushers.clear();
+            pushers.extend(ctx.query::<&Pusher>().iter().copied());
+            let mut layers = ctx.res_mut::<GrassLayers>();
+            let t = ctx.time();
+            let until = (t.elapsed + f64::from(t.dt)) as f32;
+            let layers = &mut *layers;
+            let (h, settings) = (layers.step_seconds, layers.live);
+            for sp in &mut layers.species {
+                // The live clock catches up with simulated time in whole kernel steps.
+                while sp.live.time + h <= until + h * 0.5 {
+                    sp.live.step(&sp.baked, &layers.wind, &pushers, h);
+                    track_reached(sp, &pushers, &settings, h);
+                }
+            }
+        },
+    ));
+    let mut filled = false;
+    app.add_frame_system(System::new(
+        "grass.extract",
+        Access::new().read_res::<GrassLayers>().write_res::<GrassBatch>(),
+        move |ctx| {
+            let layers = ctx.res::<GrassLayers>();
+            let mut batch = ctx.res_mut::<GrassBatch>();
+            fill_batch(&layers, &mut batch, !filled, ctx.time().elapsed as f32);
+            filled = true;
+        },
+    ));
+}
+
+/// Keeps `reached` equal to the set `LiveGrass` simulates: blades within a pusher's
+/// reach, held until `hold + blend` seconds after the last pusher left.
+fn track_reached(sp: &mut GrassSpecies, pushers: &[Pusher], settings: &LiveSettings, h: f32) {
+    for idle in sp.reached.values_mut() {
+        *idle += h;
+    }
+    for p in pushers {
+        for hit in sp.index.within(p.center, p.radius + settings.reach) {
+            sp.reached.insert(*hit.payload, 0.0);
+        }
+    }
+    let end = settings.hold_seconds + settings.blend_seconds;
+    sp.reached.retain(|_, idle| *idle < end);
+}
+
+/// Fills `batch` from `layers`: shapes and motion when `first`, live slots every time.
+fn fill_batch(layers: &GrassLayers, batch: &mut GrassBatch, first: bool, time: f32) {
+    batch.wind_power = layers.wind_power;
+    batch.wave_speed = layers.wave_speed;
+    batch.time = time;
+    if first {
+        batch.layers = layers
+            .species
+            .iter()
+            .enumerate()
+            .map(|(k, sp)| {
+                let n = sp.roots.len();
+                GrassLayer {
+                    shape: sp.shape.clone(),
+                    motion: motion(&sp.baked),
+                    generation: k as u64 + 1,
+                    root: sp.roots.clone(),
+                    yaw: sp.yaw.clone(),
+                    scale: sp.scale.clone(),
+                    colour: vec![sp.colour; n],
+                    live_slot: vec![u32::MAX; n],
+                    ..GrassLayer::default()
+                }
+            })
+            .collect();
+        for layer in &mut batch.layers {
+            layer.dirty.mark(0, layer.len() as u32);
+        }
+    }
+    for (sp, layer) in layers.species.iter().zip(&mut batch.layers) {
+        let links = sp.rest.len() - 1;
+        // Slots of blades no longer live go back to the bake.
+        for (i, slot) in layer.live_slot.iter_mut().enumerate() {
+            if *slot != u32::MAX && !sp.reached.contains_key(&(i as u32)) {
+                *slot = u32::MAX;
+                layer.dirty.mark(i as u32, i as u32 + 1);
+            }
+        }
+        layer.live_displacement.clear();
+        for (s, &blade) in sp.reached.keys().enumerate() {
+            let b = blade as usize;
+            if layer.live_slot[b] != s as u32 {
+                layer.live_slot[b] = s as u32;
+                layer.dirty.mark(blade, blade + 1);
+            }
+            for i in 1..=links {
+                layer
+                    .live_displacement
+                    .push(sp.live.position(&sp.baked, b, i) - sp.rest[i]);
+            }
+        }
+    }
+}
