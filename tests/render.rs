@@ -150,6 +150,16 @@ fn a_terrain_renders_like_its_golden_image() {
 }
 
 #[test]
+fn the_meadow_renders_like_its_golden_image() {
+    // Half a second in: the baked wind is playing and the walker has pushed some blades live.
+    let Some((pixels, stats)) = render_scene(&scene("scenes/meadow.ron", None), 30) else {
+        return;
+    };
+    assert_eq!(stats.grass, 128_000, "every blade of both species is in a drawn layer");
+    check_golden("meadow", &pixels);
+}
+
+#[test]
 fn the_comparison_fails_on_a_wrong_image() {
     let Ok((_, _, golden)) = read_png(&golden_path("showcase")) else {
         panic!("golden image missing (run with SYLVA_BLESS=1)");

@@ -161,7 +161,11 @@ impl DeviceParts {
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(queue_family)
             .queue_priorities(&priorities)];
-        let mut features13 = vk::PhysicalDeviceVulkan13Features::default().dynamic_rendering(true);
+        // maintenance4 (required of every 1.3 device) lets compute shaders use LocalSizeId, which
+        // shaderc emits for Vulkan 1.3 (the grass probe).
+        let mut features13 = vk::PhysicalDeviceVulkan13Features::default()
+            .dynamic_rendering(true)
+            .maintenance4(true);
         let device_extensions = [ash::khr::swapchain::NAME.as_ptr()];
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)

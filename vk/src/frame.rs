@@ -1,6 +1,6 @@
 //! What a frame draws and what drawing it cost.
 
-use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch};
+use sylva_runtime::extract::{Camera, CylinderBatch, GrassBatch, PointBatch, Sun, TerrainBatch};
 use sylva_runtime::glam::{Mat4, Vec3};
 
 use crate::cull::Frustum;
@@ -17,6 +17,8 @@ pub struct FrameInput<'a> {
     pub show_points: bool,
     /// Terrain patches.
     pub terrain: Option<&'a mut TerrainBatch>,
+    /// Grass layers and their playback controls.
+    pub grass: Option<&'a mut GrassBatch>,
     /// The camera.
     pub camera: Camera,
     /// The sun.
@@ -56,11 +58,13 @@ pub struct FrameStats {
     pub cylinders: u64,
     /// Points drawn.
     pub points: u64,
+    /// Grass blades (instances) in the drawn layers, before distance thinning.
+    pub grass: u64,
     /// Terrain chunks drawn.
     pub chunks: u32,
     /// Terrain chunks culled by the frustum.
     pub chunks_culled: u32,
-    /// Cylinder and point batches culled by the frustum.
+    /// Cylinder, point and grass batches (layers) culled by the frustum.
     pub batches_culled: u32,
     /// Bytes copied from the staging ring to the GPU (batch data and meshes; the
     /// few hundred bytes of per-frame constants are not counted).
@@ -76,9 +80,9 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
-    /// Cylinder instances plus points drawn.
+    /// Cylinder instances, points and grass blades drawn.
     pub fn instances(&self) -> u64 {
-        self.cylinders + self.points
+        self.cylinders + self.points + self.grass
     }
 }
 

@@ -16,8 +16,9 @@
 //!   [`ValidationLog`] counts its messages.
 //! - `memory`: gpu-allocator for every buffer and image.
 //! - `upload`: a staging ring; only dirty ranges of the batches go up.
-//! - `cylinders`, `terrain`, `points`: the draw paths (instanced tubes,
-//!   vertex-texture-fetch terrain, screen-space points), each culled by boxes.
+//! - `cylinders`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
+//!   vertex-texture-fetch terrain, screen-space points, baked-motion grass
+//!   blades), each culled by boxes.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -29,6 +30,7 @@ mod cull;
 mod cylinders;
 pub mod device;
 mod frame;
+mod grass;
 mod memory;
 mod mesh;
 mod pipeline;
@@ -45,6 +47,7 @@ pub mod window;
 pub use cull::{Aabb, Frustum};
 pub use cylinders::SIDES;
 pub use frame::{Atmosphere, FrameInput, FrameStats};
+pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
 pub use renderer::{RenderStats, Renderer};
 pub use target::{read_png, write_png};
 pub use validation::ValidationLog;

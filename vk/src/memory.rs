@@ -18,7 +18,7 @@ pub struct Buffer {
     pub size: u64,
 }
 
-/// A 2D image with a view and its memory.
+/// A 2D or 3D image with a view and its memory.
 pub struct Image {
     /// The image.
     pub raw: vk::Image,
@@ -113,18 +113,40 @@ impl Memory {
         aspect: vk::ImageAspectFlags,
         name: &str,
     ) -> Result<Image, RenderError> {
-        let info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(format)
-            .extent(extent.into())
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(usage)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
+        let info = image_info(vk::ImageType::TYPE_2D, extent.into(), format, usage);
+        self.create_image(device, &info, vk::ImageViewType::TYPE_2D, aspect, name)
+    }
+
+    /// Creates a 3D colour image with one mip level and a view.
+    pub fn image_3d(
+        &mut self,
+        device: &ash::Device,
+        extent: vk::Extent3D,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        name: &str,
+    ) -> Result<Image, RenderError> {
+        let info = image_info(vk::ImageType::TYPE_3D, extent, format, usage);
+        self.create_image(
+            device,
+            &info,
+            vk::ImageViewType::TYPE_3D,
+            vk::ImageAspectFlags::COLOR,
+            name,
+        )
+    }
+
+    fn create_image(
+        &mut self,
+        device: &ash::Device,
+        info: &vk::ImageCreateInfo<'_>,
+        view_type: vk::ImageViewType,
+        aspect: vk::ImageAspectFlags,
+        name: &str,
+    ) -> Result<Image, RenderError> {
+        let format = info.format;
         // SAFETY: valid create info on a live device.
-        let raw = unsafe { device.create_image(&info, None) }.map_err(|e| RenderError::vk("vkCreateImage", e))?;
+        let raw = unsafe { device.create_image(info, None) }.map_err(|e| RenderError::vk("vkCreateImage", e))?;
         // SAFETY: `raw` was just created on this device.
         let requirements = unsafe { device.get_image_memory_requirements(raw) };
         let allocation = match self.allocator.allocate(&AllocationCreateDesc {
@@ -143,7 +165,7 @@ impl Memory {
         };
         let view_info = vk::ImageViewCreateInfo::default()
             .image(raw)
-            .view_type(vk::ImageViewType::TYPE_2D)
+            .view_type(view_type)
             .format(format)
             .subresource_range(subresource(aspect));
         // SAFETY: memory and offset come from the allocator; the view matches the image.
@@ -186,6 +208,25 @@ impl Memory {
         let _ = self.allocator.free(image.allocation);
         self.frees += 1;
     }
+}
+
+/// A one-level, one-layer, optimally tiled image of `kind`.
+fn image_info(
+    kind: vk::ImageType,
+    extent: vk::Extent3D,
+    format: vk::Format,
+    usage: vk::ImageUsageFlags,
+) -> vk::ImageCreateInfo<'static> {
+    vk::ImageCreateInfo::default()
+        .image_type(kind)
+        .format(format)
+        .extent(extent)
+        .mip_levels(1)
+        .array_layers(1)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .tiling(vk::ImageTiling::OPTIMAL)
+        .usage(usage)
+        .initial_layout(vk::ImageLayout::UNDEFINED)
 }
 
 /// The whole of a one-level, one-layer image.

@@ -7,10 +7,13 @@ use std::time::Instant;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use sylva_runtime::extract::GrassLayer;
+use sylva_runtime::glam::Vec3;
 
 use crate::cylinders::Cylinders;
 use crate::device::Device;
 use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
+use crate::grass::Grass;
 use crate::memory::{Buffer, Memory, layout_barrier};
 use crate::points::Points;
 use crate::target::{Target, write_png};
@@ -71,6 +74,7 @@ pub struct Renderer {
     cylinders: Option<Cylinders>,
     points: Option<Points>,
     terrain: Option<Terrain>,
+    grass: Option<Grass>,
     stats: RenderStats,
     // Dropped last: everything above is destroyed in `drop` first.
     device: Device,
@@ -110,6 +114,7 @@ impl Renderer {
             cylinders: None,
             points: None,
             terrain: None,
+            grass: None,
             stats: RenderStats {
                 device: device.name.clone(),
                 ..RenderStats::default()
@@ -205,6 +210,12 @@ impl Renderer {
         )?);
         self.points = Some(Points::new(d, self.shared_layout)?);
         self.terrain = Some(Terrain::new(d, self.globals_layout)?);
+        self.grass = Some(Grass::new(
+            &self.device.instance,
+            self.device.physical,
+            d,
+            self.globals_layout,
+        )?);
         Ok(())
     }
 
@@ -275,10 +286,11 @@ impl Renderer {
         self.memory.allocations = 0;
         self.memory.frees = 0;
         let d = &self.device.device;
-        let (Some(cylinders), Some(points), Some(terrain), Some(target), Some(globals)) = (
+        let (Some(cylinders), Some(points), Some(terrain), Some(grass), Some(target), Some(globals)) = (
             self.cylinders.as_mut(),
             self.points.as_mut(),
             self.terrain.as_mut(),
+            self.grass.as_mut(),
             self.target.as_ref(),
             self.globals.as_mut(),
         ) else {
@@ -288,6 +300,7 @@ impl Renderer {
         let uploads = &mut self.uploads;
         terrain.prepare(memory, d, uploads, input.terrain.as_deref_mut(), &view, &mut stats)?;
         cylinders.prepare(memory, d, uploads, &mut input.cylinders, &view, &mut stats)?;
+        grass.prepare(memory, d, uploads, input.grass.as_deref_mut(), &view, &mut stats)?;
         points.prepare(
             memory,
             d,
@@ -375,6 +388,7 @@ impl Renderer {
             );
             d.cmd_set_scissor(cmd, 0, &[area]);
             terrain.record(d, cmd, self.globals_set, &mut stats);
+            grass.record(d, cmd, self.globals_set, &mut stats);
             d.cmd_bind_descriptor_sets(
                 cmd,
                 vk::PipelineBindPoint::GRAPHICS,
@@ -414,6 +428,31 @@ impl Renderer {
         Ok(stats)
     }
 
+    /// What the grass vertex shader adds to baked particles of `layer`: for each
+    /// query `(link, x, z, time)`, the displacement of particle `link + 1` of a
+    /// blade rooted at world `(x, z)` at playback `time` seconds under
+    /// `wind_power` and `wave_speed` (the same fetch, run as a compute shader).
+    /// Mirrors `BakedGrass::sample` of sylva-systems; tests compare the two.
+    pub fn probe_grass(
+        &mut self,
+        layer: &GrassLayer,
+        wind_power: f32,
+        wave_speed: f32,
+        queries: &[(u32, f32, f32, f32)],
+    ) -> Result<Vec<Vec3>, RenderError> {
+        let Some(grass) = self.grass.as_mut() else {
+            return Err(RenderError::BadBatch("renderer is not initialised".into()));
+        };
+        grass.probe(
+            &mut self.memory,
+            &self.device.device,
+            (self.device.queue, self.cmd, self.fence),
+            layer,
+            (wind_power, wave_speed),
+            queries,
+        )
+    }
+
     /// The last frame: RGBA8 (sRGB), rows top to bottom.
     pub fn read_pixels(&self) -> Vec<u8> {
         self.target.as_ref().map_or_else(Vec::new, |t| t.pixels())
@@ -427,8 +466,8 @@ impl Renderer {
 }
 
 /// Records the frame's copies from the staging ring and the barriers that make
-/// them visible to vertex input and vertex shaders.
-fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, uploads: &Uploads) {
+/// them visible to vertex input, vertex shaders and compute shaders (the grass probe).
+pub(crate) fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, uploads: &Uploads) {
     let barrier =
         |image, old, new, src, dst| layout_barrier(image, vk::ImageAspectFlags::COLOR, (old, new), (src, dst));
     // SAFETY: `cmd` is recording; every buffer and image is live and idle.
@@ -452,7 +491,7 @@ fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, 
                 .collect();
             d.cmd_pipeline_barrier(
                 cmd,
-                vk::PipelineStageFlags::VERTEX_SHADER,
+                vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::PipelineStageFlags::TRANSFER,
                 vk::DependencyFlags::empty(),
                 &[],
@@ -467,7 +506,7 @@ fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, 
                             .aspect_mask(vk::ImageAspectFlags::COLOR)
                             .layer_count(1),
                     )
-                    .image_extent(c.extent.into());
+                    .image_extent(c.extent);
                 d.cmd_copy_buffer_to_image(cmd, staging, c.image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
             }
             let to_read: Vec<_> = uploads
@@ -486,7 +525,7 @@ fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, 
             d.cmd_pipeline_barrier(
                 cmd,
                 vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::VERTEX_SHADER,
+                vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::DependencyFlags::empty(),
                 &[],
                 &[],
@@ -496,11 +535,15 @@ fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, 
         if !uploads.buffers.is_empty() {
             let visible = vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::VERTEX_ATTRIBUTE_READ | vk::AccessFlags::INDEX_READ);
+                .dst_access_mask(
+                    vk::AccessFlags::VERTEX_ATTRIBUTE_READ | vk::AccessFlags::INDEX_READ | vk::AccessFlags::SHADER_READ,
+                );
             d.cmd_pipeline_barrier(
                 cmd,
                 vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::VERTEX_INPUT,
+                vk::PipelineStageFlags::VERTEX_INPUT
+                    | vk::PipelineStageFlags::VERTEX_SHADER
+                    | vk::PipelineStageFlags::COMPUTE_SHADER,
                 vk::DependencyFlags::empty(),
                 &[visible],
                 &[],
@@ -525,6 +568,9 @@ impl Drop for Renderer {
             }
             if let Some(mut t) = self.terrain.take() {
                 t.destroy(&mut self.memory, d);
+            }
+            if let Some(mut g) = self.grass.take() {
+                g.destroy(&mut self.memory, d);
             }
             if let Some(t) = self.target.take() {
                 t.destroy(&mut self.memory, d);

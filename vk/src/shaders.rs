@@ -58,8 +58,33 @@ pub const POINT_FRAG: Shader = Shader {
     spirv: spirv!("point.frag"),
 };
 
+/// Grass blades: one quad per link, rows displaced by the baked motion.
+pub const GRASS_VERT: Shader = Shader {
+    name: "grass.vert",
+    spirv: spirv!("grass.vert"),
+};
+/// Two-sided lit, fogged grass.
+pub const GRASS_FRAG: Shader = Shader {
+    name: "grass.frag",
+    spirv: spirv!("grass.frag"),
+};
+/// The grass fetch evaluated for a list of queries (what tests read back).
+pub const GRASS_PROBE_COMP: Shader = Shader {
+    name: "grass_probe.comp",
+    spirv: spirv!("grass_probe.comp"),
+};
+
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 5] = [CYLINDER_VERT, TERRAIN_VERT, POINT_VERT, LIT_FRAG, POINT_FRAG];
+pub const ALL: [Shader; 8] = [
+    CYLINDER_VERT,
+    TERRAIN_VERT,
+    POINT_VERT,
+    LIT_FRAG,
+    POINT_FRAG,
+    GRASS_VERT,
+    GRASS_FRAG,
+    GRASS_PROBE_COMP,
+];
 
 /// Creates a shader module from committed SPIR-V.
 pub(crate) fn module(device: &ash::Device, shader: Shader) -> Result<vk::ShaderModule, RenderError> {
@@ -71,7 +96,8 @@ pub(crate) fn module(device: &ash::Device, shader: Shader) -> Result<vk::ShaderM
 }
 
 /// Compiles one GLSL source of `shaders/` to SPIR-V bytes with shaderc; the stage
-/// comes from the file extension (`.vert`, `.frag`, `.comp`).
+/// comes from the file extension (`.vert`, `.frag`, `.comp`). `#include "file"` reads
+/// `shaders/file` (shared code such as `grass_fetch.glsl`).
 #[cfg(feature = "shaderc")]
 pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
     let kind = match name.rsplit('.').next() {
@@ -84,6 +110,16 @@ pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
     let mut options = shaderc::CompileOptions::new().map_err(|e| e.to_string())?;
     options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_3 as u32);
     options.set_optimization_level(shaderc::OptimizationLevel::Performance);
+    options.set_include_callback(|requested, _, _, _| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shaders")
+            .join(requested);
+        let content = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(shaderc::ResolvedInclude {
+            resolved_name: requested.to_owned(),
+            content,
+        })
+    });
     let artifact = compiler
         .compile_into_spirv(source, kind, name, "main", Some(&options))
         .map_err(|e| e.to_string())?;

@@ -16,6 +16,7 @@ impl Pod for u8 {}
 impl Pod for u32 {}
 impl Pod for [u8; 4] {}
 impl Pod for [f32; 2] {}
+impl Pod for [f32; 4] {}
 impl Pod for Vec3 {}
 
 /// The bytes of a slice of plain data.
@@ -27,10 +28,10 @@ pub(crate) fn bytes<T: Pod>(s: &[T]) -> &[u8] {
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).
 const ALIGN: u64 = 16;
 
-/// A buffer-to-image copy of a whole single-level colour image.
+/// A buffer-to-image copy of a whole single-level colour image (2D or 3D).
 pub(crate) struct ImageCopy {
     pub image: vk::Image,
-    pub extent: vk::Extent2D,
+    pub extent: vk::Extent3D,
     pub src_offset: u64,
 }
 
@@ -55,6 +56,11 @@ impl Uploads {
     /// Bytes copied to the GPU this frame (without alignment padding).
     pub fn bytes(&self) -> u64 {
         self.copied
+    }
+
+    /// The staged bytes: every copy's source at its offset.
+    pub fn staged(&self) -> &[u8] {
+        &self.data
     }
 
     /// Appends `data` and returns its offset in the staging ring.
@@ -83,11 +89,11 @@ impl Uploads {
     }
 
     /// Copies `data` (tightly packed texels) to the whole of `image`.
-    pub fn copy_to_image(&mut self, image: vk::Image, extent: vk::Extent2D, data: &[u8]) {
+    pub fn copy_to_image(&mut self, image: vk::Image, extent: impl Into<vk::Extent3D>, data: &[u8]) {
         let src_offset = self.push(data);
         self.images.push(ImageCopy {
             image,
-            extent,
+            extent: extent.into(),
             src_offset,
         });
     }

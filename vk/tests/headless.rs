@@ -64,6 +64,7 @@ fn draws_uploads_only_changes_and_culls() {
                 points: Some(points),
                 show_points: true,
                 terrain: Some(terrain),
+                grass: None,
                 camera,
                 sun: Sun::default(),
             })
