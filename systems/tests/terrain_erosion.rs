@@ -753,7 +753,7 @@ fn snapshots_restore_the_same_state() {
 /// has none; the thesis's Fig. 5.16 failure (high K_c: sediment rocking
 /// itself up into isolated towers) shows as this measure growing.
 fn max_spike(h: &Heightfield) -> f32 {
-    let n = h.width as usize;
+    let n = h.width;
     let g = &h.ground;
     let mut worst = 0.0f32;
     for z in 1..n - 1 {

@@ -97,15 +97,6 @@ impl Grid {
     }
 }
 
-/// (local index, chunk index, x, z) of every cell of block `b`, which holds
-/// `len` cells (whole rows) of a chunk `n` cells wide. Walking rows avoids a
-/// division per cell.
-#[inline]
-pub(crate) fn block_cells(b: usize, len: usize, n: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
-    let z0 = b * ROWS;
-    (0..len / n).flat_map(move |r| (0..n).map(move |x| (r * n + x, (z0 + r) * n + x, x, z0 + r)))
-}
-
 struct Luts {
     ks: [f32; MATERIAL_COUNT],
     deposit: [f32; MATERIAL_COUNT],
@@ -288,7 +279,7 @@ impl FluxCtx<'_> {
 
 /// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
 #[inline]
-fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
+pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
     grid.nb(0, z, dir).map(|k| k / grid.n)
 }
 
@@ -593,7 +584,7 @@ fn cell_sweep<const T: u8, const S: u8>(
                             _ => (0..n).for_each(edge),
                         }
                     }
-                    for j in row {
+                    for j in row.clone() {
                         let (cap, susp) = (cap[j], sed[j]);
                         if cap > susp {
                             // Flowing water cuts no pit below all four neighbours,
@@ -611,16 +602,15 @@ fn cell_sweep<const T: u8, const S: u8>(
                                 sed[j] -= amount;
                             }
                         }
-                        let mut w = water[j];
                         if stand[j] != 0 {
-                            let converted = grind(&mut layers, j, w, &luts.ks);
-                            w -= converted;
+                            let converted = grind(&mut layers, j, water[j], &luts.ks);
+                            water[j] -= converted;
                             absorbed += f64::from(converted);
                         }
-                        evaporated += f64::from(w * kv);
-                        water[j] = w - w * kv;
-                        let den = ratio[j];
-                        ratio[j] = if den > 0.0 { num_dt * sed[j] / den } else { 0.0 };
+                    }
+                    evaporated += evaporate(&mut water[row.clone()], kv);
+                    for (ra, &sd) in ratio[row.clone()].iter_mut().zip(&sed[row]) {
+                        *ra = if *ra > 0.0 { num_dt * sd / *ra } else { 0.0 };
                     }
                 }
                 [drained, absorbed, evaporated]
@@ -631,6 +621,24 @@ fn cell_sweep<const T: u8, const S: u8>(
     books.water_drained += total(0);
     books.water_absorbed += total(1);
     books.water_evaporated += total(2);
+}
+
+/// Evaporates the fraction `kv` of each cell's water (eq. 3.6); returns the
+/// volume taken, summed in eight lanes so the loop vectorizes.
+fn evaporate(water: &mut [f32], kv: f32) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    let mut chunks = water.chunks_exact_mut(8);
+    for c in &mut chunks {
+        for (w, lane) in c.iter_mut().zip(&mut lanes) {
+            *lane += f64::from(*w * kv);
+            *w -= *w * kv;
+        }
+    }
+    for (w, lane) in chunks.into_remainder().iter_mut().zip(&mut lanes) {
+        *lane += f64::from(*w * kv);
+        *w -= *w * kv;
+    }
+    lanes.iter().sum()
 }
 
 /// `m` values of `p` from `start`.

@@ -33,8 +33,8 @@
 
 use rayon::prelude::*;
 
-use super::columns::TerrainChunk;
-use super::hydraulic::{Grid, ROWS, block_cells};
+use super::columns::{BACK, FRONT, Layers, MIN_THICKNESS, TerrainChunk};
+use super::hydraulic::{Grid, ROWS, neighbour_row};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 
@@ -88,22 +88,24 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
             .enumerate()
             .for_each(|(b, ((o0, o1, o2, o3), src))| {
                 let mut outs = [o0, o1, o2, o3];
-                for (j, i, x, z) in block_cells(b, src.len(), n) {
-                    let g = ground[i];
-                    let steep = grid
-                        .around(x, z)
-                        .into_iter()
-                        .any(|nb| nb.is_some_and(|k| g - ground[k] > min_talus));
-                    let plan = if steep {
-                        plan(chunk, grid, x, z, &talus, &density, rate, sliding)
-                    } else {
-                        None
-                    };
-                    let (amounts, what) = plan.unwrap_or(([0.0; 4], 0));
-                    for (o, a) in outs.iter_mut().zip(amounts) {
-                        o[j] = a;
+                for r in 0..src.len() / n {
+                    let z = b * ROWS + r;
+                    let row = r * n..(r + 1) * n;
+                    // `src` first holds the steep flags of the row, then what each cell sends.
+                    let flags = &mut src[row.clone()];
+                    steep_row(ground, grid, z, min_talus, flags);
+                    for (x, j) in row.enumerate() {
+                        let plan = if src[j] != 0 {
+                            plan(chunk, grid, x, z, &talus, &density, rate, sliding)
+                        } else {
+                            None
+                        };
+                        let (amounts, what) = plan.unwrap_or(([0.0; 4], 0));
+                        for (o, a) in outs.iter_mut().zip(amounts) {
+                            o[j] = a;
+                        }
+                        src[j] = what;
                     }
-                    src[j] = what;
                 }
             });
     }
@@ -120,35 +122,136 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     };
     let parts = chunk.parts(block);
     parts.layers.into_par_iter().enumerate().for_each(|(b, mut layers)| {
-        for (j, i, x, z) in block_cells(b, layers.count.len(), n) {
-            let around = grid.around(x, z);
-            let moves = (0..4).any(|d| out[d][i] > 0.0 || around[d].is_some_and(|k| out[OPPOSITE[d]][k] > 0.0));
-            if !moves {
-                continue;
-            }
-            let send = out[0][i] + out[1][i] + out[2][i] + out[3][i];
-            if send > 0.0 {
-                let removed = if src[i] & FROM_BED != 0 {
-                    let k = layers.len(j) - 2;
-                    layers.take_from_slot(j, k, send)
-                } else {
-                    layers.take(j, send)
-                };
-                // A sliver under MIN_THICKNESS that went along stays here.
-                layers.push(j, debris(src[i]), removed - send);
-            }
-            if to_regolith {
+        let mut moving = vec![0u8; n];
+        for r in 0..layers.count.len() / n {
+            let z = b * ROWS + r;
+            moves_row(out, grid, z, &mut moving);
+            for (x, _) in moving.iter().enumerate().filter(|(_, m)| **m != 0) {
+                let (j, i) = (r * n + x, z * n + x);
+                let around = grid.around(x, z);
+                let send = out[0][i] + out[1][i] + out[2][i] + out[3][i];
+                // With debris as regolith, everything received arrives as one amount.
                 let received: f32 = (0..4).filter_map(|d| around[d].map(|k| out[OPPOSITE[d]][k])).sum();
-                layers.push(j, debris(0), received);
-            } else {
-                for (d, nb) in around.into_iter().enumerate() {
-                    if let Some(k) = nb {
-                        layers.push(j, debris(src[k]), out[OPPOSITE[d]][k]);
+                if to_regolith && on_top(&mut layers, j, send, src[i], received) {
+                    continue;
+                }
+                if send > 0.0 {
+                    let removed = if src[i] & FROM_BED != 0 {
+                        let k = layers.len(j) - 2;
+                        layers.take_from_slot(j, k, send)
+                    } else {
+                        layers.take(j, send)
+                    };
+                    // A sliver under MIN_THICKNESS that went along stays here.
+                    layers.push(j, debris(src[i]), removed - send);
+                }
+                if to_regolith {
+                    layers.push(j, debris(0), received);
+                } else {
+                    for (d, nb) in around.into_iter().enumerate() {
+                        if let Some(k) = nb {
+                            layers.push(j, debris(src[k]), out[OPPOSITE[d]][k]);
+                        }
                     }
                 }
             }
         }
     });
+}
+
+/// The common case of a cell whose changes stay in its top layer: it sends
+/// `send` from the top without emptying it and what it receives lands on
+/// regolith. Applies the same arithmetic as `take` followed by `push`, with
+/// one ground refresh; returns false (changing nothing) otherwise.
+fn on_top(layers: &mut Layers<'_>, j: usize, send: f32, what: u8, received: f32) -> bool {
+    let Some(k) = layers.len(j).checked_sub(1) else {
+        return false;
+    };
+    let mut t = layers.thickness[k][j];
+    if send > 0.0 {
+        if what & FROM_BED != 0 || t - send <= MIN_THICKNESS {
+            return false;
+        }
+        t -= send;
+    }
+    if received > 0.0 {
+        if layers.material[k][j] != Material::Regolith as u8 {
+            return false;
+        }
+        t += received;
+    }
+    if send > 0.0 || received > 0.0 {
+        layers.thickness[k][j] = t;
+        layers.age[k][j] = 0;
+        layers.refresh(j);
+    }
+    true
+}
+
+/// Flags (1) the cells of row `z` that have an N4 neighbour lower by more
+/// than `min_talus`: only they can send anything. Interior cells compare
+/// against the lowest neighbour, which is the same test (the difference
+/// falls as the neighbour rises), on straight slices that vectorize.
+fn steep_row(ground: &[f32], grid: Grid, z: usize, min_talus: f32, flags: &mut [u8]) {
+    let n = grid.n;
+    let general = |x: usize| {
+        let g = ground[z * n + x];
+        let any = grid
+            .around(x, z)
+            .into_iter()
+            .any(|nb| nb.is_some_and(|k| g - ground[k] > min_talus));
+        u8::from(any)
+    };
+    match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
+        (Some(zb), Some(zf)) if n >= 3 => {
+            let m = n - 2;
+            let at = |r: usize, dx: usize| &ground[r * n + dx..][..m];
+            let (c, l, r, b, f) = (at(z, 1), at(z, 0), at(z, 2), at(zb, 1), at(zf, 1));
+            for (x, flag) in flags[1..][..m].iter_mut().enumerate() {
+                let low = l[x].min(r[x]).min(b[x]).min(f[x]);
+                *flag = u8::from(c[x] - low > min_talus);
+            }
+            flags[0] = general(0);
+            flags[n - 1] = general(n - 1);
+        }
+        _ => {
+            for (x, flag) in flags.iter_mut().enumerate() {
+                *flag = general(x);
+            }
+        }
+    }
+}
+
+/// Flags (1) the cells of row `z` that send anything or receive anything
+/// from a neighbour: only their layers change.
+fn moves_row(out: &[Vec<f32>; 4], grid: Grid, z: usize, flags: &mut [u8]) {
+    let n = grid.n;
+    let general = |x: usize| {
+        let i = z * n + x;
+        let around = grid.around(x, z);
+        u8::from((0..4).any(|d| out[d][i] > 0.0 || around[d].is_some_and(|k| out[OPPOSITE[d]][k] > 0.0)))
+    };
+    match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
+        (Some(zb), Some(zf)) if n >= 3 => {
+            let m = n - 2;
+            let at = |d: usize, r: usize, dx: usize| &out[d][r * n + dx..][..m];
+            let own = [at(0, z, 1), at(1, z, 1), at(2, z, 1), at(3, z, 1)];
+            // What the left, right, back and front neighbours send this way.
+            let inflow = [at(1, z, 0), at(0, z, 2), at(3, zb, 1), at(2, zf, 1)];
+            for (x, flag) in flags[1..][..m].iter_mut().enumerate() {
+                let sends = (own[0][x] > 0.0) | (own[1][x] > 0.0) | (own[2][x] > 0.0) | (own[3][x] > 0.0);
+                let gets = (inflow[0][x] > 0.0) | (inflow[1][x] > 0.0) | (inflow[2][x] > 0.0) | (inflow[3][x] > 0.0);
+                *flag = u8::from(sends | gets);
+            }
+            flags[0] = general(0);
+            flags[n - 1] = general(n - 1);
+        }
+        _ => {
+            for (x, flag) in flags.iter_mut().enumerate() {
+                *flag = general(x);
+            }
+        }
+    }
 }
 
 /// What cell `(x, z)` sends to each neighbour, and what it is: the material
