@@ -1,86 +1,42 @@
 //! The growth loop (Runions et al. 2007 as the thesis states it, with its extensions), kept
-//! incremental with a k-d tree over the attractors.
+//! incremental with a uniform grid over the attractors.
 //!
 //! Each attractor remembers its nearest node within d_i (ties: the lower node index) and that
 //! distance. A new node can only lower those distances, so after a growth step only the
-//! attractors within d_i of the new nodes are looked at (in parallel over groups of nearby new
-//! nodes; merged with an explicit tie rule, so the result does not depend on the thread count or
-//! the grouping); one within d_k is killed. Each iteration then sums, per growing node, the unit
+//! attractors within d_i of the new nodes are looked at (in parallel over fixed chunks of new
+//! nodes when there is enough work; merged with an explicit tie rule, so the result does not
+//! depend on the thread count); one within d_k is killed. Each iteration then sums, per growing node, the unit
 //! vectors of the attractors it is nearest to, in attractor order.
 //!
-//! The k-d tree is kiddo's, used directly rather than through `sylva_runtime::SpatialIndex`:
-//! the order of hits does not matter here (each attractor is updated on its own), so the
-//! unsorted visitor query avoids that wrapper's sort and result vector. Per-attractor state the
-//! queries read is mirrored in k-d tree order (`slot_d2`), and hits that cannot change anything
-//! are dropped inside the parallel queries. The tree is rebuilt over the live attractors
-//! whenever a quarter of those it holds are dead.
+//! The grid ([`AttractorGrid`], cells d_i / 2 wide) replaced a kiddo k-d tree: the queries
+//! here are many, small and of one fixed radius, and the tree walks and per-hit callbacks cost
+//! more than the distance tests (Fig. 5.11: 14 ms, mostly leaf scans). Per-attractor state the
+//! queries read is mirrored in grid order (`slot_d2`), and hits that cannot change anything are
+//! dropped inside the parallel queries. The grid is rebuilt over the live attractors whenever a
+//! quarter of those it holds are dead.
 
 use glam::Vec3;
-use kiddo::{Eytzinger, FlatVec, KdTree, SquaredEuclidean};
 use rayon::prelude::*;
 
+use super::grid::AttractorGrid;
 use super::params::{ColonizeParams, WeightedGrowth};
 use super::regions::{load_points, sample_regions};
 use super::smooth::smooth_branching;
 use super::{ColonizeError, Termination};
 use crate::tree::{BranchGraph, NO_PARENT, reduce_curves};
 
-/// The attractor k-d tree: immutable (rebuilt on compaction) with flat leaves of `LEAF` points,
-/// which scan faster than kiddo's default arenas for the large radius queries here.
-type AttractorTree = KdTree<f32, u32, Eytzinger, FlatVec<f32, u32, 3, LEAF>, 3, LEAF>;
-/// Points per k-d tree leaf.
-const LEAF: usize = 64;
 /// "No node": an attractor no node lies within d_i of.
 const NONE: u32 = u32::MAX;
 /// `Colonizer::slot_d2` of a killed attractor.
 const DEAD: f32 = -1.0;
-/// Node groups per parallel task when querying the attractor index.
-const QUERY_CHUNK: usize = 2;
-/// Side of the grid cells that group new nodes for one query, as a fraction of d_i.
-const GROUP_CELL: f32 = 1.0;
-/// Below this many node groups the queries run on the calling thread: waking the pool costs more.
-const PARALLEL_MIN: usize = 2 * QUERY_CHUNK;
+/// New nodes per parallel task when querying the attractor grid.
+const NODE_CHUNK: usize = 8;
+/// Below this many estimated candidate points per growth step the queries run on the calling
+/// thread: waking the pool costs more than the scan (Fig. 5.11 steps scan a few thousand).
+const PARALLEL_MIN: f32 = 200_000.0;
 /// A successor whose direction has a cosine below this with its parent segment is refused
 /// (the thesis code's anti-reversal rule).
 const REVERSAL_COS: f32 = -0.99;
-
-/// The live attractors one node group's query found, as flat columns, with the nearest group
-/// node (index into the group) and its squared distance.
-#[derive(Default)]
-struct GroupScratch {
-    x: Vec<f32>,
-    y: Vec<f32>,
-    z: Vec<f32>,
-    slot: Vec<u32>,
-    best: Vec<f32>,
-    node: Vec<u32>,
-}
-
-impl GroupScratch {
-    fn clear(&mut self) {
-        self.x.clear();
-        self.y.clear();
-        self.z.clear();
-        self.slot.clear();
-        self.best.clear();
-        self.node.clear();
-    }
-
-    fn push(&mut self, p: [f32; 3], slot: u32) {
-        self.x.push(p[0]);
-        self.y.push(p[1]);
-        self.z.push(p[2]);
-        self.slot.push(slot);
-        self.best.push(f32::INFINITY);
-        self.node.push(0);
-    }
-}
-
-/// The k-d tree query radius (squared) for an exact radius (squared): a little larger, so that
-/// kiddo's own rounding never drops a point the exact test accepts.
-fn query_radius2(r2: f32) -> f32 {
-    r2 * (1.0 + 1e-4)
-}
 
 /// Writes the sorted union of two sorted, disjoint lists into `out`.
 fn merge_sorted(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
@@ -97,6 +53,12 @@ fn merge_sorted(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
     }
     out.extend_from_slice(&a[i..]);
     out.extend_from_slice(&b[j..]);
+}
+
+/// The smallest attractor grid cell side: d_i / 2, so a node's d_i box covers 4 or 5 cells per
+/// axis (d_i-wide cells, 3 or 4 per axis, would scan about twice the volume).
+fn cell_side(params: &ColonizeParams) -> f32 {
+    params.influence_radius * 0.5
 }
 
 /// The step length for a successor of a node at branch depth `z`.
@@ -180,13 +142,12 @@ pub(crate) fn centroid_target(points: &[Vec3]) -> (Vec3, f32) {
 pub struct Colonizer {
     params: ColonizeParams,
     attractors: Vec<Vec3>,
-    index: AttractorTree,
-    /// The attractor of each point in `index`.
-    indexed: Vec<u32>,
-    /// Per point in `index`: its attractor's `nearest_d2`, or [`DEAD`] once it is killed. Kept in
-    /// k-d tree order so queries read it without scattered loads.
+    /// The attractors not yet dropped by compaction (some of them dead).
+    grid: AttractorGrid,
+    /// Per slot of `grid`: its attractor's `nearest_d2`, or [`DEAD`] once it is killed. Kept in
+    /// grid order so queries read it without scattered loads.
     slot_d2: Vec<f32>,
-    /// The point in `index` of each indexed attractor.
+    /// The slot in `grid` of each gridded attractor.
     slot_of: Vec<u32>,
     alive: Vec<bool>,
     alive_count: usize,
@@ -214,15 +175,10 @@ pub struct Colonizer {
     merged: Vec<u32>,
     sum: Vec<Vec3>,
     count: Vec<u32>,
-    /// New nodes of a growth step by grid cell, then index: (cell, node).
-    order: Vec<((i32, i32, i32), u32)>,
-    /// Ranges of `order` sharing a cell.
-    groups: Vec<(u32, u32)>,
-    /// Per group: live attractors within d_i of one of its nodes, with the nearest such node and
-    /// its squared distance.
+    /// Per chunk of [`NODE_CHUNK`] new nodes: (attractor, node, squared distance) for the live
+    /// attractors within d_i of a node that it may become nearest to or kill; kept across
+    /// iterations to avoid allocating in the loop.
     hits: Vec<Vec<(u32, u32, f32)>>,
-    /// Per parallel query task: its candidate columns, kept to avoid allocating in the loop.
-    scratch: Vec<GroupScratch>,
     graphs: Vec<BranchGraph>,
     iterations: u32,
     termination: Option<Termination>,
@@ -287,15 +243,17 @@ impl Colonizer {
         let fallback = [centroid_target(&attractors)];
         let targets = if targets.is_empty() { &fallback[..] } else { targets };
         let n = attractors.len();
-        let index = AttractorTree::new_from_slice(&attractors.iter().map(|p| p.to_array()).collect::<Vec<_>>())
-            .expect("finite attractors always build a tree");
+        let grid = AttractorGrid::build((0..n as u32).zip(attractors.iter().copied()), cell_side(params));
+        let mut slot_of = vec![0; n];
+        for (slot, &a) in grid.id.iter().enumerate() {
+            slot_of[a as usize] = slot as u32;
+        }
         let mut c = Self {
             params: params.clone(),
             attractors,
-            index,
-            indexed: (0..n as u32).collect(),
+            grid,
             slot_d2: vec![f32::INFINITY; n],
-            slot_of: (0..n as u32).collect(),
+            slot_of,
             alive: vec![true; n],
             alive_count: n,
             killed: Vec::new(),
@@ -315,10 +273,7 @@ impl Colonizer {
             merged: Vec::new(),
             sum: Vec::new(),
             count: Vec::new(),
-            order: Vec::new(),
-            groups: Vec::new(),
             hits: Vec::new(),
-            scratch: Vec::new(),
             graphs: Vec::new(),
             iterations: 0,
             termination: None,
@@ -336,33 +291,34 @@ impl Colonizer {
 
     fn any_attractor_within(&self, p: Vec3) -> bool {
         let r2 = self.params.influence_radius * self.params.influence_radius;
+        let r = Vec3::splat(self.params.influence_radius);
         let mut any = false;
-        self.index
-            .query(&p.to_array())
-            .within::<SquaredEuclidean<f32>>(query_radius2(r2))
-            .unsorted()
-            .visit(|h| any |= (self.attractors[self.indexed[h.item as usize] as usize] - p).length_squared() <= r2);
+        self.grid.for_each_range(p - r, p + r, |slots| {
+            any |= self.grid.id[slots]
+                .iter()
+                .any(|&a| (self.attractors[a as usize] - p).length_squared() <= r2);
+        });
         any
     }
 
-    /// Rebuilds the k-d tree over the live attractors once a quarter of those it holds are dead
-    /// (measured: rebuilding at half dead scans enough dead points to cost more than the rebuilds).
-    fn compact_index(&mut self) {
-        if self.alive_count * 4 >= self.indexed.len() * 3 || self.alive_count == 0 {
+    /// Rebuilds the grid over the live attractors once a quarter of those it holds are dead
+    /// (measured with the former k-d tree: rebuilding at half dead scans enough dead points to
+    /// cost more than the rebuilds).
+    fn compact_grid(&mut self) {
+        if self.alive_count * 4 >= self.grid.len() * 3 || self.alive_count == 0 {
             return;
         }
-        self.indexed.retain(|&a| self.alive[a as usize]);
+        let (alive, attractors) = (&self.alive, &self.attractors);
+        let live: Vec<u32> = self.grid.id.iter().copied().filter(|&a| alive[a as usize]).collect();
+        self.grid = AttractorGrid::build(
+            live.iter().map(|&a| (a, attractors[a as usize])),
+            cell_side(&self.params),
+        );
         self.slot_d2.clear();
-        for (slot, &a) in self.indexed.iter().enumerate() {
+        for (slot, &a) in self.grid.id.iter().enumerate() {
             self.slot_of[a as usize] = slot as u32;
             self.slot_d2.push(self.nearest_d2[a as usize]);
         }
-        let points: Vec<[f32; 3]> = self
-            .indexed
-            .iter()
-            .map(|&a| self.attractors[a as usize].to_array())
-            .collect();
-        self.index = AttractorTree::new_from_slice(&points).expect("finite attractors always build a tree");
     }
 
     fn add_node(&mut self, pos: Vec3, dir: Vec3, depth: u32, tree: u32, segment: u32) {
@@ -379,110 +335,49 @@ impl Colonizer {
 
     /// Updates nearest nodes and kills for the nodes from `first` on.
     ///
-    /// New nodes are grouped by grid cell (side [`GROUP_CELL`]·d_i) and each group asks the k-d
-    /// tree once, for the attractors within d_i plus the group's extent of its centre; every hit
-    /// is then tested against each node of the group. A k-d tree query costs far more per hit
-    /// than one distance test, and a growth step's new nodes cluster, so this does fewer, larger
-    /// queries. Each hit yields its nearest group node (ties: lower index), and those are applied
-    /// group by group with the same tie rule, so the outcome does not depend on the grouping.
+    /// Each new node scans the grid cells its d_i box touches (cells are d_i / 2 wide, so about
+    /// 2.7 times the d_i ball, read in order) and keeps the pairs that can change something.
+    /// Chunks of new nodes run in parallel; their pairs are applied chunk by chunk with the tie
+    /// rule (lower distance, then lower node), so the outcome does not depend on the chunking.
     fn absorb(&mut self, first: usize) {
-        self.compact_index();
+        self.compact_grid();
         let di = self.params.influence_radius;
         let di2 = di * di;
         let dk2 = self.params.kill_distance * self.params.kill_distance;
-        let cell = di * GROUP_CELL;
-        self.order.clear();
-        self.order.extend((first as u32..self.pos.len() as u32).map(|v| {
-            let c = (self.pos[v as usize] / cell).floor();
-            ((c.x as i32, c.y as i32, c.z as i32), v)
-        }));
-        self.order.sort_unstable();
-        self.groups.clear();
-        let mut g0 = 0;
-        for i in 1..=self.order.len() {
-            if i == self.order.len() || self.order[i].0 != self.order[g0].0 {
-                self.groups.push((g0 as u32, i as u32));
-                g0 = i;
-            }
+        let chunks = (self.pos.len() - first).div_ceil(NODE_CHUNK);
+        if self.hits.len() < chunks {
+            self.hits.resize_with(chunks, Vec::new);
         }
-        let groups = self.groups.len();
-        if self.hits.len() < groups {
-            self.hits.resize_with(groups, Vec::new);
-        }
-        let (index, indexed, slot_d2) = (&self.index, &self.indexed, &self.slot_d2);
-        let (pos, order, group_ranges) = (&self.pos, &self.order, &self.groups);
-        let chunks = groups.div_ceil(QUERY_CHUNK);
-        if self.scratch.len() < chunks {
-            self.scratch.resize_with(chunks, GroupScratch::default);
-        }
-        let query = |(chunk, (out, scratch)): (usize, (&mut [Vec<(u32, u32, f32)>], &mut GroupScratch))| {
-            for (k, hits) in out.iter_mut().enumerate() {
-                hits.clear();
-                let (lo, hi) = group_ranges[chunk * QUERY_CHUNK + k];
-                let nodes = &order[lo as usize..hi as usize];
-                let (mut min, mut max) = (pos[nodes[0].1 as usize], pos[nodes[0].1 as usize]);
-                for &(_, v) in &nodes[1..] {
-                    min = min.min(pos[v as usize]);
-                    max = max.max(pos[v as usize]);
-                }
-                let centre = (min + max) * 0.5;
-                let extent = nodes
-                    .iter()
-                    .map(|&(_, v)| pos[v as usize].distance(centre))
-                    .fold(0.0f32, f32::max);
-                let r = di + extent;
-                let c = &mut *scratch;
-                c.clear();
-                index
-                    .query(&centre.to_array())
-                    .within::<SquaredEuclidean<f32>>(query_radius2(r * r))
-                    .unsorted()
-                    .with_points()
-                    .visit(|h| {
-                        // Points and state come in k-d tree order: no scattered loads per hit.
-                        if slot_d2[h.item as usize] != DEAD {
-                            c.push(h.point, h.item);
-                        }
-                    });
-                // Every candidate against every node of the group, as flat loops over the candidates
-                // (they vectorize). The tests are ours, so they match the brute-force reference bit
-                // for bit; nodes ascend, so ties keep the lower node.
-                for (m, &(_, v)) in nodes.iter().enumerate() {
-                    let q = pos[v as usize];
-                    let m = m as u32;
-                    let columns = c.x.iter().zip(&c.y).zip(&c.z).zip(c.best.iter_mut().zip(&mut c.node));
-                    for (((&x, &y), &z), (best, node)) in columns {
-                        let (dx, dy, dz) = (x - q.x, y - q.y, z - q.z);
+        let (grid, slot_d2, pos) = (&self.grid, &self.slot_d2, &self.pos);
+        let reach = Vec3::splat(di);
+        let query = |(chunk, hits): (usize, &mut Vec<(u32, u32, f32)>)| {
+            hits.clear();
+            let lo = first + chunk * NODE_CHUNK;
+            for (v, &q) in pos.iter().enumerate().skip(lo).take(NODE_CHUNK) {
+                grid.for_each_range(q - reach, q + reach, |slots| {
+                    // Points and state are in grid order: no scattered loads per candidate. The
+                    // distance is computed as the brute-force reference does, bit for bit.
+                    for slot in slots {
+                        let (dx, dy, dz) = (grid.x[slot] - q.x, grid.y[slot] - q.y, grid.z[slot] - q.z);
                         let d2 = dx * dx + dy * dy + dz * dz;
-                        if d2 < *best {
-                            *best = d2;
-                            *node = m;
+                        let current = slot_d2[slot];
+                        // A new node no nearer than the current nearest one never wins: it has a
+                        // higher index. Most candidates end here, before the serial merge.
+                        if d2 <= di2 && current != DEAD && (d2 <= dk2 || d2 < current) {
+                            hits.push((grid.id[slot], v as u32, d2));
                         }
                     }
-                }
-                for ((&d2, &slot), &m) in c.best.iter().zip(&c.slot).zip(&c.node) {
-                    let slot = slot as usize;
-                    // A node no nearer than the current nearest one never wins: every new node has a
-                    // higher index. Most candidates end here, before the serial merge.
-                    if d2 <= di2 && (d2 <= dk2 || d2 < slot_d2[slot]) {
-                        hits.push((indexed[slot], nodes[m as usize].1, d2));
-                    }
-                }
+                });
             }
         };
-        let (hits, scratch) = (&mut self.hits[..groups], &mut self.scratch[..chunks]);
-        if groups >= PARALLEL_MIN {
-            hits.par_chunks_mut(QUERY_CHUNK)
-                .zip(scratch.par_iter_mut())
-                .enumerate()
-                .for_each(query);
+        let hits = &mut self.hits[..chunks];
+        let candidates = (self.pos.len() - first) as f32 * grid.points_within_box(2.0 * di);
+        if candidates >= PARALLEL_MIN {
+            hits.par_iter_mut().enumerate().for_each(query);
         } else {
-            hits.chunks_mut(QUERY_CHUNK)
-                .zip(scratch.iter_mut())
-                .enumerate()
-                .for_each(query);
+            hits.iter_mut().enumerate().for_each(query);
         }
-        for k in 0..groups {
+        for k in 0..chunks {
             for &(a, node, d2) in &self.hits[k] {
                 let a = a as usize;
                 if !self.alive[a] {

@@ -28,6 +28,7 @@
 //!   node has an attractor.
 
 mod entities;
+mod grid;
 mod grow;
 #[doc(hidden)]
 pub mod oracle;
