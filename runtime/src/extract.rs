@@ -294,7 +294,7 @@ impl GrassLayer {
             ]
             .iter()
             .all(|&l| l == n)
-            && self.live_displacement.len() % (particles - 1) == 0
+            && self.live_displacement.len().is_multiple_of(particles - 1)
     }
 }
 

@@ -154,7 +154,7 @@ pub fn report(app: &App) -> TerrainReport {
         .world
         .resources
         .get::<super::TerrainParams>()
-        .map(|p| p.schedule.clone())
+        .map(|p| p.schedule)
         .unwrap_or_default();
     let systems = app.metrics().systems();
     // A system is called every tick but works only in the iterations it is due.
