@@ -83,7 +83,7 @@ impl<T> SpatialIndex<T> {
 
     /// All points within `radius` of `q` (inclusive), nearest first, ties by index.
     pub fn within(&self, q: Vec3, radius: f32) -> Vec<Hit<'_, T>> {
-        if self.points.is_empty() || !q.is_finite() || !(radius >= 0.0) {
+        if self.points.is_empty() || !q.is_finite() || radius.is_nan() || radius < 0.0 {
             return Vec::new();
         }
         let mut hits: Vec<Hit<'_, T>> = self

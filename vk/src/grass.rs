@@ -178,48 +178,14 @@ impl Grass {
         // SAFETY: create infos are valid; on failure `destroy_objects` destroys what exists (null handles are ignored).
         let made = unsafe {
             (|| {
-                this.set_layout = device
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&draw_bindings),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
-                this.probe_set_layout = device
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&probe_bindings),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+                this.set_layout = pipeline::set_layout(device, &draw_bindings)?;
+                this.probe_set_layout = pipeline::set_layout(device, &probe_bindings)?;
                 this.sampler = device
                     .create_sampler(&sampler_info, None)
                     .map_err(vk_err("vkCreateSampler"))?;
-                this.pool = device
-                    .create_descriptor_pool(
-                        &vk::DescriptorPoolCreateInfo::default()
-                            .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
-                            .max_sets(MAX_LAYERS + 1)
-                            .pool_sizes(&pool_sizes),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreateDescriptorPool"))?;
-                let set_layouts = [globals, this.set_layout];
-                this.layout = device
-                    .create_pipeline_layout(
-                        &vk::PipelineLayoutCreateInfo::default()
-                            .set_layouts(&set_layouts)
-                            .push_constant_ranges(&draw_push),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreatePipelineLayout"))?;
-                let probe_layouts = [this.probe_set_layout];
-                this.probe_layout = device
-                    .create_pipeline_layout(
-                        &vk::PipelineLayoutCreateInfo::default()
-                            .set_layouts(&probe_layouts)
-                            .push_constant_ranges(&probe_push),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreatePipelineLayout"))?;
+                this.pool = pipeline::freeable_pool(device, MAX_LAYERS + 1, &pool_sizes)?;
+                this.layout = pipeline::layout(device, &[globals, this.set_layout], &draw_push)?;
+                this.probe_layout = pipeline::layout(device, &[this.probe_set_layout], &probe_push)?;
                 let instance = vk::VertexInputRate::INSTANCE;
                 let bindings = [
                     binding(0, 12, instance),

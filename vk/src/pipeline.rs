@@ -106,3 +106,42 @@ pub(crate) fn attribute(location: u32, binding: u32, format: vk::Format) -> vk::
         offset: 0,
     }
 }
+
+/// A descriptor set layout with these bindings.
+pub(crate) fn set_layout(
+    device: &ash::Device,
+    bindings: &[vk::DescriptorSetLayoutBinding<'_>],
+) -> Result<vk::DescriptorSetLayout, RenderError> {
+    let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
+    // SAFETY: the create info and the bindings it points at live until the call returns.
+    unsafe { device.create_descriptor_set_layout(&info, None) }
+        .map_err(|e| RenderError::vk("vkCreateDescriptorSetLayout", e))
+}
+
+/// A pipeline layout over `sets` (in set-number order) with these push constants.
+pub(crate) fn layout(
+    device: &ash::Device,
+    sets: &[vk::DescriptorSetLayout],
+    push: &[vk::PushConstantRange],
+) -> Result<vk::PipelineLayout, RenderError> {
+    let info = vk::PipelineLayoutCreateInfo::default()
+        .set_layouts(sets)
+        .push_constant_ranges(push);
+    // SAFETY: the create info and the arrays it points at live until the call returns.
+    unsafe { device.create_pipeline_layout(&info, None) }.map_err(|e| RenderError::vk("vkCreatePipelineLayout", e))
+}
+
+/// A descriptor pool for up to `max_sets` sets that are freed one at a time, as the
+/// per-chunk and per-layer sets are when their data leaves.
+pub(crate) fn freeable_pool(
+    device: &ash::Device,
+    max_sets: u32,
+    sizes: &[vk::DescriptorPoolSize],
+) -> Result<vk::DescriptorPool, RenderError> {
+    let info = vk::DescriptorPoolCreateInfo::default()
+        .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
+        .max_sets(max_sets)
+        .pool_sizes(sizes);
+    // SAFETY: the create info and the sizes it points at live until the call returns.
+    unsafe { device.create_descriptor_pool(&info, None) }.map_err(|e| RenderError::vk("vkCreateDescriptorPool", e))
+}

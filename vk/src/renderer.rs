@@ -15,6 +15,7 @@ use crate::device::Device;
 use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::grass::Grass;
 use crate::memory::{Buffer, Memory, layout_barrier};
+use crate::pipeline;
 use crate::points::Points;
 use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
@@ -156,9 +157,7 @@ impl Renderer {
                 .descriptor_type(vk::DescriptorType::UNIFORM_BUFFER)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT)];
-            self.globals_layout = d
-                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&binding), None)
-                .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+            self.globals_layout = pipeline::set_layout(d, &binding)?;
             let sizes = [vk::DescriptorPoolSize {
                 ty: vk::DescriptorType::UNIFORM_BUFFER,
                 descriptor_count: 1,
@@ -177,9 +176,7 @@ impl Renderer {
                         .set_layouts(&layouts),
                 )
                 .map_err(vk_err("vkAllocateDescriptorSets"))?[0];
-            self.shared_layout = d
-                .create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts), None)
-                .map_err(vk_err("vkCreatePipelineLayout"))?;
+            self.shared_layout = pipeline::layout(d, &layouts, &[])?;
         }
         let size = std::mem::size_of::<Globals>() as u64;
         let globals = self.memory.buffer(

@@ -94,33 +94,12 @@ impl Terrain {
         // SAFETY: create infos are valid; on failure `destroy_objects` destroys what exists (null handles are ignored).
         let made = unsafe {
             (|| {
-                this.set_layout = device
-                    .create_descriptor_set_layout(
-                        &vk::DescriptorSetLayoutCreateInfo::default().bindings(&sampler_bindings),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreateDescriptorSetLayout"))?;
+                this.set_layout = pipeline::set_layout(device, &sampler_bindings)?;
                 this.sampler = device
                     .create_sampler(&sampler_info, None)
                     .map_err(vk_err("vkCreateSampler"))?;
-                this.pool = device
-                    .create_descriptor_pool(
-                        &vk::DescriptorPoolCreateInfo::default()
-                            .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
-                            .max_sets(MAX_CHUNKS)
-                            .pool_sizes(&pool_sizes),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreateDescriptorPool"))?;
-                let set_layouts = [globals, this.set_layout];
-                this.layout = device
-                    .create_pipeline_layout(
-                        &vk::PipelineLayoutCreateInfo::default()
-                            .set_layouts(&set_layouts)
-                            .push_constant_ranges(&push),
-                        None,
-                    )
-                    .map_err(vk_err("vkCreatePipelineLayout"))?;
+                this.pool = pipeline::freeable_pool(device, MAX_CHUNKS, &pool_sizes)?;
+                this.layout = pipeline::layout(device, &[globals, this.set_layout], &push)?;
                 let bindings = [binding(0, 8, vk::VertexInputRate::VERTEX)];
                 let attributes = [attribute(0, 0, vk::Format::R32G32_SFLOAT)];
                 this.pipeline = pipeline::create(
