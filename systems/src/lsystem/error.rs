@@ -130,7 +130,8 @@ pub enum LSystemError {
         /// The step that exceeded it (0: the axiom itself).
         step: u32,
     },
-    /// The turtle met a word it cannot interpret (only possible for hand-built buffers).
+    /// The turtle met a word it cannot interpret: malformed (only possible
+    /// for hand-built buffers) or drawing past the `f32` range.
     #[error("module {module}: {message}")]
     Turtle {
         /// Index of the module in the word.

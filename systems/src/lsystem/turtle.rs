@@ -123,8 +123,9 @@ impl State {
 
 /// Interprets `word` with the turtle.
 ///
-/// Fails only on words the derivation never produces: a `]` without `[`,
-/// a turtle symbol with more than one parameter, or a non-finite parameter.
+/// Fails on words the derivation never produces (a `]` without `[`, a
+/// turtle symbol with more than one parameter, a non-finite parameter) and
+/// on a word whose steps carry the turtle past the `f32` range.
 pub fn interpret(word: &ModuleBuffer, opts: &TurtleOptions) -> Result<TurtleOutput, LSystemError> {
     let mut out = TurtleOutput::default();
     interpret_into(word, opts, &mut out)?;
@@ -193,6 +194,11 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
                     state.h
                 };
                 let end = state.pos + length * dir;
+                // Finite parameters can still add up past f32's range; an
+                // infinite point would poison radii, meshes and exports.
+                if !end.is_finite() {
+                    return Err(turtle_error(i, "position leaves the f32 range (steps too long)"));
+                }
                 if symbol == sym::DRAW {
                     state.node = out.graph.push(state.pos, end, state.node, stack.len() as u32);
                     out.widths.push(state.width);
