@@ -64,3 +64,60 @@ fn a_pusher_flattens_nearby_blades_and_they_recover_after_it_leaves() {
     let tip = baked_tip(&g, near);
     assert!(tip > 0.9 * rest_tip, "not recovered: {tip}");
 }
+
+/// A blade placed with a yaw and a scale is simulated where it is drawn: it goes live in
+/// its turned, scaled baked pose and bends away from a pusher coming from +x in world space.
+#[test]
+fn a_turned_scaled_blade_bends_away_from_the_pusher_in_world_space() {
+    // One stem leaning towards local +x; a quarter turn about +Y leans it towards world −z.
+    let shape = BladeShape::tuft(1, 0.3, 0.4, Segment::default());
+    let d = Dynamics::default();
+    let s = BakeSettings {
+        cells: 4,
+        frames: 8,
+        max_warmup_seconds: 1.0,
+        ..BakeSettings::default()
+    };
+    let (baked, _) = bake(&shape, &d, &WindField::default(), &s).unwrap();
+    let (yaw, scale) = (std::f32::consts::FRAC_PI_2, 1.5);
+    let mut g = LiveGrass::new(BladeKernel::new(&shape, &d), vec![Vec3::ZERO], LiveSettings::default())
+        .with_placement(vec![yaw], vec![scale])
+        .unwrap();
+    let tip = shape.len() - 1;
+    let drawn_rest = glam::Quat::from_rotation_y(yaw) * (shape.rest[tip] * scale);
+    assert!(drawn_rest.z < -0.15 && drawn_rest.x.abs() < 1e-6);
+    let before = g.position(&baked, 0, tip);
+    assert!(
+        (before - drawn_rest).length() < 0.02,
+        "baked tip {before} vs drawn rest {drawn_rest}"
+    );
+    let h = d.step_seconds;
+    let pusher = |k: usize| Pusher {
+        center: Vec3::new((0.4 - k as f32 * 0.002).max(0.1), 0.2, 0.5 * drawn_rest.z),
+        radius: 0.15,
+    };
+    g.step(&baked, &WindField::default(), &[pusher(0)], h);
+    assert_eq!(g.live_blades(), 1);
+    let live = g.position(&baked, 0, tip);
+    assert!(
+        (live - before).length() < 0.01,
+        "the switch to live jumped from {before} to {live}"
+    );
+    for k in 1..360 {
+        g.step(&baked, &WindField::default(), &[pusher(k)], h);
+    }
+    let (mid, pushed) = (g.position(&baked, 0, 1), g.position(&baked, 0, tip));
+    assert!(
+        mid.x < -0.03 && pushed.x < -0.03,
+        "stem at {mid}, {pushed}: not pushed towards −x"
+    );
+    assert!(
+        mid.distance(pusher(359).center) >= 0.15 * (1.0 - 1e-4),
+        "stem inside the pusher"
+    );
+    assert!(
+        LiveGrass::new(BladeKernel::new(&shape, &d), vec![Vec3::ZERO], LiveSettings::default())
+            .with_placement(vec![0.0], vec![0.0])
+            .is_err()
+    );
+}

@@ -293,13 +293,13 @@ impl Advance<'_> {
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma")]
     unsafe fn run_avx2(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
         self.run_inline(first_block, x, v, wind_values)
     }
 
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,fma")]
     unsafe fn run_avx512(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
         self.run_inline(first_block, x, v, wind_values)
     }

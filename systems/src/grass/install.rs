@@ -115,8 +115,6 @@ pub struct GrassSpecies {
     pub colour: [u8; 4],
     /// Instances switched to live simulation by walkers.
     pub live: LiveGrass,
-    /// Rest positions relative to the root (the live displacement's reference).
-    rest: Vec<Vec3>,
     /// Roots by position, to find the blades a pusher reaches.
     index: SpatialIndex<u32>,
     /// Blades a pusher reached and the seconds since it left; mirrors `live`'s own set,
@@ -185,6 +183,14 @@ pub enum GrassError {
         /// What is wrong.
         message: String,
     },
+    /// A species' instance scale range gives a scale that is not positive and finite.
+    #[error("grass species {species}: scale: {message}")]
+    Scale {
+        /// Index of the species.
+        species: usize,
+        /// What is wrong.
+        message: &'static str,
+    },
 }
 
 /// Installs grass (see the module docs): bakes every species on the app's pool,
@@ -236,8 +242,9 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
                 width: sp.shape.segment.iter().map(|s| s.width).collect(),
             },
             index: SpatialIndex::build(roots.iter().enumerate().map(|(i, r)| (*r, i as u32))),
-            live: LiveGrass::new(kernel, roots.clone(), settings.live),
-            rest: sp.shape.rest.clone(),
+            live: LiveGrass::new(kernel, roots.clone(), settings.live)
+                .with_placement(yaw.clone(), scale.clone())
+                .map_err(|message| GrassError::Scale { species: k, message })?,
             reached: BTreeMap::new(),
             baked,
             roots,
@@ -384,7 +391,7 @@ fn fill_batch(layers: &GrassLayers, batch: &mut GrassBatch, first: bool, time: f
         }
     }
     for (sp, layer) in layers.species.iter().zip(&mut batch.layers) {
-        let links = sp.rest.len() - 1;
+        let links = sp.shape.rest.len() - 1;
         // Slots of blades no longer live go back to the bake.
         for (i, slot) in layer.live_slot.iter_mut().enumerate() {
             if *slot != u32::MAX && !sp.reached.contains_key(&(i as u32)) {
@@ -400,9 +407,7 @@ fn fill_batch(layers: &GrassLayers, batch: &mut GrassBatch, first: bool, time: f
                 layer.dirty.mark(blade, blade + 1);
             }
             for i in 1..=links {
-                layer
-                    .live_displacement
-                    .push(sp.live.position(&sp.baked, b, i) - sp.rest[i]);
+                layer.live_displacement.push(sp.live.displacement(&sp.baked, b, i));
             }
         }
     }

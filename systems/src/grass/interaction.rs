@@ -4,8 +4,13 @@
 //! collision constraint that keeps particles outside every sphere. Once no
 //! pusher has been near for `hold_seconds`, a blade fades back to its baked
 //! motion over `blend_seconds` and leaves the live set.
+//!
+//! Each live blade is simulated in its instance's own frame (the shape as
+//! compiled, unturned and unscaled): pushers and wind are taken into that frame,
+//! and the pose comes back turned by the instance's yaw and scaled, as the
+//! renderer draws its rest pose.
 
-use glam::Vec3;
+use glam::{Quat, Vec3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::SpatialIndex;
@@ -56,13 +61,46 @@ struct LiveBlade {
     idle: f32,
 }
 
+/// An instance's placement: world = root + turn·(scale·local).
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    root: Vec3,
+    turn: Quat,
+    scale: f32,
+}
+
+impl Frame {
+    /// A world vector (a direction or a force) in the blade's frame, unscaled.
+    fn turn_back(self, v: Vec3) -> Vec3 {
+        self.turn.inverse() * v
+    }
+
+    /// A world offset from the root as a local position.
+    fn to_local(self, offset: Vec3) -> Vec3 {
+        self.turn_back(offset) / self.scale
+    }
+
+    /// A local position as a world offset from the root.
+    fn to_world(self, local: Vec3) -> Vec3 {
+        self.turn * (local * self.scale)
+    }
+
+    /// A pusher in the blade's frame.
+    fn pusher(self, p: &Pusher) -> Pusher {
+        Pusher {
+            center: self.to_local(p.center - self.root),
+            radius: p.radius / self.scale,
+        }
+    }
+}
+
 impl LiveBlade {
     /// The collision constraint: particles inside a pusher move to its surface and lose
-    /// their velocity into it.
-    fn push_out(&mut self, root: Vec3, pushers: &[Pusher]) {
-        for p in pushers {
+    /// their velocity into it (in the blade's frame).
+    fn push_out(&mut self, frame: Frame, pushers: &[Pusher]) {
+        for p in pushers.iter().map(|p| frame.pusher(p)) {
             for (x, v) in self.x.iter_mut().zip(self.v.iter_mut()).skip(1) {
-                let d = root + *x - p.center;
+                let d = *x - p.center;
                 let dist = d.length();
                 if dist < p.radius && dist > 1e-6 {
                     let n = d / dist;
@@ -78,6 +116,10 @@ impl LiveBlade {
 pub struct LiveGrass {
     kernel: BladeKernel,
     roots: Vec<Vec3>,
+    /// Yaw per blade, radians (about +Y, as the renderer turns the rest pose).
+    yaw: Vec<f32>,
+    /// Scale per blade.
+    scale: Vec<f32>,
     index: SpatialIndex<u32>,
     settings: LiveSettings,
     live: Vec<LiveBlade>,
@@ -86,11 +128,13 @@ pub struct LiveGrass {
 }
 
 impl LiveGrass {
-    /// Blades of `kernel`'s shape rooted at `roots`.
+    /// Blades of `kernel`'s shape rooted at `roots`, unturned and unscaled.
     pub fn new(kernel: BladeKernel, roots: Vec<Vec3>, settings: LiveSettings) -> Self {
         let index = SpatialIndex::build(roots.iter().enumerate().map(|(i, r)| (*r, i as u32)));
         LiveGrass {
             kernel,
+            yaw: vec![0.0; roots.len()],
+            scale: vec![1.0; roots.len()],
             roots,
             index,
             settings,
@@ -99,22 +143,53 @@ impl LiveGrass {
         }
     }
 
+    /// Turns each blade's rest pose by `yaw` (radians about +Y) and scales it by `scale`, one
+    /// entry per blade, as the renderer places instances.
+    ///
+    /// # Errors
+    ///
+    /// When a list's length differs from the number of blades or a scale is not positive and finite.
+    pub fn with_placement(mut self, yaw: Vec<f32>, scale: Vec<f32>) -> Result<Self, &'static str> {
+        if yaw.len() != self.roots.len() || scale.len() != self.roots.len() {
+            return Err("one yaw and one scale per blade");
+        }
+        if !scale.iter().all(|s| *s > 0.0 && s.is_finite()) || !yaw.iter().all(|y| y.is_finite()) {
+            return Err("scales must be positive and finite, yaws finite");
+        }
+        self.yaw = yaw;
+        self.scale = scale;
+        Ok(self)
+    }
+
+    fn frame(&self, blade: usize) -> Frame {
+        Frame {
+            root: self.roots[blade],
+            turn: Quat::from_rotation_y(self.yaw[blade]),
+            scale: self.scale[blade],
+        }
+    }
+
     /// Number of blades currently simulated live.
     pub fn live_blades(&self) -> usize {
         self.live.len()
     }
 
-    fn baked_pose(&self, baked: &BakedGrass, blade: usize, time: f32) -> Vec<Vec3> {
+    /// The baked displacement of particle `i` (world metres, not turned; zero at the root).
+    fn baked_displacement(&self, baked: &BakedGrass, blade: usize, i: usize, time: f32) -> Vec3 {
         let r = self.roots[blade];
+        if i == 0 {
+            Vec3::ZERO
+        } else {
+            baked.sample(i as u32 - 1, r.x, r.z, time, 1.0, 1.0)
+        }
+    }
+
+    /// The baked pose in the blade's frame.
+    fn baked_pose(&self, baked: &BakedGrass, blade: usize, time: f32) -> Vec<Vec3> {
+        let frame = self.frame(blade);
         let rest = self.kernel.rest();
         (0..rest.len())
-            .map(|i| {
-                if i == 0 {
-                    Vec3::ZERO
-                } else {
-                    rest[i] + baked.sample(i as u32 - 1, r.x, r.z, time, 1.0, 1.0)
-                }
-            })
+            .map(|i| rest[i] + frame.to_local(self.baked_displacement(baked, blade, i, time)))
             .collect()
     }
 
@@ -142,21 +217,24 @@ impl LiveGrass {
                 }
             }
         }
+        let n = self.kernel.len();
+        let frames: Vec<Frame> = self.live.iter().map(|b| self.frame(b.blade as usize)).collect();
         let (kernel, roots) = (&self.kernel, &self.roots);
-        let n = kernel.len();
         // Live blades are stepped LANES at a time (lanes are independent, so the grouping
         // does not change any blade's result); a short last group repeats its first blade.
         self.live
             .par_chunks_mut(LANES)
             .zip(near.par_chunks(LANES))
-            .for_each(|(group, near)| {
+            .zip(frames.par_chunks(LANES))
+            .for_each(|((group, near), frames)| {
                 let (mut x, mut v, mut w) = (
                     [V3::default(); MAX_PARTICLES],
                     [V3::default(); MAX_PARTICLES],
                     V3::default(),
                 );
-                for (l, b) in group.iter_mut().enumerate() {
-                    w.set(l, wind.sample_cached(roots[b.blade as usize], t, &mut b.cache));
+                for (l, (b, frame)) in group.iter_mut().zip(frames).enumerate() {
+                    let world = wind.sample_cached(roots[b.blade as usize], t, &mut b.cache);
+                    w.set(l, frame.turn_back(world));
                 }
                 for l in 0..LANES {
                     let (b, src) = if l < group.len() {
@@ -171,12 +249,12 @@ impl LiveGrass {
                     }
                 }
                 kernel.step_block(&mut x[..n], &mut v[..n], &w, &mut Scratch::default());
-                for (l, (b, near)) in group.iter_mut().zip(near).enumerate() {
+                for (l, ((b, near), frame)) in group.iter_mut().zip(near).zip(frames).enumerate() {
                     for i in 0..n {
                         b.x[i] = x[i].get(l);
                         b.v[i] = v[i].get(l);
                     }
-                    b.push_out(roots[b.blade as usize], pushers);
+                    b.push_out(*frame, pushers);
                     b.idle = if *near { 0.0 } else { b.idle + h };
                 }
             });
@@ -185,23 +263,25 @@ impl LiveGrass {
         self.time += h;
     }
 
-    /// Particle `i`'s position relative to blade `blade`'s root: the live pose,
-    /// faded into the baked pose after the hold time, or the baked pose.
+    /// Particle `i`'s position relative to blade `blade`'s root in world metres: the live
+    /// pose, faded into the baked pose after the hold time, or the baked pose.
     pub fn position(&self, baked: &BakedGrass, blade: usize, i: usize) -> Vec3 {
-        let rest = self.kernel.rest()[i];
-        let r = self.roots[blade];
-        let bakedp = if i == 0 {
-            Vec3::ZERO
-        } else {
-            rest + baked.sample(i as u32 - 1, r.x, r.z, self.time, 1.0, 1.0)
-        };
+        self.frame(blade).to_world(self.kernel.rest()[i]) + self.displacement(baked, blade, i)
+    }
+
+    /// Particle `i`'s displacement from its turned and scaled rest position, world metres
+    /// (what the renderer adds to the rest pose it draws).
+    pub fn displacement(&self, baked: &BakedGrass, blade: usize, i: usize) -> Vec3 {
+        let bakedd = self.baked_displacement(baked, blade, i, self.time);
         match self.live.binary_search_by_key(&(blade as u32), |l| l.blade) {
             Ok(k) => {
                 let l = &self.live[k];
+                let frame = self.frame(blade);
+                let lived = frame.to_world(l.x[i] - self.kernel.rest()[i]);
                 let fade = ((l.idle - self.settings.hold_seconds) / self.settings.blend_seconds).clamp(0.0, 1.0);
-                l.x[i] * (1.0 - fade) + bakedp * fade
+                lived * (1.0 - fade) + bakedd * fade
             }
-            Err(_) => bakedp,
+            Err(_) => bakedd,
         }
     }
 }
