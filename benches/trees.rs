@@ -1,8 +1,8 @@
 //! Tree pipeline throughput.
 //!
 //! `fig6_1b_pipeline`: thesis Fig. 6.1b (13,121 segments, 206,658 vertices) from
-//! grammar text to mesh on one thread: parse + derive + turtle + curve reduction
-//! + radii + mesh (thesis: 0.233 s on a 3.3 GHz desktop; target ≤ 5 ms). Every
+//! grammar text to mesh on one thread: parse, derive, turtle, curve reduction,
+//! radii and mesh (thesis: 0.233 s on a 3.3 GHz desktop; target ≤ 5 ms). Every
 //! iteration grows the whole tree again from the grammar text, through one
 //! `TreeBuilder` kept across iterations, as a forest grows tree after tree: the
 //! buffers are reused, nothing computed is (the first, allocating tree is in the

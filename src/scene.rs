@@ -41,7 +41,7 @@ pub const GRASS_PRESETS: [(&str, &str); 5] = [
 ];
 
 /// A whole scene.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Scene {
     /// Name used in reports. Default: the file name without extension.
@@ -300,25 +300,6 @@ impl Default for Simulation {
     }
 }
 
-impl Default for Scene {
-    fn default() -> Self {
-        Self {
-            name: String::new(),
-            seed: 0,
-            simulation: Simulation::default(),
-            particles: ParticleSettings::default(),
-            chains: None,
-            tree: None,
-            colonize: None,
-            terrain: None,
-            forest: None,
-            grass: None,
-            camera: Camera::default(),
-            sun: Sun::default(),
-        }
-    }
-}
-
 /// A scene that could not be read, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneError {
@@ -405,22 +386,22 @@ impl Scene {
                 message,
             });
         }
-        if let Some(tree) = &scene.tree {
-            if let Err(e) = LSystem::parse(&tree.lsystem.grammar) {
-                let path = ["tree", "lsystem", "grammar"];
-                let (line, column) = e
-                    .position()
-                    .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
-                    .or_else(|| locate_field(text, &path))
-                    .unwrap_or((0, 0));
-                return Err(SceneError {
-                    file: file.to_owned(),
-                    line,
-                    column,
-                    field: Some(path.join(".")),
-                    message: format!("grammar {e}"),
-                });
-            }
+        if let Some(tree) = &scene.tree
+            && let Err(e) = LSystem::parse(&tree.lsystem.grammar)
+        {
+            let path = ["tree", "lsystem", "grammar"];
+            let (line, column) = e
+                .position()
+                .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
+                .or_else(|| locate_field(text, &path))
+                .unwrap_or((0, 0));
+            return Err(SceneError {
+                file: file.to_owned(),
+                line,
+                column,
+                field: Some(path.join(".")),
+                message: format!("grammar {e}"),
+            });
         }
         for (k, sp) in scene.grass.iter().flat_map(|g| &g.species).enumerate() {
             if let BladeSource::Grammar { grammar, iterations } = &sp.blade

@@ -461,10 +461,8 @@ mod tests {
         let (mut w, t) = sample();
         let reg = registry();
         let h = reg.state_hash(&w, t).unwrap();
-        for p in w.entities.query_mut::<&mut Pos>() {
-            p.0[0] = f32::from_bits(p.0[0].to_bits() + 1);
-            break;
-        }
+        let p = w.entities.query_mut::<&mut Pos>().into_iter().next().unwrap();
+        p.0[0] = f32::from_bits(p.0[0].to_bits() + 1);
         assert_ne!(h, reg.state_hash(&w, t).unwrap());
     }
 

@@ -78,8 +78,8 @@ fn deflection_grows_with_distance_from_the_root() {
     for _ in 0..960 {
         f.step(&wind);
         for b in 0..20 {
-            for i in 1..7 {
-                max[i] = max[i].max((f.x(b, i) - shape.rest[i]).length());
+            for (i, m) in max.iter_mut().enumerate().skip(1) {
+                *m = m.max((f.x(b, i) - shape.rest[i]).length());
             }
         }
     }

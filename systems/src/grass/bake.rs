@@ -346,7 +346,8 @@ impl BakedGrass {
         if used != payload.len()
             || baked.textures.len() != texture_bytes(baked.cells, baked.links, baked.frames, baked.layout)
             || baked.frames < 2
-            || !(baked.frame_seconds > 0.0)
+            || baked.frame_seconds.is_nan()
+            || baked.frame_seconds <= 0.0
         {
             return Err(err("inconsistent contents"));
         }

@@ -192,8 +192,8 @@ impl ParticleSolver {
             if e[0] == DANGLING {
                 continue;
             }
-            for side in 0..2 {
-                let p = e[side] as usize;
+            for (side, &end) in e.iter().enumerate() {
+                let p = end as usize;
                 self.incidence[fill[p] as usize] = 2 * s as u32 + side as u32;
                 fill[p] += 1;
             }
@@ -334,10 +334,9 @@ impl ParticleSolver {
         // Stage weights of the classic scheme and where the next stage samples.
         const WEIGHT: [f32; 4] = [1.0, 2.0, 2.0, 1.0];
         const NEXT: [f32; 3] = [0.5, 0.5, 1.0];
-        for stage in 0..4 {
+        for (stage, &w) in WEIGHT.iter().enumerate() {
             self.forces(springs, &tx, &tv);
             let sc = &self.scratch;
-            let w = WEIGHT[stage];
             let next = NEXT.get(stage).map(|c| c * dt);
             tx.par_chunks_mut(CHUNK)
                 .zip(tv.par_chunks_mut(CHUNK))
