@@ -120,18 +120,25 @@ fn tree_command_exports_glb_and_obj_and_reports() {
     );
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let tree = &r["tree"];
-    for key in [
-        "modules",
-        "segments",
-        "chains",
-        "rings",
-        "vertices",
-        "triangles",
-        "derive_ms",
-        "interpret_ms",
-        "mesh_ms",
-    ] {
-        assert!(tree.get(key).is_some(), "report tree lacks {key}");
+    let stats = sylva::build_all(&Scene::load(scene.as_ref()).unwrap(), 1)
+        .unwrap()
+        .tree
+        .unwrap()
+        .stats;
+    let counts = [
+        ("modules", stats.modules),
+        ("segments", stats.segments),
+        ("chains", stats.chains),
+        ("rings", stats.rings),
+        ("vertices", stats.vertices),
+        ("triangles", stats.triangles),
+    ];
+    for (key, expected) in counts {
+        assert_eq!(tree[key].as_u64(), Some(expected as u64), "report tree.{key}");
+    }
+    for key in ["derive_ms", "interpret_ms", "mesh_ms"] {
+        let ms = tree[key].as_f64().unwrap_or(-1.0);
+        assert!(ms >= 0.0 && ms.is_finite(), "report tree.{key} = {}", tree[key]);
     }
     let vertices = tree["vertices"].as_u64().unwrap() as usize;
     assert!(run(&obj).status.success());
