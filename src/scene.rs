@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::grass::{BakeSettings, BladeShape, Dynamics, LiveSettings, Walker, WindField, blade_from_grammar};
-use sylva_systems::lsystem::{LSystem, LSystemParams};
+use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
 use sylva_systems::placement::ScatterParams;
 use sylva_systems::placement::forest::ForestParams;
@@ -390,36 +390,15 @@ impl Scene {
             && let Err(e) = LSystem::parse(&tree.lsystem.grammar)
         {
             let path = ["tree", "lsystem", "grammar"];
-            let (line, column) = e
-                .position()
-                .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
-                .or_else(|| locate_field(text, &path))
-                .unwrap_or((0, 0));
-            return Err(SceneError {
-                file: file.to_owned(),
-                line,
-                column,
-                field: Some(path.join(".")),
-                message: format!("grammar {e}"),
-            });
+            return Err(grammar_error(file, text, &path, path.join("."), &e));
         }
         for (k, sp) in scene.grass.iter().flat_map(|g| &g.species).enumerate() {
             if let BladeSource::Grammar { grammar, iterations } = &sp.blade
                 && let Err(e) = blade_from_grammar(grammar, *iterations)
             {
                 let path = ["grass", "species", "grammar"];
-                let (line, column) = e
-                    .position()
-                    .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
-                    .or_else(|| locate_field(text, &path))
-                    .unwrap_or((0, 0));
-                return Err(SceneError {
-                    file: file.to_owned(),
-                    line,
-                    column,
-                    field: Some(format!("grass.species[{k}].blade.grammar")),
-                    message: format!("grammar {e}"),
-                });
+                let field = format!("grass.species[{k}].blade.grammar");
+                return Err(grammar_error(file, text, &path, field, &e));
             }
         }
         if scene.name.is_empty() {
@@ -515,6 +494,23 @@ impl Scene {
             return Err((path(&["sun", "direction"]), "must be a finite, non-zero vector".into()));
         }
         Ok(())
+    }
+}
+
+/// A grammar error in the string at `path`, placed at its line and column in the file
+/// (or at the field, or nowhere, when the string cannot be found).
+fn grammar_error(file: &str, text: &str, path: &[&str], field: String, e: &LSystemError) -> SceneError {
+    let (line, column) = e
+        .position()
+        .and_then(|p| locate_in_string(text, path, p.line as usize, p.column as usize))
+        .or_else(|| locate_field(text, path))
+        .unwrap_or((0, 0));
+    SceneError {
+        file: file.to_owned(),
+        line,
+        column,
+        field: Some(field),
+        message: format!("grammar {e}"),
     }
 }
 
