@@ -30,7 +30,7 @@ pub use clock::FixedClock;
 pub use metrics::Metrics;
 pub use resources::{Res, ResMut, Resources};
 pub use schedule::Schedule;
-pub use snapshot::{SnapshotError, SnapshotRegistry};
+pub use snapshot::{SnapshotError, SnapshotRegistry, StatePart};
 pub use spatial::{Hit, SpatialIndex};
 pub use system::{System, SystemContext, SystemFn, Time};
 pub use world::World;

@@ -1,7 +1,9 @@
 //! Saving and restoring a world's simulation state.
 //!
 //! Only registered component and resource types are simulation state; the rest
-//! (caches, GPU handles, metrics) is rebuilt. A snapshot file is:
+//! (caches, GPU handles, metrics) is rebuilt. A resource that mixes both (a bake
+//! and the live state beside it) registers just its [`StatePart`]. A snapshot
+//! file is:
 //!
 //! | bytes | field |
 //! | ----- | ----- |
@@ -80,12 +82,21 @@ pub enum SnapshotError {
     /// State could not be encoded.
     #[error("state could not be encoded: {0}")]
     Encode(String),
+    /// A resource refused its saved state (see [`StatePart::check_state`]).
+    #[error("snapshot state `{name}` does not fit this world: {why}")]
+    State {
+        /// Registered name of the state.
+        name: String,
+        /// Why it does not fit.
+        why: String,
+    },
 }
 
 type SaveColumn = fn(&hecs::World) -> Result<Vec<u8>, SnapshotError>;
 type LoadColumn = fn(&[u8], &mut BTreeMap<u64, hecs::EntityBuilder>) -> Result<(), SnapshotError>;
 type SaveResource = fn(&Resources) -> Result<Option<Vec<u8>>, SnapshotError>;
 type DecodeResource = fn(&[u8]) -> Result<Box<dyn Any + Send + Sync>, SnapshotError>;
+type CheckResource = fn(&Resources, &(dyn Any + Send + Sync)) -> Result<(), String>;
 type InsertResource = fn(&mut Resources, Box<dyn Any + Send + Sync>);
 
 struct ComponentCodec {
@@ -98,7 +109,30 @@ struct ResourceCodec {
     name: String,
     save: SaveResource,
     decode: DecodeResource,
+    /// Runs on every decoded value before the world is touched.
+    check: CheckResource,
     insert: InsertResource,
+}
+
+/// A resource whose simulation state is a part of it: the rest (bakes, indices,
+/// settings from the scene) is rebuilt with the world and stays as it is on load.
+///
+/// Registered with [`SnapshotRegistry::resource_state`]. Loading decodes the state,
+/// asks the world's resource to [`check_state`](Self::check_state) it (nothing has
+/// changed yet, so a refusal leaves the world as it was), and only then
+/// [`restore_state`](Self::restore_state)s it.
+pub trait StatePart: Send + Sync + 'static {
+    /// The saved part.
+    type State: Serialize + DeserializeOwned + Send + Sync + 'static;
+    /// The current state.
+    fn save_state(&self) -> Self::State;
+    /// Whether `state` fits this resource (for example, was saved from the same scene).
+    ///
+    /// # Errors
+    /// Why it does not fit.
+    fn check_state(&self, state: &Self::State) -> Result<(), String>;
+    /// Replaces the current state with a checked one.
+    fn restore_state(&mut self, state: Self::State);
 }
 
 /// The payload as stored.
@@ -169,9 +203,33 @@ fn decode_resource<T: DeserializeOwned + Send + Sync + 'static>(
     Ok(Box::new(decode::<T>(bytes)?))
 }
 
+fn accept_resource(_: &Resources, _: &(dyn Any + Send + Sync)) -> Result<(), String> {
+    Ok(())
+}
+
 fn insert_resource<T: Send + Sync + 'static>(resources: &mut Resources, value: Box<dyn Any + Send + Sync>) {
     if let Ok(v) = value.downcast::<T>() {
         resources.insert(*v);
+    }
+}
+
+fn save_state<R: StatePart>(resources: &Resources) -> Result<Option<Vec<u8>>, SnapshotError> {
+    resources.get::<R>().map(|r| encode(&r.save_state())).transpose()
+}
+
+fn check_state<R: StatePart>(resources: &Resources, value: &(dyn Any + Send + Sync)) -> Result<(), String> {
+    let state = value
+        .downcast_ref::<R::State>()
+        .ok_or("decoded state has the wrong type")?;
+    resources
+        .get::<R>()
+        .ok_or("the world has no resource to restore it into")?
+        .check_state(state)
+}
+
+fn restore_state<R: StatePart>(resources: &mut Resources, value: Box<dyn Any + Send + Sync>) {
+    if let (Ok(state), Some(mut r)) = (value.downcast::<R::State>(), resources.get_mut::<R>()) {
+        r.restore_state(*state);
     }
 }
 
@@ -211,7 +269,24 @@ impl SnapshotRegistry {
             name: name.to_owned(),
             save: save_resource::<T>,
             decode: decode_resource::<T>,
+            check: accept_resource,
             insert: insert_resource::<T>,
+        });
+        self
+    }
+
+    /// Makes the [`StatePart`] of resource `R` part of the saved state under `name`.
+    ///
+    /// # Panics
+    /// When `name` is already registered.
+    pub fn resource_state<R: StatePart>(&mut self, name: &str) -> &mut Self {
+        self.assert_new(name);
+        self.resources.push(ResourceCodec {
+            name: name.to_owned(),
+            save: save_state::<R>,
+            decode: decode_resource::<R::State>,
+            check: check_state::<R>,
+            insert: restore_state::<R>,
         });
         self
     }
@@ -284,8 +359,8 @@ impl SnapshotRegistry {
     /// Replaces `world`'s entities and registered resources with the snapshot's
     /// and returns the time it was saved at.
     ///
-    /// Everything is decoded before `world` is touched, so on error `world` is
-    /// unchanged. Resources that are not registered (caches, settings) stay as
+    /// Everything is decoded, and every [`StatePart`] checked, before `world` is
+    /// touched, so on error `world` is unchanged. Resources that are not registered (caches, settings) stay as
     /// they were; systems that cache derived data must notice the new entities.
     pub fn load_into(&self, bytes: &[u8], world: &mut World) -> Result<Time, SnapshotError> {
         let payload = self.check_header(bytes)?;
@@ -306,7 +381,12 @@ impl SnapshotRegistry {
                 .iter()
                 .find(|r| &r.name == name)
                 .ok_or_else(|| SnapshotError::Decode(format!("unknown resource `{name}`")))?;
-            decoded.push((codec.insert, (codec.decode)(blob)?));
+            let value = (codec.decode)(blob)?;
+            (codec.check)(&world.resources, &*value).map_err(|why| SnapshotError::State {
+                name: name.clone(),
+                why,
+            })?;
+            decoded.push((codec.insert, value));
         }
         let mut entities = hecs::World::new();
         for (bits, mut builder) in builders {
@@ -393,6 +473,29 @@ mod tests {
     struct Wind(f32);
     struct Cache;
 
+    /// A bake (rebuilt, not saved) with live state beside it.
+    struct Field {
+        bake: Vec<f32>,
+        live: Vec<f32>,
+    }
+
+    impl StatePart for Field {
+        type State = Vec<f32>;
+        fn save_state(&self) -> Vec<f32> {
+            self.live.clone()
+        }
+        fn check_state(&self, state: &Vec<f32>) -> Result<(), String> {
+            if state.len() == self.bake.len() {
+                Ok(())
+            } else {
+                Err(format!("{} values for a bake of {}", state.len(), self.bake.len()))
+            }
+        }
+        fn restore_state(&mut self, state: Vec<f32>) {
+            self.live = state;
+        }
+    }
+
     fn registry() -> SnapshotRegistry {
         let mut r = SnapshotRegistry::new();
         r.component::<Pos>("pos")
@@ -454,6 +557,40 @@ mod tests {
         // Links still point at the right entity.
         let link = back.entities.query::<&Link>().iter().map(|l| l.0).next().unwrap();
         assert!(back.entities.get::<&Pos>(link).is_ok());
+    }
+
+    #[test]
+    fn state_parts_round_trip_and_a_misfit_changes_nothing() {
+        let mut reg = registry();
+        reg.resource_state::<Field>("field");
+        let (mut w, t) = sample();
+        w.resources.insert(Field {
+            bake: vec![1.0, 2.0],
+            live: vec![0.25, 0.5],
+        });
+        let bytes = reg.save(&w, t).unwrap();
+        let h = reg.state_hash(&w, t).unwrap();
+        w.resources.get_mut::<Field>().unwrap().live[1] = 9.0;
+        assert_ne!(h, reg.state_hash(&w, t).unwrap(), "the state part is in the hash");
+        reg.load_into(&bytes, &mut w).unwrap();
+        assert_eq!(w.resources.get::<Field>().unwrap().live, [0.25, 0.5]);
+        assert_eq!(reg.state_hash(&w, t).unwrap(), h);
+
+        // A world whose field has another size refuses the state, and keeps its entities.
+        w.resources.insert(Field {
+            bake: vec![1.0; 3],
+            live: vec![7.0; 3],
+        });
+        let pos = w.entities.spawn((Pos([9.0; 3]),));
+        match reg.load_into(&bytes, &mut w) {
+            Err(SnapshotError::State { name, why }) => {
+                assert_eq!(name, "field");
+                assert_eq!(why, "2 values for a bake of 3");
+            }
+            other => panic!("expected a state error, got {other:?}"),
+        }
+        assert!(w.entities.contains(pos), "entities were left alone");
+        assert_eq!(w.resources.get::<Field>().unwrap().live, [7.0; 3]);
     }
 
     #[test]
