@@ -117,7 +117,8 @@ pub struct GrassScene {
     pub wind_power: f32,
     /// Time multiplier of playback (the thesis's Wave Speed). Default 1.
     pub wave_speed: f32,
-    /// When pushed blades go live and fade back. Default: see [`LiveSettings`].
+    /// When pushed blades go live, their own fixed step (`step_seconds`, default 1/120, at most
+    /// 1/120), and how they fade back. Default: see [`LiveSettings`].
     pub live: LiveSettings,
     /// Spheres walking through the grass (a path or an orbit each). Default: none.
     pub pushers: Vec<Walker>,
@@ -262,14 +263,7 @@ impl GrassScene {
         if !self.wave_speed.is_finite() {
             return Err((path(&["wave_speed"]), "must be finite".into()));
         }
-        let l = &self.live;
-        let finite = l.reach.is_finite() && l.hold_seconds.is_finite() && l.blend_seconds.is_finite();
-        if !(finite && l.reach >= 0.0 && l.hold_seconds >= 0.0 && l.blend_seconds > 0.0) {
-            return Err((
-                path(&["live"]),
-                "reach and hold_seconds must be >= 0, blend_seconds > 0".into(),
-            ));
-        }
+        self.live.validate().map_err(|m| (path(&["live"]), m.to_owned()))?;
         for (k, w) in self.pushers.iter().enumerate() {
             w.validate()
                 .map_err(|(f, m)| (path(&[&format!("pushers[{k}]"), f]), m))?;

@@ -203,3 +203,24 @@ fn blades_return_to_the_bake_after_the_walker_leaves() {
         assert!(!layer.dirty.is_clean(), "slots handed back are marked for upload");
     }
 }
+
+#[test]
+fn live_blades_keep_their_own_clock_and_a_bad_live_step_is_refused() {
+    // Fixed steps of 1/240 s, live steps of 1/120 s: after 121 fixed steps the live clock
+    // has taken 61 steps (it runs up to half a live step ahead) and stays within that.
+    let s = settings(vec![walker()]);
+    let mut app = app(1, &s);
+    app.advance(121);
+    let layers = app.world.resources.get::<GrassLayers>().unwrap();
+    let h = LiveSettings::default().step_seconds;
+    for sp in &layers.species {
+        assert_eq!(sp.live.step_seconds(), h);
+        assert!((sp.live.time - 61.0 * h).abs() < 1e-5, "live clock at {}", sp.live.time);
+    }
+    drop(layers);
+    let mut bad = settings(Vec::new());
+    bad.live.step_seconds = 1.0 / 60.0;
+    let mut app = App::new(AppConfig::default()).unwrap();
+    let e = install(&mut app, &bad, &Plane { y: 0.0 }).unwrap_err();
+    assert!(e.to_string().contains("step_seconds"), "{e}");
+}

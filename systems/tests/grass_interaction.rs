@@ -33,14 +33,14 @@ fn a_pusher_flattens_nearby_blades_and_they_recover_after_it_leaves() {
     let near = 10 * 20 + 10;
     let far = 0;
     let mut g = LiveGrass::new(BladeKernel::new(&shape, &d), roots.clone(), LiveSettings::default());
-    let h = d.step_seconds;
+    let per_second = (1.0 / LiveSettings::default().step_seconds).round() as usize;
     let baked_tip = |g: &LiveGrass, b: usize| g.position(&baked, b, 6).y;
     let rest_tip = shape.rest[6].y;
     // A sphere sinks onto the blades around `near` and stays for a second.
     let c = roots[near];
     let mut flattened = f32::MAX;
-    for k in 0..480 {
-        let y = (0.45 - k as f32 * 0.002).max(0.15);
+    for k in 0..2 * per_second {
+        let y = (0.45 - k as f32 * 0.48 / per_second as f32).max(0.15);
         g.step(
             &baked,
             &wind,
@@ -48,7 +48,6 @@ fn a_pusher_flattens_nearby_blades_and_they_recover_after_it_leaves() {
                 center: Vec3::new(c.x, y, c.z),
                 radius: 0.15,
             }],
-            h,
         );
         flattened = flattened.min(g.position(&baked, near, 6).y);
     }
@@ -57,8 +56,8 @@ fn a_pusher_flattens_nearby_blades_and_they_recover_after_it_leaves() {
     let far_tip = g.position(&baked, far, 6).y;
     assert!(far_tip > 0.9 * rest_tip, "a far blade moved: {far_tip}");
     // The pusher leaves; after hold + blend the blade is baked again and upright.
-    for _ in 0..(240 * 3) {
-        g.step(&baked, &wind, &[], h);
+    for _ in 0..3 * per_second {
+        g.step(&baked, &wind, &[]);
     }
     assert_eq!(g.live_blades(), 0);
     let tip = baked_tip(&g, near);
@@ -91,20 +90,25 @@ fn a_turned_scaled_blade_bends_away_from_the_pusher_in_world_space() {
         (before - drawn_rest).length() < 0.02,
         "baked tip {before} vs drawn rest {drawn_rest}"
     );
-    let h = d.step_seconds;
+    let per_second = (1.0 / LiveSettings::default().step_seconds).round() as usize;
     let pusher = |k: usize| Pusher {
-        center: Vec3::new((0.4 - k as f32 * 0.002).max(0.1), 0.2, 0.5 * drawn_rest.z),
+        center: Vec3::new(
+            (0.4 - k as f32 * 0.48 / per_second as f32).max(0.1),
+            0.2,
+            0.5 * drawn_rest.z,
+        ),
         radius: 0.15,
     };
-    g.step(&baked, &WindField::default(), &[pusher(0)], h);
+    g.step(&baked, &WindField::default(), &[pusher(0)]);
     assert_eq!(g.live_blades(), 1);
     let live = g.position(&baked, 0, tip);
     assert!(
         (live - before).length() < 0.01,
         "the switch to live jumped from {before} to {live}"
     );
-    for k in 1..360 {
-        g.step(&baked, &WindField::default(), &[pusher(k)], h);
+    let steps = 3 * per_second / 2;
+    for k in 1..steps {
+        g.step(&baked, &WindField::default(), &[pusher(k)]);
     }
     let (mid, pushed) = (g.position(&baked, 0, 1), g.position(&baked, 0, tip));
     assert!(
@@ -112,7 +116,7 @@ fn a_turned_scaled_blade_bends_away_from_the_pusher_in_world_space() {
         "stem at {mid}, {pushed}: not pushed towards −x"
     );
     assert!(
-        mid.distance(pusher(359).center) >= 0.15 * (1.0 - 1e-4),
+        mid.distance(pusher(steps - 1).center) >= 0.15 * (1.0 - 1e-4),
         "stem inside the pusher"
     );
     assert!(

@@ -49,7 +49,8 @@ pub enum DamperRule {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Dynamics {
-    /// Fixed RK4 step, seconds (default 1/240).
+    /// Fixed RK4 step of the bake and of a [`BladeField`], seconds (default 1/240). Live blades
+    /// take their own, [`super::LiveSettings::step_seconds`].
     pub step_seconds: f32,
     /// Gravity, m/s² (always on; default (0, −9.81, 0)).
     pub gravity: Vec3,
@@ -227,7 +228,36 @@ impl BladeKernel {
     pub fn damper(&self, i: usize) -> f32 {
         self.damper[i]
     }
+
+    /// The fixed step, seconds.
+    pub fn step_seconds(&self) -> f32 {
+        self.h
+    }
+
+    /// The same shape and constants stepping `seconds` at a time.
+    pub fn with_step(mut self, seconds: f32) -> Self {
+        self.h = seconds;
+        self
+    }
+
+    /// An estimate of the largest RK4 step that is stable for this shape, seconds.
+    ///
+    /// Linearised at the rest pose, a mode of the blade is `λ² = κ + γ·λ` per unit mass; its
+    /// rate `|λ|` is at most `√κ` while underdamped and below `|γ|` when overdamped, and
+    /// Gershgorin row sums bound the largest `|κ|` and `|γ|` over the modes. RK4 is stable while
+    /// `h·λ` stays in the half-disc [`RK4_HALF_DISC`] of the left half-plane.
+    /// An estimate, not a proof (the Jacobian changes as the blade bends): tests/grass_live_step.rs
+    /// runs every preset at it in a storm and shows the stiffest one blowing up at 1.5 times it.
+    pub fn stable_step(&self) -> f32 {
+        let (stiffness, damping) = self.rest_jacobian_bounds();
+        RK4_HALF_DISC / stiffness.sqrt().max(damping)
+    }
 }
+
+/// Radius of the largest half-disc of the left half-plane inside RK4's stability region
+/// (`|1 + z + z²/2 + z³/6 + z⁴/24| ≤ 1`): the region reaches 2√2 on the imaginary axis and
+/// 2.785 on the real one, and is narrowest near 120° (2.6156).
+pub const RK4_HALF_DISC: f32 = 2.6;
 
 /// Blades per parallel work item: fixed, so results never depend on the thread count.
 pub const CHUNK_BLADES: usize = 256;

@@ -12,8 +12,9 @@
 //!   in the [`GrassLayers`] resource, instances placed by [`placement::scatter`].
 //! - Walkers are entities with a [`WalkPath`] and their current [`Pusher`].
 //! - `grass.walk` (fixed step) moves each pusher along its path; `grass.live`
-//!   (fixed step) steps each species' [`LiveGrass`] and keeps the set of live
-//!   blades; `grass.extract` (frame) fills the [`GrassBatch`]: instances are
+//!   (fixed step) steps each species' [`LiveGrass`] on its own clock (live steps of
+//!   [`LiveSettings::step_seconds`], caught up with simulated time) and keeps the set
+//!   of live blades; `grass.extract` (frame) fills the [`GrassBatch`]: instances are
 //!   dirty on the first fill only, live blades get a slot and displacements every
 //!   frame, and the playback time follows simulated time.
 
@@ -133,7 +134,6 @@ pub struct GrassLayers {
     pub wave_speed: f32,
     live: LiveSettings,
     wind: WindField,
-    step_seconds: f32,
 }
 
 impl GrassLayers {
@@ -183,6 +183,9 @@ pub enum GrassError {
         /// What is wrong.
         message: String,
     },
+    /// The live settings are out of range.
+    #[error("grass live: {0}")]
+    Live(&'static str),
     /// A species' instance scale range gives a scale that is not positive and finite.
     #[error("grass species {species}: scale: {message}")]
     Scale {
@@ -198,6 +201,7 @@ pub enum GrassError {
 /// [`GrassStats`] and an empty [`GrassBatch`], and adds `grass.walk`, `grass.live`
 /// and `grass.extract`.
 pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) -> Result<(), GrassError> {
+    settings.live.validate().map_err(GrassError::Live)?;
     let seed = app.time().seed;
     let mut stats = GrassStats::default();
     let mut species = Vec::with_capacity(settings.species.len());
@@ -264,7 +268,6 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
         wave_speed: settings.wave_speed,
         live: settings.live,
         wind: settings.wind.clone(),
-        step_seconds: settings.dynamics.step_seconds,
     });
     app.world.resources.insert(stats);
     app.world.resources.insert(GrassBatch::default());
@@ -323,11 +326,12 @@ fn add_systems(app: &mut App) {
             let t = ctx.time();
             let until = (t.elapsed + f64::from(t.dt)) as f32;
             let layers = &mut *layers;
-            let (h, settings) = (layers.step_seconds, layers.live);
+            let settings = layers.live;
+            let h = settings.step_seconds;
             for sp in &mut layers.species {
-                // The live clock catches up with simulated time in whole kernel steps.
+                // The live clock catches up with simulated time in whole live steps.
                 while sp.live.time + h <= until + h * 0.5 {
-                    sp.live.step(&sp.baked, &layers.wind, &pushers, h);
+                    sp.live.step(&sp.baked, &layers.wind, &pushers);
                     track_reached(sp, &pushers, &settings, h);
                 }
             }

@@ -9,6 +9,13 @@
 //! compiled, unturned and unscaled): pushers and wind are taken into that frame,
 //! and the pose comes back turned by the instance's yaw and scaled, as the
 //! renderer draws its rest pose.
+//!
+//! Live blades keep their own clock: one live step is [`LiveSettings::step_seconds`]
+//! (default 1/120 s, two RK4 steps per 60 Hz frame, where the bake steps 1/240 s). The
+//! force law and RK4 are the bake's; only the step differs, so a bake, its files and
+//! its images do not depend on it. A shape whose estimated stable step
+//! ([`BladeKernel::stable_step`]) is shorter splits each live step into as many equal
+//! RK4 steps as it needs.
 
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
@@ -40,6 +47,27 @@ pub struct LiveSettings {
     pub hold_seconds: f32,
     /// Seconds of the fade back to baked motion (default 0.5).
     pub blend_seconds: f32,
+    /// The fixed step of live blades, seconds, in (0, [`MAX_LIVE_STEP`]] (default 1/120: two
+    /// steps per 60 Hz frame). Independent of the bake's step.
+    pub step_seconds: f32,
+}
+
+/// The longest live step: every preset (1-, 2-, 6-segment blade, tuft, shrub) stays
+/// stable at it and within a few percent of a 1/240 s run (tests/grass_live_step.rs).
+pub const MAX_LIVE_STEP: f32 = 1.0 / 120.0;
+
+impl LiveSettings {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        let finite = self.reach.is_finite() && self.hold_seconds.is_finite() && self.blend_seconds.is_finite();
+        if !(finite && self.reach >= 0.0 && self.hold_seconds >= 0.0 && self.blend_seconds > 0.0) {
+            return Err("reach and hold_seconds must be >= 0, blend_seconds > 0");
+        }
+        if !(self.step_seconds > 0.0 && self.step_seconds <= MAX_LIVE_STEP) {
+            return Err("step_seconds must lie in (0, 1/120]");
+        }
+        Ok(())
+    }
 }
 
 impl Default for LiveSettings {
@@ -48,6 +76,7 @@ impl Default for LiveSettings {
             reach: 0.5,
             hold_seconds: 1.5,
             blend_seconds: 0.5,
+            step_seconds: MAX_LIVE_STEP,
         }
     }
 }
@@ -122,17 +151,22 @@ pub struct LiveGrass {
     scale: Vec<f32>,
     index: SpatialIndex<u32>,
     settings: LiveSettings,
+    /// RK4 steps per live step (more than one only for shapes too stiff for the live step).
+    substeps: u32,
     live: Vec<LiveBlade>,
     /// Simulated time, seconds.
     pub time: f32,
 }
 
 impl LiveGrass {
-    /// Blades of `kernel`'s shape rooted at `roots`, unturned and unscaled.
+    /// Blades of `kernel`'s shape rooted at `roots`, unturned and unscaled, stepped at
+    /// `settings.step_seconds` (the kernel's own step is not used).
     pub fn new(kernel: BladeKernel, roots: Vec<Vec3>, settings: LiveSettings) -> Self {
         let index = SpatialIndex::build(roots.iter().enumerate().map(|(i, r)| (*r, i as u32)));
+        let substeps = (settings.step_seconds / kernel.stable_step()).ceil().max(1.0) as u32;
         LiveGrass {
-            kernel,
+            kernel: kernel.with_step(settings.step_seconds / substeps as f32),
+            substeps,
             yaw: vec![0.0; roots.len()],
             scale: vec![1.0; roots.len()],
             roots,
@@ -169,6 +203,16 @@ impl LiveGrass {
         }
     }
 
+    /// One live step, seconds.
+    pub fn step_seconds(&self) -> f32 {
+        self.settings.step_seconds
+    }
+
+    /// RK4 steps per live step: 1 unless the shape's stable step is shorter than the live step.
+    pub fn substeps(&self) -> u32 {
+        self.substeps
+    }
+
     /// Number of blades currently simulated live.
     pub fn live_blades(&self) -> usize {
         self.live.len()
@@ -193,9 +237,9 @@ impl LiveGrass {
             .collect()
     }
 
-    /// Advances one fixed step of `h` seconds (the kernel's step).
-    pub fn step(&mut self, baked: &BakedGrass, wind: &WindField, pushers: &[Pusher], h: f32) {
-        let t = self.time;
+    /// Advances one live step ([`LiveSettings::step_seconds`]).
+    pub fn step(&mut self, baked: &BakedGrass, wind: &WindField, pushers: &[Pusher]) {
+        let (t, h) = (self.time, self.settings.step_seconds);
         let mut near = vec![false; self.live.len()];
         for p in pushers {
             for hit in self.index.within(p.center, p.radius + self.settings.reach) {
@@ -219,42 +263,47 @@ impl LiveGrass {
         }
         let n = self.kernel.len();
         let frames: Vec<Frame> = self.live.iter().map(|b| self.frame(b.blade as usize)).collect();
-        let (kernel, roots) = (&self.kernel, &self.roots);
+        let (kernel, roots, substeps) = (&self.kernel, &self.roots, self.substeps);
         // Live blades are stepped LANES at a time (lanes are independent, so the grouping
         // does not change any blade's result); a short last group repeats its first blade.
         self.live
             .par_chunks_mut(LANES)
             .zip(near.par_chunks(LANES))
             .zip(frames.par_chunks(LANES))
-            .for_each(|((group, near), frames)| {
+            .for_each_init(Scratch::default, |scratch, ((group, near), frames)| {
                 let (mut x, mut v, mut w) = (
                     [V3::default(); MAX_PARTICLES],
                     [V3::default(); MAX_PARTICLES],
                     V3::default(),
                 );
-                for (l, (b, frame)) in group.iter_mut().zip(frames).enumerate() {
-                    let world = wind.sample_cached(roots[b.blade as usize], t, &mut b.cache);
-                    w.set(l, frame.turn_back(world));
-                }
-                for l in 0..LANES {
-                    let (b, src) = if l < group.len() {
-                        (&group[l], l)
-                    } else {
-                        (&group[0], 0)
-                    };
-                    w.set(l, w.get(src));
-                    for i in 0..n {
-                        x[i].set(l, b.x[i]);
-                        v[i].set(l, b.v[i]);
+                for j in 0..substeps {
+                    let at = t + j as f32 * kernel.step_seconds();
+                    for (l, (b, frame)) in group.iter_mut().zip(frames).enumerate() {
+                        let world = wind.sample_cached(roots[b.blade as usize], at, &mut b.cache);
+                        w.set(l, frame.turn_back(world));
+                    }
+                    for l in 0..LANES {
+                        let (b, src) = if l < group.len() {
+                            (&group[l], l)
+                        } else {
+                            (&group[0], 0)
+                        };
+                        w.set(l, w.get(src));
+                        for i in 0..n {
+                            x[i].set(l, b.x[i]);
+                            v[i].set(l, b.v[i]);
+                        }
+                    }
+                    kernel.step_block(&mut x[..n], &mut v[..n], &w, scratch);
+                    for (l, (b, frame)) in group.iter_mut().zip(frames).enumerate() {
+                        for i in 0..n {
+                            b.x[i] = x[i].get(l);
+                            b.v[i] = v[i].get(l);
+                        }
+                        b.push_out(*frame, pushers);
                     }
                 }
-                kernel.step_block(&mut x[..n], &mut v[..n], &w, &mut Scratch::default());
-                for (l, ((b, near), frame)) in group.iter_mut().zip(near).zip(frames).enumerate() {
-                    for i in 0..n {
-                        b.x[i] = x[i].get(l);
-                        b.v[i] = v[i].get(l);
-                    }
-                    b.push_out(*frame, pushers);
+                for (b, near) in group.iter_mut().zip(near) {
                     b.idle = if *near { 0.0 } else { b.idle + h };
                 }
             });

@@ -360,6 +360,52 @@ impl BladeKernel {
         }
     }
 
+    /// Gershgorin bounds on the linearised forces at the rest pose, per unit mass: the largest
+    /// row sums of `|∂f/∂x| / m` (s⁻²) and of `|∂f/∂v| / m` (s⁻¹) over all non-root coordinates.
+    /// Columns are central differences, [`LANES`] at a time: lane `l` of a pass perturbs
+    /// coordinate `first + l`.
+    pub(crate) fn rest_jacobian_bounds(&self) -> (f32, f32) {
+        let n = self.n;
+        let coordinates = 3 * (n - 1);
+        let shortest = (1..n).map(|i| self.rest_link[i].length()).fold(f32::INFINITY, f32::min);
+        let eps = 1e-3 * shortest;
+        let rest: Vec<V3> = self.rest().iter().map(|r| V3::splat(*r)).collect();
+        let zero = [V3::default(); MAX_PARTICLES];
+        let mut forces = Forces { dir: zero, f: zero };
+        let mut largest_row = |velocity: bool| {
+            let mut rows = [[0.0f32; 3]; MAX_PARTICLES];
+            for first in (0..coordinates).step_by(LANES) {
+                let lanes = LANES.min(coordinates - first);
+                let mut quotient = [[[0.0f32; LANES]; 3]; MAX_PARTICLES];
+                for sign in [1.0f32, -1.0] {
+                    let (mut x, mut v) = (rest.clone(), vec![V3::default(); n]);
+                    for l in 0..lanes {
+                        let (i, axis) = (1 + (first + l) / 3, (first + l) % 3);
+                        let moved = if velocity { &mut v[i] } else { &mut x[i] };
+                        [&mut moved.x, &mut moved.y, &mut moved.z][axis][l] += sign * eps;
+                    }
+                    self.forces(&x, &v, &zero, &mut forces);
+                    for (q, f) in quotient.iter_mut().zip(&forces.f).take(n).skip(1) {
+                        for (q, values) in q.iter_mut().zip([f.x, f.y, f.z]) {
+                            for l in 0..lanes {
+                                q[l] += sign * values[l] * (0.5 / eps);
+                            }
+                        }
+                    }
+                }
+                for (row, q) in rows.iter_mut().zip(&quotient).take(n).skip(1) {
+                    for (r, q) in row.iter_mut().zip(q) {
+                        *r += q[..lanes].iter().map(|d| d.abs()).sum::<f32>();
+                    }
+                }
+            }
+            (1..n)
+                .flat_map(|i| rows[i].map(|r| r * self.inv_mass[i]))
+                .fold(0.0f32, f32::max)
+        };
+        (largest_row(false), largest_row(true))
+    }
+
     /// Steps one block, on the widest registers the CPU offers (identical results either way).
     pub(crate) fn step_block(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
         match Registers::best() {

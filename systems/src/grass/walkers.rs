@@ -124,7 +124,7 @@ impl Walker {
 
 /// A walker's loop in world space (an entity component): the sphere moves along
 /// it at constant speed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WalkPath {
     points: Vec<Vec3>,
     /// Distance along the loop at each corner, plus the whole loop's length last.
