@@ -201,8 +201,33 @@ fn bench_runs_grass_with_a_walker_identically_on_one_and_two_threads() {
     ] {
         assert_eq!(one["grass"][key], two["grass"][key], "{key}");
     }
+    // The live blades are simulation state: in the hash, equal on any thread count.
+    assert_eq!(one["state_hash"], two["state_hash"]);
     assert_eq!(one["systems"]["grass.extract"]["calls"], 30);
     assert_eq!(one["systems"]["grass.live"]["calls"], 120);
     assert_eq!(one["systems"]["grass.walk"]["calls"], 120);
     assert!(one["grass"]["live_blades"].as_u64().unwrap() > 0, "{}", one["grass"]);
+}
+
+#[test]
+fn a_grass_run_resumed_with_live_blades_ends_where_an_uninterrupted_run_does() {
+    let scene = grass_scene("grass-resume.ron");
+    let s = scene.to_str().unwrap();
+    let snap = temp("grass-half.snap");
+    let snap_arg = snap.to_str().unwrap();
+    let whole = report(&["run", s, "--frames", "30"], "grass-whole.json");
+    let first = report(&["run", s, "--frames", "18", "--save", snap_arg], "grass-first.json");
+    assert!(first["grass"]["live_blades"].as_u64().unwrap() > 0, "blades are live at the save");
+    let resumed = report(&["run", s, "--frames", "12", "--resume", snap_arg], "grass-resumed.json");
+    assert_eq!(resumed["grass"]["live_blades"], whole["grass"]["live_blades"]);
+    assert_eq!(resumed["state_hash"], whole["state_hash"]);
+
+    // The same state does not fit a lawn of another size.
+    let other = temp("grass-other.ron");
+    let text = std::fs::read_to_string(&scene).unwrap().replace("count: 50", "count: 20");
+    std::fs::write(&other, text).unwrap();
+    let out = sylva(&["run", other.to_str().unwrap(), "--frames", "1", "--resume", snap_arg]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("snapshot state `grass.live` does not fit"), "{stderr}");
 }

@@ -17,6 +17,8 @@
 //!   of live blades; `grass.extract` (frame) fills the [`GrassBatch`]: instances are
 //!   dirty on the first fill only, live blades get a slot and displacements every
 //!   frame, and the playback time follows simulated time.
+//! - Snapshots keep the structure and walker entities and, of [`GrassLayers`], only
+//!   the live state ([`GrassState`]); bakes and instances come from the scene.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -24,16 +26,17 @@ use std::time::Instant;
 use glam::Vec3;
 use hecs::Entity;
 use rand::RngExt;
+use serde::{Deserialize, Serialize};
 use sylva_runtime::SpatialIndex;
 use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassShape};
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
-use sylva_runtime::{Access, App, System};
+use sylva_runtime::{Access, App, StatePart, System};
 
 use super::bake::{BakeError, BakeSettings, BakedGrass, bake};
 use super::blade::{BladeShape, Segment};
 use super::dynamics::{BladeKernel, Dynamics};
 use super::extraction::motion;
-use super::interaction::{LiveGrass, LiveSettings, Pusher};
+use super::interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
 use super::walkers::{WalkPath, Walker};
 use super::wind::WindField;
 use crate::placement::{self, Ground, ScatterParams};
@@ -73,7 +76,7 @@ pub struct GrassSettings {
 }
 
 /// A particle of a species' blade structure.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BladeParticle {
     /// The species (layer index).
     pub species: u32,
@@ -86,11 +89,11 @@ pub struct BladeParticle {
 }
 
 /// Marks a structure's fixed, massless root particle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BladeRoot;
 
 /// A spring-damper link from a particle to its parent.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BladeLink {
     /// The parent particle's entity.
     pub parent: Entity,
@@ -140,6 +143,54 @@ impl GrassLayers {
     /// Blades simulated live right now, over all species.
     pub fn live_blades(&self) -> usize {
         self.species.iter().map(|s| s.live.live_blades()).sum()
+    }
+}
+
+/// What a snapshot keeps of the grass: per species, the live blades and the blades
+/// pushers reached. Bakes and instances are rebuilt from the scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrassState {
+    species: Vec<(LiveState, BTreeMap<u32, f32>)>,
+}
+
+impl StatePart for GrassLayers {
+    type State = GrassState;
+
+    fn save_state(&self) -> GrassState {
+        GrassState {
+            species: self
+                .species
+                .iter()
+                .map(|sp| (sp.live.state(), sp.reached.clone()))
+                .collect(),
+        }
+    }
+
+    fn check_state(&self, state: &GrassState) -> Result<(), String> {
+        if state.species.len() != self.species.len() {
+            return Err(format!(
+                "{} grass species saved, the scene has {}",
+                state.species.len(),
+                self.species.len()
+            ));
+        }
+        for (k, (sp, (live, reached))) in self.species.iter().zip(&state.species).enumerate() {
+            sp.live.check_state(live).map_err(|e| format!("species {k}: {e}"))?;
+            if let Some(blade) = reached.keys().find(|b| **b as usize >= sp.roots.len()) {
+                return Err(format!(
+                    "species {k}: reached blade {blade} is not among {}",
+                    sp.roots.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn restore_state(&mut self, state: GrassState) {
+        for (sp, (live, reached)) in self.species.iter_mut().zip(state.species) {
+            sp.live.restore(live);
+            sp.reached = reached;
+        }
     }
 }
 
@@ -271,6 +322,13 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
     });
     app.world.resources.insert(stats);
     app.world.resources.insert(GrassBatch::default());
+    app.snapshot_registry_mut()
+        .component::<BladeParticle>("grass.particle")
+        .component::<BladeRoot>("grass.root")
+        .component::<BladeLink>("grass.link")
+        .component::<WalkPath>("grass.walk_path")
+        .component::<Pusher>("grass.pusher")
+        .resource_state::<GrassLayers>("grass.live");
     add_systems(app);
     Ok(())
 }

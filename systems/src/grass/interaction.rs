@@ -90,6 +90,22 @@ struct LiveBlade {
     idle: f32,
 }
 
+/// The simulation state of a [`LiveGrass`]: its clock and its live blades, what a
+/// snapshot keeps (the wind caches are rebuilt on the next step).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveState {
+    time: f32,
+    blades: Vec<LiveBladeState>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct LiveBladeState {
+    blade: u32,
+    x: Vec<Vec3>,
+    v: Vec<Vec3>,
+    idle: f32,
+}
+
 /// An instance's placement: world = root + turn·(scale·local).
 #[derive(Debug, Clone, Copy)]
 struct Frame {
@@ -216,6 +232,73 @@ impl LiveGrass {
     /// Number of blades currently simulated live.
     pub fn live_blades(&self) -> usize {
         self.live.len()
+    }
+
+    /// The clock and the live blades, for snapshots.
+    pub fn state(&self) -> LiveState {
+        LiveState {
+            time: self.time,
+            blades: self
+                .live
+                .iter()
+                .map(|b| LiveBladeState {
+                    blade: b.blade,
+                    x: b.x.clone(),
+                    v: b.v.clone(),
+                    idle: b.idle,
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether `state` can be restored here: blades of this field, ascending, each with
+    /// one finite position and velocity per particle.
+    ///
+    /// # Errors
+    /// The first thing that does not fit.
+    pub fn check_state(&self, state: &LiveState) -> Result<(), String> {
+        if !state.time.is_finite() {
+            return Err(format!("live clock {} is not finite", state.time));
+        }
+        let n = self.kernel.len();
+        let mut previous = None;
+        for b in &state.blades {
+            if b.blade as usize >= self.roots.len() || previous.is_some_and(|p| p >= b.blade) {
+                return Err(format!(
+                    "live blade {} is out of order or not among {}",
+                    b.blade,
+                    self.roots.len()
+                ));
+            }
+            previous = Some(b.blade);
+            if b.x.len() != n || b.v.len() != n {
+                return Err(format!(
+                    "live blade {} has {} particles, the shape {n}",
+                    b.blade,
+                    b.x.len()
+                ));
+            }
+            if !(b.idle.is_finite() && b.x.iter().chain(&b.v).all(|p| p.is_finite())) {
+                return Err(format!("live blade {} is not finite", b.blade));
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the clock and the live blades with a [checked](Self::check_state) state.
+    pub fn restore(&mut self, state: LiveState) {
+        self.time = state.time;
+        self.live = state
+            .blades
+            .into_iter()
+            .map(|b| LiveBlade {
+                blade: b.blade,
+                x: b.x,
+                v: b.v,
+                cache: WindCache::default(),
+                idle: b.idle,
+            })
+            .collect();
     }
 
     /// The baked displacement of particle `i` (world metres, not turned; zero at the root).

@@ -49,9 +49,9 @@ pub use blade::{BladeShape, Segment};
 pub use dynamics::{BladeField, BladeKernel, DamperRule, Dynamics};
 pub use grammar::blade_from_grammar;
 pub use install::{
-    BladeLink, BladeParticle, BladeRoot, GrassError, GrassLayers, GrassSettings, GrassSpecies, GrassStats,
+    BladeLink, BladeParticle, BladeRoot, GrassError, GrassLayers, GrassSettings, GrassSpecies, GrassState, GrassStats,
     SpeciesSettings, install,
 };
-pub use interaction::{LiveGrass, LiveSettings, Pusher};
+pub use interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
 pub use walkers::{Walk, WalkPath, Walker};
 pub use wind::{Gust, Wind, WindField};
