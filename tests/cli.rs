@@ -141,6 +141,40 @@ fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
     );
 }
 
+#[test]
+fn a_tree_growing_over_time_resumes_where_it_was() {
+    let scene = temp("growing.ron");
+    std::fs::write(
+        &scene,
+        r#"(name: "sapling", seed: 4, simulation: (frames: 12),
+            colonize: (
+                regions: [(shape: Sphere(centre: (0.0, 0.0, 300.0), radius: 200.0))],
+                count: 600, influence_radius: 120.0, kill_distance: 30.0, step: 15.0,
+                iterations: 200, iterations_per_step: 1,
+            ))"#,
+    )
+    .unwrap();
+    let s = scene.to_str().unwrap();
+    let snap = temp("growing.snap");
+    let snap_arg = snap.to_str().unwrap();
+    let whole = report(&["run", s, "--frames", "12"], "growing-whole.json");
+    let first = report(&["run", s, "--frames", "5", "--save", snap_arg], "growing-first.json");
+    let resumed = report(
+        &["run", s, "--frames", "7", "--resume", snap_arg],
+        "growing-resumed.json",
+    );
+    // Saved mid-growth: the resumed run must regrow the colonizer and go on growing.
+    let segments = |r: &serde_json::Value| r["entities"]["segments"].as_u64().unwrap_or(0);
+    assert!(
+        segments(&first) < segments(&whole),
+        "{} vs {}",
+        first["entities"],
+        whole["entities"]
+    );
+    assert_eq!(resumed["entities"], whole["entities"]);
+    assert_eq!(resumed["state_hash"], whole["state_hash"]);
+}
+
 /// A small grass scene: 50 two-segment blades on a 4 m patch, a 4×4-cell bake of 4 frames,
 /// and a walker circling through the patch.
 fn grass_scene(name: &str) -> PathBuf {
@@ -217,14 +251,22 @@ fn a_grass_run_resumed_with_live_blades_ends_where_an_uninterrupted_run_does() {
     let snap_arg = snap.to_str().unwrap();
     let whole = report(&["run", s, "--frames", "30"], "grass-whole.json");
     let first = report(&["run", s, "--frames", "18", "--save", snap_arg], "grass-first.json");
-    assert!(first["grass"]["live_blades"].as_u64().unwrap() > 0, "blades are live at the save");
-    let resumed = report(&["run", s, "--frames", "12", "--resume", snap_arg], "grass-resumed.json");
+    assert!(
+        first["grass"]["live_blades"].as_u64().unwrap() > 0,
+        "blades are live at the save"
+    );
+    let resumed = report(
+        &["run", s, "--frames", "12", "--resume", snap_arg],
+        "grass-resumed.json",
+    );
     assert_eq!(resumed["grass"]["live_blades"], whole["grass"]["live_blades"]);
     assert_eq!(resumed["state_hash"], whole["state_hash"]);
 
     // The same state does not fit a lawn of another size.
     let other = temp("grass-other.ron");
-    let text = std::fs::read_to_string(&scene).unwrap().replace("count: 50", "count: 20");
+    let text = std::fs::read_to_string(&scene)
+        .unwrap()
+        .replace("count: 50", "count: 20");
     std::fs::write(&other, text).unwrap();
     let out = sylva(&["run", other.to_str().unwrap(), "--frames", "1", "--resume", snap_arg]);
     assert!(!out.status.success());

@@ -14,6 +14,7 @@
 
 use glam::Vec3;
 use hecs::Entity;
+use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::PointBatch;
 use sylva_runtime::{Access, App, System};
 
@@ -21,7 +22,7 @@ use super::Colonizer;
 use crate::tree::{BranchDepth, BranchGraph, Placement, RadiusParams, Segment, Tree, TreeMember, compute_radii};
 
 /// An attractor point in the world (metres, Y up).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Attractor {
     /// World position.
     pub position: Vec3,
@@ -32,7 +33,7 @@ pub struct Attractor {
 }
 
 /// A segment grown by a colonizer: where it sits in the colonizer's graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GrownSegment {
     /// The entity holding the colonizer.
     pub colonizer: Entity,
@@ -45,6 +46,10 @@ pub struct GrownSegment {
 }
 
 /// A colonizer growing in the world, a few iterations per fixed step.
+///
+/// In snapshots the colonizer is kept as its inputs and iteration count and regrown on load
+/// (see `replay.rs`); the sized copies are rebuilt when the tree next grows.
+#[derive(Serialize, Deserialize)]
 pub struct Colonizing {
     colonizer: Colonizer,
     placement: Placement,
@@ -57,6 +62,7 @@ pub struct Colonizing {
     /// Entries of `Colonizer::killed` already despawned.
     kills_seen: usize,
     /// Per graph: a copy with pipe-model radii, refreshed when it grows.
+    #[serde(skip)]
     sized: Vec<BranchGraph>,
 }
 
@@ -191,10 +197,14 @@ fn size(out: &mut BranchGraph, graph: &BranchGraph, radii: &RadiusParams) {
     }
 }
 
-/// Adds `colonize.grow` and `colonize.attractors.extract` (see the module docs) and the
-/// [`AttractorBatch`] resource.
+/// Adds `colonize.grow` and `colonize.attractors.extract` (see the module docs), the
+/// [`AttractorBatch`] resource, and the colonizers, attractors and grown segments to snapshots.
 pub fn install(app: &mut App) {
     app.world.resources.insert(AttractorBatch::default());
+    app.snapshot_registry_mut()
+        .component::<Colonizing>("colonize.colonizing")
+        .component::<Attractor>("colonize.attractor")
+        .component::<GrownSegment>("colonize.segment");
     let mut spawned = Vec::new();
     app.add_system(System::new(
         "colonize.grow",

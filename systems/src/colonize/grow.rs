@@ -182,6 +182,8 @@ pub struct Colonizer {
     graphs: Vec<BranchGraph>,
     iterations: u32,
     termination: Option<Termination>,
+    /// Where the trunks aimed (centre, reach), as given to [`Colonizer::with_attractors`].
+    targets: Vec<(Vec3, f32)>,
 }
 
 impl Colonizer {
@@ -277,6 +279,7 @@ impl Colonizer {
             graphs: Vec::new(),
             iterations: 0,
             termination: None,
+            targets: targets.to_vec(),
         };
         for (t, &root) in params.roots.iter().enumerate() {
             let (end, dir) = trunk_end(params, root, targets, |p| c.any_attractor_within(p));
@@ -519,6 +522,16 @@ impl Colonizer {
     /// Why growth stopped, or `None` while it can go on.
     pub fn termination(&self) -> Option<Termination> {
         self.termination
+    }
+
+    /// The growth parameters.
+    pub fn params(&self) -> &ColonizeParams {
+        &self.params
+    }
+
+    /// Where the trunks aimed: (centre, reach) per target.
+    pub fn targets(&self) -> &[(Vec3, f32)] {
+        &self.targets
     }
 
     /// Iterations run so far (the trunk is not counted).

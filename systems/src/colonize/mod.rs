@@ -34,6 +34,7 @@ mod grow;
 pub mod oracle;
 mod params;
 mod regions;
+mod replay;
 mod smooth;
 
 pub use entities::{Attractor, AttractorBatch, Colonizing, GrownSegment, install, spawn_colonizing};

@@ -3,6 +3,7 @@
 use std::ops::Range;
 
 use glam::Vec3;
+use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::CylinderBatch;
 
 use super::{BranchGraph, TreeError, UpAxis};
@@ -11,7 +12,7 @@ use super::{BranchGraph, TreeError, UpAxis};
 ///
 /// Branch graphs are Z-up in turtle units (the thesis's frame); the world is
 /// Y-up in metres. A placement maps one to the other.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// World position of the graph's origin (the root), metres.
     pub position: Vec3,
