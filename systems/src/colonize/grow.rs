@@ -31,6 +31,8 @@ const NONE: u32 = u32::MAX;
 const DEAD: f32 = -1.0;
 /// New nodes per parallel task when querying the attractor grid.
 const NODE_CHUNK: usize = 8;
+/// Grid slots tested together when scanning for a new node's attractors.
+const SCAN_BLOCK: usize = 16;
 /// Below this many estimated candidate points per growth step the queries run on the calling
 /// thread: waking the pool costs more than the scan (Fig. 5.11 steps scan a few thousand).
 const PARALLEL_MIN: f32 = 200_000.0;
@@ -360,14 +362,35 @@ impl Colonizer {
                 grid.for_each_range(q - reach, q + reach, |slots| {
                     // Points and state are in grid order: no scattered loads per candidate. The
                     // distance is computed as the brute-force reference does, bit for bit.
-                    for slot in slots {
-                        let (dx, dy, dz) = (grid.x[slot] - q.x, grid.y[slot] - q.y, grid.z[slot] - q.z);
-                        let d2 = dx * dx + dy * dy + dz * dz;
-                        let current = slot_d2[slot];
-                        // A new node no nearer than the current nearest one never wins: it has a
-                        // higher index. Most candidates end here, before the serial merge.
-                        if d2 <= di2 && current != DEAD && (d2 <= dk2 || d2 < current) {
-                            hits.push((grid.id[slot], v as u32, d2));
+                    let first_slot = slots.start;
+                    let (xs, ys, zs) = (&grid.x[slots.clone()], &grid.y[slots.clone()], &grid.z[slots.clone()]);
+                    let current = &slot_d2[slots];
+                    // Candidates are tested in fixed blocks without branches (the compiler keeps
+                    // them in vector registers); the rare block with a hit is then walked.
+                    let mut accept = [false; SCAN_BLOCK];
+                    for (b, (((xs, ys), zs), current)) in xs
+                        .chunks(SCAN_BLOCK)
+                        .zip(ys.chunks(SCAN_BLOCK))
+                        .zip(zs.chunks(SCAN_BLOCK))
+                        .zip(current.chunks(SCAN_BLOCK))
+                        .enumerate()
+                    {
+                        let mut any = false;
+                        for i in 0..xs.len() {
+                            let (dx, dy, dz) = (xs[i] - q.x, ys[i] - q.y, zs[i] - q.z);
+                            let d2 = dx * dx + dy * dy + dz * dz;
+                            let c = current[i];
+                            // A new node no nearer than the current nearest one never wins: it
+                            // has a higher index. Most candidates end here, before the serial merge.
+                            accept[i] = (d2 <= di2) & (c != DEAD) & ((d2 <= dk2) | (d2 < c));
+                            any |= accept[i];
+                        }
+                        if any {
+                            for i in (0..xs.len()).filter(|&i| accept[i]) {
+                                let (dx, dy, dz) = (xs[i] - q.x, ys[i] - q.y, zs[i] - q.z);
+                                let slot = first_slot + b * SCAN_BLOCK + i;
+                                hits.push((grid.id[slot], v as u32, dx * dx + dy * dy + dz * dz));
+                            }
                         }
                     }
                 });
