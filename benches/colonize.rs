@@ -4,10 +4,10 @@
 //! N_I = 1000, d_k = 100, d_i = 250, D = 20, T = (0, 0, 0.2), max_NG = 2 / 1000; thesis 1.12 s /
 //! 6.08 s; target ≤ 10 ms each). `uniform_100k`: the same growth parameters on 100,000
 //! attractors uniform in the same sphere (target ≤ 0.28 s on 2 cores); `uniform_1m`: one million
-//! (target ≤ 3.3 s). `speedup_100k/*`: the k-d tree growth and the brute-force oracle on the same
+//! (target ≤ 3.3 s). `speedup_100k/*`: the grid growth and the brute-force oracle on the same
 //! 100,000 attractors with N_I = 10 (the oracle compares every attractor with every node each
 //! iteration, so a full run takes about a minute; criterion would need ten). The full-run ratio
-//! comes from the ignored test `oracle_equals_kdtree_at_100k` in `systems/tests/colonize_oracle.rs`,
+//! comes from the ignored test `oracle_equals_grid_growth_at_100k` in `systems/tests/colonize_oracle.rs`,
 //! which also checks both grow the identical tree.
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -71,7 +71,7 @@ fn speedup_100k(c: &mut Criterion) {
     let targets = [p.colonize.regions[0].shape.centre_and_reach()];
     let mut group = c.benchmark_group("speedup_100k");
     group.sample_size(10);
-    group.bench_function("kdtree", |b| {
+    group.bench_function("grid", |b| {
         b.iter(|| {
             let mut c = Colonizer::with_attractors(&p.colonize, points.clone(), &targets).expect("valid preset");
             c.run();

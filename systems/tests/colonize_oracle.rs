@@ -116,7 +116,7 @@ fn oracle_agrees_on_a_dense_sphere() {
 /// colonize_oracle -- --ignored --nocapture`.
 #[test]
 #[ignore]
-fn oracle_equals_kdtree_at_100k() {
+fn oracle_equals_grid_growth_at_100k() {
     use sylva_systems::colonize::{Region, Sampling, Shape, sample_regions};
     let region = Region {
         shape: Shape::Sphere {
@@ -152,7 +152,7 @@ fn oracle_equals_kdtree_at_100k() {
     assert_eq!(termination, reference.termination);
     assert!(c.nodes() > 10_000, "{} nodes", c.nodes());
     eprintln!(
-        "k-d tree {fast:?}, brute force {slow:?}: {:.0}x",
+        "grid {fast:?}, brute force {slow:?}: {:.0}x",
         slow.as_secs_f64() / fast.as_secs_f64()
     );
 }
