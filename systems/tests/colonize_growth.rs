@@ -31,6 +31,7 @@ fn params() -> ColonizeParams {
         exclusions: Vec::new(),
         points_file: None,
         roots: vec![Vec3::ZERO],
+        crown_gap: 0.0,
         iterations_per_step: 0,
     }
 }
@@ -311,6 +312,20 @@ fn bad_input_names_the_field() {
         ),
         (
             ColonizeParams {
+                crown_gap: -1.0,
+                ..params()
+            },
+            "crown_gap",
+        ),
+        (
+            ColonizeParams {
+                crown_gap: f32::NAN,
+                ..params()
+            },
+            "crown_gap",
+        ),
+        (
+            ColonizeParams {
                 regions: Vec::new(),
                 ..params()
             },
@@ -540,6 +555,35 @@ fn forest_crowns_stay_at_least_kill_distance_minus_step_apart() {
     assert!(gaps.iter().all(|&g| g >= floor), "gaps in d_k: {gaps:?}, floor {floor}");
     let mean = gaps.iter().sum::<f32>() / gaps.len() as f32;
     assert!(mean > 1.2, "mean gap {mean} d_k: {gaps:?}");
+}
+
+/// With a crown gap of 3 d_k, no attractor between the crowns feeds either tree once both
+/// have branches near it, so the crowns keep about the gap apart: over seeds 0..16 the closest
+/// segments lie 2.62–3.09 d_k apart (about the gap less one step D), where without the gap
+/// they come within about d_k. Not a proven bound: the test asks for 2.5 d_k.
+#[test]
+fn a_crown_gap_keeps_forest_crowns_several_kill_distances_apart() {
+    let p = ColonizeParams {
+        crown_gap: 3.0 * two_tree_forest().kill_distance,
+        ..two_tree_forest()
+    };
+    let mut gaps = Vec::new();
+    for seed in 0..4 {
+        let c = grown(&p, seed);
+        let gs = c.graphs();
+        assert!(
+            gs[0].len() > 150 && gs[1].len() > 150,
+            "{} and {}",
+            gs[0].len(),
+            gs[1].len()
+        );
+        assert!(
+            gs[0].end.iter().any(|e| e.x > -250.0) && gs[1].end.iter().any(|e| e.x < 250.0),
+            "crowns still grow toward each other"
+        );
+        gaps.push(closest_segments(&gs[0], &gs[1]) / p.kill_distance);
+    }
+    assert!(gaps.iter().all(|&g| g >= 2.5), "gaps in d_k: {gaps:?}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The incremental, k-d-tree-driven growth equals the brute-force reference on random inputs.
+//! The incremental, grid-driven growth equals the brute-force reference on random inputs.
 
 use glam::Vec3;
 use proptest::prelude::*;
@@ -16,6 +16,8 @@ fn case() -> impl Strategy<Value = (ColonizeParams, Vec<Vec3>, Vec<(Vec3, f32)>)
             0.05f32..0.9,
             1.0f32..15.0,
             vec3(Vec3::splat(-0.6), Vec3::splat(0.6)),
+            // Crown gap in d_i: off, inside d_i, or past it (a wider scan).
+            prop_oneof![Just(0.0f32), 0.0f32..2.0],
         ),
         (0u32..60, 1u32..5, 0u32..6, 0u32..6, 0usize..3),
         prop::collection::vec(
@@ -36,7 +38,7 @@ fn case() -> impl Strategy<Value = (ColonizeParams, Vec<Vec3>, Vec<(Vec3, f32)>)
     )
         .prop_map(
             |(
-                (di, k, step, tropism),
+                (di, k, step, tropism, gap),
                 (iterations, max_degree, max_depth, max_no_growth, weighted),
                 attractors,
                 roots,
@@ -53,6 +55,7 @@ fn case() -> impl Strategy<Value = (ColonizeParams, Vec<Vec3>, Vec<(Vec3, f32)>)
                     max_no_growth,
                     weighted_growth: [WeightedGrowth::Off, WeightedGrowth::Linear, WeightedGrowth::Thesis][weighted],
                     roots,
+                    crown_gap: gap * di,
                     ..ColonizeParams::default()
                 };
                 (params, attractors, targets)

@@ -177,6 +177,8 @@ pub struct Colonizer {
     merged: Vec<u32>,
     sum: Vec<Vec3>,
     count: Vec<u32>,
+    /// Per attractor: the tree of the first node within the crown gap, or [`NONE`].
+    claim: Vec<u32>,
     /// Per chunk of [`NODE_CHUNK`] new nodes: (attractor, node, squared distance) for the live
     /// attractors within d_i of a node that it may become nearest to or kill; kept across
     /// iterations to avoid allocating in the loop.
@@ -262,6 +264,7 @@ impl Colonizer {
             alive_count: n,
             killed: Vec::new(),
             nearest: vec![NONE; n],
+            claim: vec![NONE; n],
             nearest_d2: vec![f32::INFINITY; n],
             toward: vec![Vec3::ZERO; n],
             influenced: Vec::new(),
@@ -342,6 +345,8 @@ impl Colonizer {
     ///
     /// Each new node scans the grid cells its d_i box touches (cells are d_i / 2 wide, so about
     /// 2.7 times the d_i ball, read in order) and keeps the pairs that can change something.
+    /// With a crown gap it also keeps every pair within the gap (scanning as far as it reaches):
+    /// an attractor within the gap of nodes of two trees dies.
     /// Chunks of new nodes run in parallel; their pairs are applied chunk by chunk with the tie
     /// rule (lower distance, then lower node), so the outcome does not depend on the chunking.
     fn absorb(&mut self, first: usize) {
@@ -349,12 +354,13 @@ impl Colonizer {
         let di = self.params.influence_radius;
         let di2 = di * di;
         let dk2 = self.params.kill_distance * self.params.kill_distance;
+        let gap2 = self.params.crown_gap * self.params.crown_gap;
         let chunks = (self.pos.len() - first).div_ceil(NODE_CHUNK);
         if self.hits.len() < chunks {
             self.hits.resize_with(chunks, Vec::new);
         }
         let (grid, slot_d2, pos) = (&self.grid, &self.slot_d2, &self.pos);
-        let reach = Vec3::splat(di);
+        let reach = Vec3::splat(di.max(self.params.crown_gap));
         let query = |(chunk, hits): (usize, &mut Vec<(u32, u32, f32)>)| {
             hits.clear();
             let lo = first + chunk * NODE_CHUNK;
@@ -382,7 +388,7 @@ impl Colonizer {
                             let c = current[i];
                             // A new node no nearer than the current nearest one never wins: it
                             // has a higher index. Most candidates end here, before the serial merge.
-                            accept[i] = (d2 <= di2) & (c != DEAD) & ((d2 <= dk2) | (d2 < c));
+                            accept[i] = (c != DEAD) & (((d2 <= di2) & ((d2 <= dk2) | (d2 < c))) | (d2 <= gap2));
                             any |= accept[i];
                         }
                         if any {
@@ -397,24 +403,33 @@ impl Colonizer {
             }
         };
         let hits = &mut self.hits[..chunks];
-        let candidates = (self.pos.len() - first) as f32 * grid.points_within_box(2.0 * di);
+        let candidates = (self.pos.len() - first) as f32 * grid.points_within_box(2.0 * reach.x);
         if candidates >= PARALLEL_MIN {
             hits.par_iter_mut().enumerate().for_each(query);
         } else {
             hits.iter_mut().enumerate().for_each(query);
         }
-        for k in 0..chunks {
-            for &(a, node, d2) in &self.hits[k] {
+        let all_hits = std::mem::take(&mut self.hits);
+        for hits in &all_hits[..chunks] {
+            for &(a, node, d2) in hits {
                 let a = a as usize;
                 if !self.alive[a] {
                     continue;
                 }
                 if d2 <= dk2 {
-                    self.alive[a] = false;
-                    self.killed.push(a as u32);
-                    self.slot_d2[self.slot_of[a] as usize] = DEAD;
-                    self.alive_count -= 1;
-                } else if d2 < self.nearest_d2[a] || (d2 == self.nearest_d2[a] && node < self.nearest[a]) {
+                    self.kill(a);
+                    continue;
+                }
+                if d2 <= gap2 {
+                    let tree = self.tree[node as usize];
+                    if self.claim[a] == NONE {
+                        self.claim[a] = tree;
+                    } else if self.claim[a] != tree {
+                        self.kill(a);
+                        continue;
+                    }
+                }
+                if d2 <= di2 && (d2 < self.nearest_d2[a] || (d2 == self.nearest_d2[a] && node < self.nearest[a])) {
                     if self.nearest[a] == NONE {
                         self.fresh.push(a as u32);
                     }
@@ -425,6 +440,14 @@ impl Colonizer {
                 }
             }
         }
+        self.hits = all_hits;
+    }
+
+    fn kill(&mut self, a: usize) {
+        self.alive[a] = false;
+        self.killed.push(a as u32);
+        self.slot_d2[self.slot_of[a] as usize] = DEAD;
+        self.alive_count -= 1;
     }
 
     /// Runs up to `iterations` growth iterations; returns why growth stopped once it has (now

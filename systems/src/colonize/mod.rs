@@ -26,6 +26,9 @@
 //!   work), so `count` is the total, not per region.
 //! - The "growing set is empty" stop of the code is [`Termination::NoInfluence`]: no growing
 //!   node has an attractor.
+//! - Forests may set a crown gap (not in the thesis): an attractor within
+//!   [`ColonizeParams::crown_gap`] of nodes of two trees dies, so crowns keep that far apart
+//!   instead of about d_k. Off by default.
 
 mod entities;
 mod grid;

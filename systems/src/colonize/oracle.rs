@@ -60,9 +60,15 @@ pub fn grow_brute_force(params: &ColonizeParams, attractors: &[Vec3], targets: &
             segment: 0,
         });
     }
+    let gap2 = params.crown_gap * params.crown_gap;
+    // Within the crown gap of nodes of two trees (the first such node's tree and another).
+    let contested = |a: Vec3, nodes: &[Node]| {
+        let mut near = nodes.iter().filter(|n| (a - n.pos).length_squared() <= gap2);
+        near.next().is_some_and(|first| near.any(|n| n.tree != first.tree))
+    };
     let kill = |alive: &mut Vec<bool>, nodes: &[Node]| {
         for (a, live) in attractors.iter().zip(alive.iter_mut()) {
-            if *live && nodes.iter().any(|n| (*a - n.pos).length_squared() <= dk2) {
+            if *live && (nodes.iter().any(|n| (*a - n.pos).length_squared() <= dk2) || contested(*a, nodes)) {
                 *live = false;
             }
         }

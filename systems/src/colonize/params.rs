@@ -59,6 +59,11 @@ pub struct ColonizeParams {
     pub points_file: Option<String>,
     /// Tree roots; several roots grow a forest competing for one attractor cloud. Default the origin.
     pub roots: Vec<Vec3>,
+    /// Crown gap for forests (beyond the thesis): an attractor within this distance of nodes of
+    /// two different trees dies, so no tree is drawn into the space next to another's branches
+    /// and neighbouring crowns keep roughly this far apart. 0 (default) turns it off: crowns
+    /// then part only by each attractor feeding its nearest node, about d_k apart.
+    pub crown_gap: f32,
     /// In a scene: 0 (default) grows the trees completely while the scene is built; n > 0 grows
     /// them n iterations per fixed step while the app runs (`colonize.grow`), with the
     /// attractors as entities. `sylva tree` and forest species always grow completely.
@@ -84,6 +89,7 @@ impl Default for ColonizeParams {
             exclusions: Vec::new(),
             points_file: None,
             roots: vec![Vec3::ZERO],
+            crown_gap: 0.0,
             iterations_per_step: 0,
         }
     }
@@ -139,6 +145,12 @@ impl ColonizeParams {
                     "is {}, must be below influence_radius ({}): attractors would never be killed",
                     self.kill_distance, self.influence_radius
                 ),
+            ));
+        }
+        if !(self.crown_gap.is_finite() && self.crown_gap >= 0.0) {
+            return Err((
+                "crown_gap".to_owned(),
+                format!("is {}, must be a finite number >= 0 (0: off)", self.crown_gap),
             ));
         }
         if !self.tropism.is_finite() {
