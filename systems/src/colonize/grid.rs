@@ -97,7 +97,9 @@ impl AttractorGrid {
     }
 
     fn cell_index(&self, p: Vec3) -> usize {
-        let c = ((p - self.origin) / self.cell).floor();
+        // Truncating a non-negative float floors it (and negatives clamp to 0 either way), without
+        // the libm `floorf` call the baseline target makes for `floor`.
+        let c = (p - self.origin) / self.cell;
         let clamp = |v: f32, d: usize| (v.max(0.0) as usize).min(d - 1);
         let [dx, dy, dz] = self.dims;
         (clamp(c.z, dz) * dy + clamp(c.y, dy)) * dx + clamp(c.x, dx)
@@ -106,12 +108,14 @@ impl AttractorGrid {
     /// Calls `f` with the slot ranges covering every point in the box `[lo, hi]` (and some
     /// outside it), in ascending slot order.
     pub fn for_each_range(&self, lo: Vec3, hi: Vec3, mut f: impl FnMut(Range<usize>)) {
-        let a = ((lo - self.origin) / self.cell).floor();
-        let b = ((hi - self.origin) / self.cell).floor();
+        // Cell coordinates, floored by truncation where non-negative (as in `cell_index`); a
+        // negative `a` truncates to 0, which is in range as its floor would be.
+        let a = (lo - self.origin) / self.cell;
+        let b = (hi - self.origin) / self.cell;
         let mut range = [(0, 0); 3];
         for k in 0..3 {
             let top = (self.dims[k] - 1) as f32;
-            if b[k] < 0.0 || a[k] > top {
+            if b[k] < 0.0 || a[k] as usize >= self.dims[k] {
                 return;
             }
             range[k] = (a[k].max(0.0) as usize, b[k].min(top) as usize);

@@ -31,14 +31,57 @@ const NONE: u32 = u32::MAX;
 const DEAD: f32 = -1.0;
 /// New nodes per parallel task when querying the attractor grid.
 const NODE_CHUNK: usize = 8;
-/// Grid slots tested together when scanning for a new node's attractors.
+/// Grid slots tested together when scanning for a new node's attractors (at most 32: one bit
+/// each of a `u32` mask).
 const SCAN_BLOCK: usize = 16;
+const _: () = assert!(SCAN_BLOCK <= 32);
 /// Below this many estimated candidate points per growth step the queries run on the calling
 /// thread: waking the pool costs more than the scan (Fig. 5.11 steps scan a few thousand).
 const PARALLEL_MIN: f32 = 200_000.0;
 /// A successor whose direction has a cosine below this with its parent segment is refused
 /// (the thesis code's anti-reversal rule).
 const REVERSAL_COS: f32 = -0.99;
+
+/// One new node's test of grid candidates: whether a pair can change something (see
+/// [`Colonizer::absorb`]).
+struct Scan {
+    q: Vec3,
+    di2: f32,
+    dk2: f32,
+    gap2: f32,
+}
+
+impl Scan {
+    /// Whether the candidate at (`x`, `y`, `z`), its attractor's slot state `current`, is kept.
+    /// The distance is computed as the brute-force reference does, bit for bit.
+    #[inline(always)]
+    fn accept(&self, x: f32, y: f32, z: f32, current: f32) -> bool {
+        let (dx, dy, dz) = (x - self.q.x, y - self.q.y, z - self.q.z);
+        let d2 = dx * dx + dy * dy + dz * dz;
+        // A new node no nearer than the current nearest one never wins: it has a higher index.
+        (current != DEAD) & (((d2 <= self.di2) & ((d2 <= self.dk2) | (d2 < current))) | (d2 <= self.gap2))
+    }
+
+    /// The kept candidates of a full block as a bit mask; the fixed length lets the compiler test
+    /// them in vector registers.
+    #[inline(always)]
+    fn block<const N: usize>(&self, x: &[f32; N], y: &[f32; N], z: &[f32; N], current: &[f32; N]) -> u32 {
+        let mut mask = 0;
+        for i in 0..N {
+            mask |= u32::from(self.accept(x[i], y[i], z[i], current[i])) << i;
+        }
+        mask
+    }
+
+    /// The kept candidates of a partial block as a bit mask.
+    fn rest(&self, x: &[f32], y: &[f32], z: &[f32], current: &[f32]) -> u32 {
+        let mut mask = 0;
+        for i in 0..x.len() {
+            mask |= u32::from(self.accept(x[i], y[i], z[i], current[i])) << i;
+        }
+        mask
+    }
+}
 
 /// Writes the sorted union of two sorted, disjoint lists into `out`.
 fn merge_sorted(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
@@ -366,39 +409,30 @@ impl Colonizer {
             let lo = first + chunk * NODE_CHUNK;
             for (v, &q) in pos.iter().enumerate().skip(lo).take(NODE_CHUNK) {
                 grid.for_each_range(q - reach, q + reach, |slots| {
-                    // Points and state are in grid order: no scattered loads per candidate. The
-                    // distance is computed as the brute-force reference does, bit for bit.
+                    // Points and state are in grid order: no scattered loads per candidate.
                     let first_slot = slots.start;
                     let (xs, ys, zs) = (&grid.x[slots.clone()], &grid.y[slots.clone()], &grid.z[slots.clone()]);
                     let current = &slot_d2[slots];
-                    // Candidates are tested in fixed blocks without branches (the compiler keeps
-                    // them in vector registers); the rare block with a hit is then walked.
-                    let mut accept = [false; SCAN_BLOCK];
-                    for (b, (((xs, ys), zs), current)) in xs
-                        .chunks(SCAN_BLOCK)
-                        .zip(ys.chunks(SCAN_BLOCK))
-                        .zip(zs.chunks(SCAN_BLOCK))
-                        .zip(current.chunks(SCAN_BLOCK))
-                        .enumerate()
-                    {
-                        let mut any = false;
-                        for i in 0..xs.len() {
-                            let (dx, dy, dz) = (xs[i] - q.x, ys[i] - q.y, zs[i] - q.z);
-                            let d2 = dx * dx + dy * dy + dz * dz;
-                            let c = current[i];
-                            // A new node no nearer than the current nearest one never wins: it
-                            // has a higher index. Most candidates end here, before the serial merge.
-                            accept[i] = (c != DEAD) & (((d2 <= di2) & ((d2 <= dk2) | (d2 < c))) | (d2 <= gap2));
-                            any |= accept[i];
+                    // Candidates are tested in fixed blocks into bit masks without branches; only
+                    // the few kept ones are then walked.
+                    let scan = Scan { q, di2, dk2, gap2 };
+                    let mut push = |base: usize, mut mask: u32| {
+                        while mask != 0 {
+                            let slot = first_slot + base + mask.trailing_zeros() as usize;
+                            mask &= mask - 1;
+                            let (dx, dy, dz) = (grid.x[slot] - q.x, grid.y[slot] - q.y, grid.z[slot] - q.z);
+                            hits.push((grid.id[slot], v as u32, dx * dx + dy * dy + dz * dz));
                         }
-                        if any {
-                            for i in (0..xs.len()).filter(|&i| accept[i]) {
-                                let (dx, dy, dz) = (xs[i] - q.x, ys[i] - q.y, zs[i] - q.z);
-                                let slot = first_slot + b * SCAN_BLOCK + i;
-                                hits.push((grid.id[slot], v as u32, dx * dx + dy * dy + dz * dz));
-                            }
-                        }
+                    };
+                    let (xb, xr) = xs.as_chunks::<SCAN_BLOCK>();
+                    let (yb, yr) = ys.as_chunks::<SCAN_BLOCK>();
+                    let (zb, zr) = zs.as_chunks::<SCAN_BLOCK>();
+                    let (cb, cr) = current.as_chunks::<SCAN_BLOCK>();
+                    for (b, (((x, y), z), c)) in xb.iter().zip(yb).zip(zb).zip(cb).enumerate() {
+                        push(b * SCAN_BLOCK, scan.block(x, y, z, c));
                     }
+                    let full = xb.len() * SCAN_BLOCK;
+                    push(full, scan.rest(xr, yr, zr, cr));
                 });
             }
         };
