@@ -1,14 +1,20 @@
 //! Terrain kernels at the thesis's test size, 512² with 4 layers, on 2 threads.
 //!
+//! Erosion changes what the next pass costs (water spreads, slopes settle),
+//! so every timed pass starts from the same state: the thesis landscape after
+//! [`SETTLE`] iterations of its full schedule, cloned before each pass
+//! (outside the timing). `thermal_fresh` times thermal erosion on the
+//! landscape as generated, where most slopes are still too steep.
+//!
 //! Targets (issue 5): hydraulic ≤ 1.5 ms per iteration, thermal ≥ 500
 //! iterations/s, aging ≥ 1000 checks/s, 4096² × 4 layers generated in ≤ 3 s.
 //! `memcpy_64mib` measures this machine's copy bandwidth in the same run, and
 //! the closing `summary` prints each kernel's Mcell-iterations/s and its
 //! estimated memory traffic as a fraction of that bandwidth.
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use sylva::Scene;
-use sylva::systems::terrain::{Eroder, ScheduleParams, TerrainBalance, TerrainParams};
+use sylva::systems::terrain::{Eroder, ScheduleParams, TerrainBalance, TerrainChunk, TerrainParams};
 
 fn landscape() -> TerrainParams {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/landscape1.ron");
@@ -58,22 +64,53 @@ fn pool() -> rayon::ThreadPool {
         .expect("pool starts")
 }
 
+/// Iterations of the full schedule before the timed passes.
+const SETTLE: u64 = 1000;
+
+/// The landscape as generated and after [`SETTLE`] iterations of its full
+/// schedule, with the iteration number the next pass has.
+fn states(pool: &rayon::ThreadPool) -> (TerrainChunk, TerrainChunk) {
+    let params = landscape();
+    let fresh = pool
+        .install(|| params.generator.generate(1, [0, 0], params.size, params.max_layers))
+        .expect("landscape generates");
+    let mut settled = fresh.clone();
+    let mut eroder = Eroder::default();
+    let mut books = TerrainBalance::default();
+    for iteration in 1..=SETTLE {
+        pool.install(|| eroder.step(&mut settled, &params, 1, iteration, &mut books));
+    }
+    (fresh, settled)
+}
+
+/// Each kernel with the state its timed passes start from.
+fn cases<'a>(
+    fresh: &'a TerrainChunk,
+    settled: &'a TerrainChunk,
+) -> Vec<(String, TerrainParams, f64, &'a TerrainChunk)> {
+    let mut cases: Vec<_> = kernel_setups()
+        .into_iter()
+        .map(|(name, params, bytes)| (name.to_string(), params, bytes, settled))
+        .collect();
+    let (_, thermal, bytes) = kernel_setups().swap_remove(1);
+    cases.push(("thermal_fresh".to_string(), thermal, bytes, fresh));
+    cases
+}
+
 fn kernels(c: &mut Criterion) {
     let pool = pool();
+    let (fresh, settled) = states(&pool);
     let mut group = c.benchmark_group("terrain_512");
     group.throughput(Throughput::Elements(u64::from(landscape().size).pow(2)));
-    for (name, params, _) in kernel_setups() {
-        let mut chunk = pool
-            .install(|| params.generator.generate(1, [0, 0], params.size, params.max_layers))
-            .unwrap();
+    for (name, params, _, start) in cases(&fresh, &settled) {
         let mut eroder = Eroder::default();
         let mut books = TerrainBalance::default();
-        let mut iteration = 0;
         group.bench_function(name, |b| {
-            b.iter(|| {
-                iteration += 1;
-                pool.install(|| eroder.step(&mut chunk, &params, 1, iteration, &mut books));
-            })
+            b.iter_batched_ref(
+                || start.clone(),
+                |chunk| pool.install(|| eroder.step(chunk, &params, 1, SETTLE + 1, &mut books)),
+                BatchSize::LargeInput,
+            )
         });
     }
     group.finish();
@@ -114,13 +151,14 @@ fn bandwidth(c: &mut Criterion) {
     group.finish();
 }
 
-/// Best of `reps` timings of `f`, in seconds: the least disturbed by other
-/// work on a shared machine.
-fn best_of(reps: u32, mut f: impl FnMut()) -> f64 {
+/// Best of `reps` timings of `f` on a fresh clone of `start`, in seconds:
+/// the least disturbed by other work on a shared machine.
+fn best_of<T: Clone>(reps: u32, start: &T, mut f: impl FnMut(&mut T)) -> f64 {
     (0..reps)
         .map(|_| {
+            let mut state = start.clone();
             let t = std::time::Instant::now();
-            f();
+            f(&mut state);
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
@@ -128,30 +166,26 @@ fn best_of(reps: u32, mut f: impl FnMut()) -> f64 {
 
 /// Prints Mcell-iterations/s and the fraction of the copy bandwidth each
 /// kernel's estimated traffic reaches, timed in this run (best of 60 passes
-/// after 20 warm-up passes, and best of 20 copies).
+/// after 5 warm-up passes, and best of 20 copies).
 fn summary(_: &mut Criterion) {
     let pool = pool();
     let src = vec![1u8; COPY_BYTES];
     let mut dst = vec![0u8; COPY_BYTES];
-    let copy_gbs = 2.0 * COPY_BYTES as f64 / best_of(20, || copy(&pool, &src, &mut dst)) / 1e9;
+    let copy_gbs = 2.0 * COPY_BYTES as f64 / best_of(20, &(), |_| copy(&pool, &src, &mut dst)) / 1e9;
     println!("summary: copy bandwidth {copy_gbs:.1} GB/s (read + write, 2 threads)");
-    for (name, params, bytes_per_cell) in kernel_setups() {
-        let mut chunk = pool
-            .install(|| params.generator.generate(1, [0, 0], params.size, params.max_layers))
-            .unwrap();
+    let (fresh, settled) = states(&pool);
+    for (name, params, bytes_per_cell, start) in cases(&fresh, &settled) {
         let cells = f64::from(params.size).powi(2);
         let mut eroder = Eroder::default();
         let mut books = TerrainBalance::default();
-        let mut iteration = 0;
-        let mut pass = || {
-            iteration += 1;
-            pool.install(|| eroder.step(&mut chunk, &params, 1, iteration, &mut books));
+        let mut pass = |chunk: &mut TerrainChunk| {
+            pool.install(|| eroder.step(chunk, &params, 1, SETTLE + 1, &mut books));
         };
-        (0..20).for_each(|_| pass());
-        let secs = best_of(60, pass);
+        best_of(5, start, &mut pass);
+        let secs = best_of(60, start, &mut pass);
         let gbs = bytes_per_cell * cells / secs / 1e9;
         println!(
-            "summary: {name:9} {:7.3} ms/pass  {:7.1} Mcell-it/s  ~{gbs:5.1} GB/s = {:4.1} % of copy bandwidth",
+            "summary: {name:13} {:7.3} ms/pass  {:7.1} Mcell-it/s  ~{gbs:5.1} GB/s = {:4.1} % of copy bandwidth",
             1e3 * secs,
             cells / secs / 1e6,
             100.0 * gbs / copy_gbs

@@ -397,22 +397,20 @@ fn local<const T: u8, const S: u8>(inflow: [f32; 4], out: [f32; 4], w_prev: f32,
     let f_out = out[0] + out[1] + out[2] + out[3];
     let w_new = (w_prev + c.dt * (f_in - f_out) / c.area).max(0.0);
     let mean = 0.5 * (w_prev + w_new);
-    let (u, v) = if mean < c.min_depth {
-        (0.0, 0.0)
-    } else {
-        let dwx = 0.5 * (inflow[LEFT] - out[LEFT] + out[RIGHT] - inflow[RIGHT]);
-        let dwz = 0.5 * (inflow[BACK] - out[BACK] + out[FRONT] - inflow[FRONT]);
-        (dwx / (c.l * mean), c.z_sign * dwz / (c.l * mean))
-    };
+    // Both sides of every choice are computed and one is selected: the
+    // vectorizer keeps selects, where it gives up on branches around a
+    // division or a square root.
+    let dwx = 0.5 * (inflow[LEFT] - out[LEFT] + out[RIGHT] - inflow[RIGHT]);
+    let dwz = 0.5 * (inflow[BACK] - out[BACK] + out[FRONT] - inflow[FRONT]);
+    let shallow = mean < c.min_depth;
+    let u = select(shallow, 0.0, dwx / (c.l * mean));
+    let v = select(shallow, 0.0, c.z_sign * dwz / (c.l * mean));
     let speed = (u * u + v * v).sqrt();
-    let cap = if speed > 0.0 {
-        c.capacity * (g2 / (1.0 + g2)).sqrt().max(c.min_tilt) * speed
-    } else {
-        0.0
-    };
+    let tilt = (g2 / (1.0 + g2)).sqrt().max(c.min_tilt);
+    let cap = select(speed > 0.0, c.capacity * tilt * speed, 0.0);
     let den = match T {
-        THESIS_FLUX if f_out > 1e-20 => f_out,
-        FLUX if w_prev * c.area > 1e-20 => (f_out * c.dt).max(w_prev * c.area),
+        THESIS_FLUX => select(f_out > 1e-20, f_out, 0.0),
+        FLUX => select(w_prev * c.area > 1e-20, (f_out * c.dt).max(w_prev * c.area), 0.0),
         _ => 0.0,
     };
     let deep = (w_new > 0.0) & (w_new >= c.stand_depth);
@@ -429,6 +427,12 @@ fn local<const T: u8, const S: u8>(inflow: [f32; 4], out: [f32; 4], w_prev: f32,
         den,
         stand,
     }
+}
+
+/// `a` where `pick` holds, else `b`; both already computed.
+#[inline(always)]
+fn select(pick: bool, a: f32, b: f32) -> f32 {
+    if pick { a } else { b }
 }
 
 /// Sweep 2, everything local to a cell once the fluxes are final: water
@@ -563,23 +567,17 @@ fn cell_sweep<const T: u8, const S: u8>(
                                 let (flc, frc, fbc, ffc) = (at(fl, z, 1), at(fr, z, 1), at(fb, z, 1), at(ff, z, 1));
                                 let (fr_l, fl_r, ff_b, fb_f) =
                                     (at(fr, z, 0), at(fl, z, 2), at(ff, zb, 1), at(fb, zf, 1));
-                                let (w, u, v) = (&mut water[1..][..m], &mut vx[1..][..m], &mut vz[1..][..m]);
-                                let (ra, ca, st) = (&mut ratio[1..][..m], &mut cap[1..][..m], &mut stand[1..][..m]);
-                                for x in 0..m {
-                                    let c = local::<T, S>(
-                                        [fr_l[x], fl_r[x], ff_b[x], fb_f[x]],
-                                        [flc[x], frc[x], fbc[x], ffc[x]],
-                                        w[x],
-                                        ca[x],
-                                        &ctx,
-                                    );
-                                    w[x] = c.water;
-                                    u[x] = c.u;
-                                    v[x] = c.v;
-                                    ca[x] = c.cap;
-                                    ra[x] = c.den;
-                                    st[x] = u8::from(c.stand);
-                                }
+                                cell_interior::<T, S>(
+                                    [fr_l, fl_r, ff_b, fb_f],
+                                    [flc, frc, fbc, ffc],
+                                    &mut water[1..][..m],
+                                    &mut vx[1..][..m],
+                                    &mut vz[1..][..m],
+                                    &mut ratio[1..][..m],
+                                    &mut cap[1..][..m],
+                                    &mut stand[1..][..m],
+                                    &ctx,
+                                );
                             }
                             _ => (0..n).for_each(edge),
                         }
@@ -609,8 +607,11 @@ fn cell_sweep<const T: u8, const S: u8>(
                         }
                     }
                     evaporated += evaporate(&mut water[row.clone()], kv);
-                    for (ra, &sd) in ratio[row.clone()].iter_mut().zip(&sed[row]) {
-                        *ra = if *ra > 0.0 { num_dt * sd / *ra } else { 0.0 };
+                    // The semi-Lagrangian transport has no use for the ratio.
+                    if T != SEMI {
+                        for (ra, &sd) in ratio[row.clone()].iter_mut().zip(&sed[row]) {
+                            *ra = if *ra > 0.0 { num_dt * sd / *ra } else { 0.0 };
+                        }
                     }
                 }
                 [drained, absorbed, evaporated]
@@ -621,6 +622,45 @@ fn cell_sweep<const T: u8, const S: u8>(
     books.water_drained += total(0);
     books.water_absorbed += total(1);
     books.water_evaporated += total(2);
+}
+
+/// [`local`] on the interior cells of a row: `inflow` and `out` hold the
+/// fluxes into and out of each cell by direction, `ca` the squared gradient
+/// on entry and the capacity on return. The outputs are separate reference
+/// parameters so the compiler knows they do not alias and vectorizes the loop.
+#[allow(clippy::too_many_arguments)]
+fn cell_interior<const T: u8, const S: u8>(
+    inflow: [&[f32]; 4],
+    out: [&[f32]; 4],
+    w: &mut [f32],
+    u: &mut [f32],
+    v: &mut [f32],
+    ra: &mut [f32],
+    ca: &mut [f32],
+    st: &mut [u8],
+    c: &CellCtx,
+) {
+    let m = w.len();
+    let (u, v, ra, ca, st) = (&mut u[..m], &mut v[..m], &mut ra[..m], &mut ca[..m], &mut st[..m]);
+    let [il, ir, ib, if_] = inflow.map(|p| &p[..m]);
+    let [ol, or, ob, of] = out.map(|p| &p[..m]);
+    for x in 0..m {
+        let l = local::<T, S>(
+            [il[x], ir[x], ib[x], if_[x]],
+            [ol[x], or[x], ob[x], of[x]],
+            w[x],
+            ca[x],
+            c,
+        );
+        w[x] = l.water;
+        u[x] = l.u;
+        v[x] = l.v;
+        ca[x] = l.cap;
+        if T != SEMI {
+            ra[x] = l.den;
+        }
+        st[x] = u8::from(l.stand);
+    }
 }
 
 /// Evaporates the fraction `kv` of each cell's water (eq. 3.6); returns the
@@ -714,6 +754,10 @@ fn transport(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Sc
             for r in 0..next.len() / n {
                 let z = b * ROWS + r;
                 let next = &mut next[r * n..(r + 1) * n];
+                if semi && grid.boundary != Boundary::Wrap {
+                    advect_row(sed, grid, z, [&vx[z * n..][..n], &vz[z * n..][..n]], [dt, l], next);
+                    continue;
+                }
                 if semi {
                     for (x, out) in next.iter_mut().enumerate() {
                         let i = z * n + x;
@@ -788,6 +832,32 @@ fn flux_interior(
     }
 }
 
+/// [`advect`] for row `z` of a chunk that does not wrap, with the row's
+/// velocities `[vx, vz]`, time step and cell length.
+/// Every cell computes its bilinear sample and then picks it or, where the
+/// water stands, its own value; only back-traces that leave the chunk
+/// branch off, so wet and dry cells side by side cost no mispredictions.
+fn advect_row(sed: &[f32], grid: Grid, z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2], next: &mut [f32]) {
+    let n = grid.n;
+    let last = (n - 1) as f32;
+    let cells = |v: f32| v * dt / l;
+    for (x, out) in next[..n].iter_mut().enumerate() {
+        let (u, v) = (vx[x], vz[x]);
+        let still = u == 0.0 && v == 0.0;
+        let (px, pz) = (x as f32 - cells(u), z as f32 - cells(v));
+        let inside = px >= 0.0 && px <= last && pz >= 0.0 && pz <= last;
+        if !still & !inside {
+            *out = advect(sed, grid, x, z, cells(u), cells(v));
+            continue;
+        }
+        *out = if still {
+            sed[z * n + x]
+        } else {
+            bilinear(sed, n, px, pz, false)
+        };
+    }
+}
+
 /// Back-traces from `(x, z)` by `(dx, dz)` cells and samples bilinearly.
 fn advect(sed: &[f32], grid: Grid, x: usize, z: usize, dx: f32, dz: f32) -> f32 {
     let n = grid.n;
@@ -803,10 +873,17 @@ fn advect(sed: &[f32], grid: Grid, x: usize, z: usize, dx: f32, dz: f32) -> f32 
     } else {
         (px, pz)
     };
+    bilinear(sed, grid.n, px, pz, grid.boundary == Boundary::Wrap)
+}
+
+/// Bilinear sample of the `n`-wide plane `sed` at `(px, pz)`, both in
+/// [0, n − 1] (or [0, n) when the plane `wrap`s).
+#[inline(always)]
+fn bilinear(sed: &[f32], n: usize, px: f32, pz: f32, wrap: bool) -> f32 {
     // px, pz ≥ 0 here, so truncation is the floor (without a libm call).
     let (x0, z0) = ((px as usize).min(n - 1), (pz as usize).min(n - 1));
     let (tx, tz) = (px - x0 as f32, pz - z0 as f32);
-    let (x1, z1) = if grid.boundary == Boundary::Wrap {
+    let (x1, z1) = if wrap {
         ((x0 + 1) % n, (z0 + 1) % n)
     } else {
         ((x0 + 1).min(n - 1), (z0 + 1).min(n - 1))
