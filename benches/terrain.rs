@@ -94,7 +94,7 @@ fn cases<'a>(
         .into_iter()
         .map(|(name, params, bytes)| (name.to_string(), params, bytes, settled))
         .collect();
-    let (_, thermal, bytes) = kernel_setups().swap_remove(1);
+    let (_, thermal, bytes, _) = cases[1].clone();
     cases.push(("thermal_fresh".to_string(), thermal, bytes, fresh));
     cases
 }
