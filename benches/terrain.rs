@@ -70,8 +70,15 @@ fn pool() -> rayon::ThreadPool {
 const SETTLE: u64 = 1000;
 
 /// The landscape as generated and after [`SETTLE`] iterations of its full
-/// schedule, with the iteration number the next pass has.
-fn states(pool: &rayon::ThreadPool) -> (TerrainChunk, TerrainChunk) {
+/// schedule, computed once for all benchmark functions.
+fn states() -> &'static (TerrainChunk, TerrainChunk) {
+    static STATES: std::sync::OnceLock<(TerrainChunk, TerrainChunk)> = std::sync::OnceLock::new();
+    STATES.get_or_init(settle)
+}
+
+/// See [`states`].
+fn settle() -> (TerrainChunk, TerrainChunk) {
+    let pool = pool();
     let params = landscape();
     let fresh = pool
         .install(|| params.generator.generate(1, [0, 0], params.size, params.max_layers))
@@ -101,10 +108,10 @@ fn cases<'a>(
 
 fn kernels(c: &mut Criterion) {
     let pool = pool();
-    let (fresh, settled) = states(&pool);
+    let (fresh, settled) = states();
     let mut group = c.benchmark_group("terrain_512");
     group.throughput(Throughput::Elements(u64::from(landscape().size).pow(2)));
-    for (name, params, _, start) in cases(&fresh, &settled) {
+    for (name, params, _, start) in cases(fresh, settled) {
         let mut eroder = Eroder::default();
         let mut books = TerrainBalance::default();
         group.bench_function(name, |b| {
@@ -175,8 +182,8 @@ fn summary(_: &mut Criterion) {
     let mut dst = vec![0u8; COPY_BYTES];
     let copy_gbs = 2.0 * COPY_BYTES as f64 / best_of(20, &(), |_| copy(&pool, &src, &mut dst)) / 1e9;
     println!("summary: copy bandwidth {copy_gbs:.1} GB/s (read + write, 2 threads)");
-    let (fresh, settled) = states(&pool);
-    for (name, params, bytes_per_cell, start) in cases(&fresh, &settled) {
+    let (fresh, settled) = states();
+    for (name, params, bytes_per_cell, start) in cases(fresh, settled) {
         let cells = f64::from(params.size).powi(2);
         let mut eroder = Eroder::default();
         let mut books = TerrainBalance::default();

@@ -754,20 +754,8 @@ fn transport(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Sc
             for r in 0..next.len() / n {
                 let z = b * ROWS + r;
                 let next = &mut next[r * n..(r + 1) * n];
-                if semi && grid.boundary != Boundary::Wrap {
-                    advect_row(sed, grid, z, [&vx[z * n..][..n], &vz[z * n..][..n]], [dt, l], next);
-                    continue;
-                }
                 if semi {
-                    for (x, out) in next.iter_mut().enumerate() {
-                        let i = z * n + x;
-                        // Standing water samples its own cell exactly.
-                        *out = if vx[i] == 0.0 && vz[i] == 0.0 {
-                            sed[i]
-                        } else {
-                            advect(sed, grid, x, z, vx[i] * dt / l, vz[i] * dt / l)
-                        };
-                    }
+                    advect_row(sed, grid, z, [&vx[z * n..][..n], &vz[z * n..][..n]], [dt, l], next);
                     continue;
                 }
                 match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
@@ -832,26 +820,29 @@ fn flux_interior(
     }
 }
 
-/// [`advect`] for row `z` of a chunk that does not wrap, with the row's
-/// velocities `[vx, vz]`, time step and cell length.
-/// Every cell computes its bilinear sample and then picks it or, where the
-/// water stands, its own value; only back-traces that leave the chunk
-/// branch off, so wet and dry cells side by side cost no mispredictions.
+/// [`advect`] for row `z`, with the row's velocities `[vx, vz]`, time step
+/// and cell length. Standing water keeps its own value exactly. Every cell
+/// computes its bilinear sample and then picks it or its own value; only
+/// back-traces that leave a chunk that does not wrap branch off, so wet and
+/// dry cells side by side cost no mispredictions.
 fn advect_row(sed: &[f32], grid: Grid, z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2], next: &mut [f32]) {
     let n = grid.n;
-    let last = (n - 1) as f32;
+    let (last, size) = ((n - 1) as f32, n as f32);
+    let wrap = grid.boundary == Boundary::Wrap;
     let cells = |v: f32| v * dt / l;
     for (x, out) in next[..n].iter_mut().enumerate() {
         let (u, v) = (vx[x], vz[x]);
         let still = u == 0.0 && v == 0.0;
         let (px, pz) = (x as f32 - cells(u), z as f32 - cells(v));
-        let inside = px >= 0.0 && px <= last && pz >= 0.0 && pz <= last;
+        let inside = wrap || (px >= 0.0 && px <= last && pz >= 0.0 && pz <= last);
         if !still & !inside {
             *out = advect(sed, grid, x, z, cells(u), cells(v));
             continue;
         }
         *out = if still {
             sed[z * n + x]
+        } else if wrap {
+            bilinear(sed, n, px.rem_euclid(size), pz.rem_euclid(size), true)
         } else {
             bilinear(sed, n, px, pz, false)
         };
