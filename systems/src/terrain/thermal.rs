@@ -66,7 +66,6 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     let density = p.materials.lut(|m| m.density);
     let rate = p.thermal.rate;
     let sliding = p.thermal.layer_sliding;
-    let min_talus = talus.iter().copied().fold(f32::INFINITY, f32::min);
     // Every cell of both planes is written below, so only the length matters.
     for o in &mut s.out {
         o.resize(cells, 0.0);
@@ -75,7 +74,14 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
 
     {
         let chunk = &*chunk;
-        let ground = &chunk.ground;
+        let planner = Planner {
+            chunk,
+            grid,
+            talus: &talus,
+            density: &density,
+            rate,
+            sliding,
+        };
         let [o0, o1, o2, o3] = &mut s.out;
         (
             o0.par_chunks_mut(block),
@@ -87,25 +93,12 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
             .zip(s.src.par_chunks_mut(block))
             .enumerate()
             .for_each(|(b, ((o0, o1, o2, o3), src))| {
-                let mut outs = [o0, o1, o2, o3];
+                let mut row = RowScratch::default();
                 for r in 0..src.len() / n {
                     let z = b * ROWS + r;
-                    let row = r * n..(r + 1) * n;
-                    // `src` first holds the steep flags of the row, then what each cell sends.
-                    let flags = &mut src[row.clone()];
-                    steep_row(ground, grid, z, min_talus, flags);
-                    for (x, j) in row.enumerate() {
-                        let plan = if src[j] != 0 {
-                            plan(chunk, grid, x, z, &talus, &density, rate, sliding)
-                        } else {
-                            None
-                        };
-                        let (amounts, what) = plan.unwrap_or(([0.0; 4], 0));
-                        for (o, a) in outs.iter_mut().zip(amounts) {
-                            o[j] = a;
-                        }
-                        src[j] = what;
-                    }
+                    let cells = r * n..(r + 1) * n;
+                    let outs = [&mut *o0, &mut *o1, &mut *o2, &mut *o3].map(|o| &mut o[cells.clone()]);
+                    planner.row(z, outs, &mut src[cells], &mut row);
                 }
             });
     }
@@ -188,40 +181,6 @@ fn on_top(layers: &mut Layers<'_>, j: usize, send: f32, what: u8, received: f32)
     true
 }
 
-/// Flags (1) the cells of row `z` that have an N4 neighbour lower by more
-/// than `min_talus`: only they can send anything. Interior cells compare
-/// against the lowest neighbour, which is the same test (the difference
-/// falls as the neighbour rises), on straight slices that vectorize.
-fn steep_row(ground: &[f32], grid: Grid, z: usize, min_talus: f32, flags: &mut [u8]) {
-    let n = grid.n;
-    let general = |x: usize| {
-        let g = ground[z * n + x];
-        let any = grid
-            .around(x, z)
-            .into_iter()
-            .any(|nb| nb.is_some_and(|k| g - ground[k] > min_talus));
-        u8::from(any)
-    };
-    match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
-        (Some(zb), Some(zf)) if n >= 3 => {
-            let m = n - 2;
-            let at = |r: usize, dx: usize| &ground[r * n + dx..][..m];
-            let (c, l, r, b, f) = (at(z, 1), at(z, 0), at(z, 2), at(zb, 1), at(zf, 1));
-            for (x, flag) in flags[1..][..m].iter_mut().enumerate() {
-                let low = l[x].min(r[x]).min(b[x]).min(f[x]);
-                *flag = u8::from(c[x] - low > min_talus);
-            }
-            flags[0] = general(0);
-            flags[n - 1] = general(n - 1);
-        }
-        _ => {
-            for (x, flag) in flags.iter_mut().enumerate() {
-                *flag = general(x);
-            }
-        }
-    }
-}
-
 /// Flags (1) the cells of row `z` that send anything or receive anything
 /// from a neighbour: only their layers change.
 fn moves_row(out: &[Vec<f32>; 4], grid: Grid, z: usize, flags: &mut [u8]) {
@@ -254,46 +213,222 @@ fn moves_row(out: &[Vec<f32>; 4], grid: Grid, z: usize, flags: &mut [u8]) {
     }
 }
 
-/// What cell `(x, z)` sends to each neighbour, and what it is: the material
-/// byte of the top layer, or of the loose bed under it marked [`FROM_BED`].
-#[allow(clippy::too_many_arguments)]
-fn plan(
-    chunk: &TerrainChunk,
+/// Row buffers of [`Planner::row`], reused across rows.
+#[derive(Default)]
+struct RowScratch {
+    top: Vec<u8>,
+    bed: Vec<u8>,
+    talus: Vec<f32>,
+    moved: Vec<f32>,
+    slide: Vec<u8>,
+}
+
+/// Decides what every cell sends, from the ground before the pass.
+struct Planner<'a> {
+    chunk: &'a TerrainChunk,
     grid: Grid,
-    x: usize,
-    z: usize,
-    talus: &[f32; MATERIAL_COUNT],
-    density: &[f32; MATERIAL_COUNT],
+    talus: &'a [f32; MATERIAL_COUNT],
+    density: &'a [f32; MATERIAL_COUNT],
     rate: f32,
     sliding: bool,
-) -> Option<([f32; 4], u8)> {
-    let i = z * grid.n + x;
-    let cells = chunk.cells();
-    let c = usize::from(chunk.count[i]);
-    let layer = |k: usize| (chunk.material[k * cells + i], chunk.thickness[k * cells + i]);
-    let (top, t_top) = layer(c.checked_sub(1)?);
-    let ground = &chunk.ground;
-    let g = ground[i];
-    let [l, r, b, f] = grid.around(x, z);
-    let at = |nb: Option<usize>| nb.map(|k| ground[k]);
-    let nbs = [at(l), at(r), at(b), at(f)];
-    if let Some(a) = split(g, &nbs, talus[usize::from(top)], rate, g) {
-        return Some((a, top));
+}
+
+impl Planner<'_> {
+    /// Fills row `z` of the outflow planes and of `src` (what each cell
+    /// sends, 0 where it sends nothing).
+    ///
+    /// Interior cells whose top moves under its own talus angle, by far the
+    /// common case, take a branch-free path over straight slices of the row
+    /// and its neighbour rows; only edge cells and the rare candidates for
+    /// layer sliding go through [`Planner::plan`] one by one.
+    fn row(&self, z: usize, mut outs: [&mut [f32]; 4], src: &mut [u8], row: &mut RowScratch) {
+        let n = self.grid.n;
+        let (Some(zb), Some(zf)) = (neighbour_row(self.grid, z, BACK), neighbour_row(self.grid, z, FRONT)) else {
+            (0..n).for_each(|x| write(&mut outs, src, x, self.plan(x, z)));
+            return;
+        };
+        if n < 3 {
+            (0..n).for_each(|x| write(&mut outs, src, x, self.plan(x, z)));
+            return;
+        }
+        self.surface_row(z, row);
+        let ground = &self.chunk.ground;
+        let m = n - 2;
+        let at = |r: usize, dx: usize| &ground[r * n + dx..][..m];
+        let [o0, o1, o2, o3] = &mut outs;
+        split_row(
+            [at(z, 1), at(z, 0), at(z, 2), at(zb, 1), at(zf, 1)],
+            &row.talus[1..][..m],
+            self.rate,
+            [
+                &mut o0[1..][..m],
+                &mut o1[1..][..m],
+                &mut o2[1..][..m],
+                &mut o3[1..][..m],
+            ],
+            &mut row.moved[..m],
+        );
+        what_row(&row.moved[..m], &row.top[1..][..m], &mut src[1..][..m]);
+        // Layer sliding needs a consolidated top on a loose bed and no move
+        // of the top by its own talus angle: rare, so flagged in bulk first.
+        if self.sliding && slide_candidates(&row.top, &row.bed, &mut row.slide) {
+            for x in 1..n - 1 {
+                if row.slide[x] != 0 && src[x] == 0 {
+                    write(&mut outs, src, x, self.plan(x, z));
+                }
+            }
+        }
+        write(&mut outs, src, 0, self.plan(0, z));
+        write(&mut outs, src, n - 1, self.plan(n - 1, z));
     }
-    if !sliding || c < 2 || Material::from_u8(top).is_none_or(Material::is_loose) {
-        return None;
+
+    /// The top and bed (the layer under the top) material of every column
+    /// of row `z`, [`NONE`] where there is none, and the top's talus
+    /// threshold (infinite for an empty column, which sends nothing).
+    fn surface_row(&self, z: usize, row: &mut RowScratch) {
+        let n = self.grid.n;
+        let cells = self.chunk.cells();
+        let count = &self.chunk.count[z * n..][..n];
+        row.top.clear();
+        row.top.resize(n, NONE);
+        row.bed.clear();
+        row.bed.resize(n, NONE);
+        for k in 0..self.chunk.max_layers() {
+            let material = &self.chunk.material[usize::from(k) * cells + z * n..][..n];
+            lift_slot(k, count, material, &mut row.top, &mut row.bed);
+        }
+        row.talus.resize(n, 0.0);
+        talus_row(&row.top, self.talus, &mut row.talus);
+        row.moved.resize(n, 0.0);
+        row.slide.resize(n, 0);
     }
-    let (bed, s_bed) = layer(c - 2);
-    if !Material::from_u8(bed).is_some_and(Material::is_loose) {
-        return None;
-    }
-    let t_bed = talus[usize::from(bed)];
-    if s_bed * density[usize::from(bed)] > t_top * density[usize::from(top)] {
-        split(g, &nbs, t_bed, rate, g).map(|a| (a, top))
-    } else {
-        split(g - t_top, &nbs, t_bed, rate, s_bed).map(|a| (a, bed | FROM_BED))
+
+    /// What cell `(x, z)` sends to each neighbour, and what it is: the material
+    /// byte of the top layer, or of the loose bed under it marked [`FROM_BED`].
+    fn plan(&self, x: usize, z: usize) -> Option<([f32; 4], u8)> {
+        let (chunk, talus, density) = (self.chunk, self.talus, self.density);
+        let i = z * self.grid.n + x;
+        let cells = chunk.cells();
+        let c = usize::from(chunk.count[i]);
+        let layer = |k: usize| (chunk.material[k * cells + i], chunk.thickness[k * cells + i]);
+        let (top, t_top) = layer(c.checked_sub(1)?);
+        let ground = &chunk.ground;
+        let g = ground[i];
+        let [l, r, b, f] = self.grid.around(x, z);
+        let at = |nb: Option<usize>| nb.map(|k| ground[k]);
+        let nbs = [at(l), at(r), at(b), at(f)];
+        if let Some(a) = split(g, &nbs, talus[usize::from(top)], self.rate, g) {
+            return Some((a, top));
+        }
+        if !self.sliding || c < 2 || Material::from_u8(top).is_none_or(Material::is_loose) {
+            return None;
+        }
+        let (bed, s_bed) = layer(c - 2);
+        if !Material::from_u8(bed).is_some_and(Material::is_loose) {
+            return None;
+        }
+        let t_bed = talus[usize::from(bed)];
+        if s_bed * density[usize::from(bed)] > t_top * density[usize::from(top)] {
+            split(g, &nbs, t_bed, self.rate, g).map(|a| (a, top))
+        } else {
+            split(g - t_top, &nbs, t_bed, self.rate, s_bed).map(|a| (a, bed | FROM_BED))
+        }
     }
 }
+
+/// Where slot `k` is live, the top so far becomes the bed and slot `k`'s
+/// material the top. A function of its own, and byte masks rather than
+/// selects, so the loop vectorizes (x86's SSE2 has no unsigned byte compare
+/// and the compiler will not emulate it for a select).
+fn lift_slot(k: u8, count: &[u8], material: &[u8], top: &mut [u8], bed: &mut [u8]) {
+    let n = count.len();
+    let (material, top, bed) = (&material[..n], &mut top[..n], &mut bed[..n]);
+    for x in 0..n {
+        let live = 0u8.wrapping_sub(u8::from(count[x] > k));
+        let t = top[x];
+        bed[x] = (t & live) | (bed[x] & !live);
+        top[x] = (material[x] & live) | (t & !live);
+    }
+}
+
+/// The talus threshold of each top material (infinite for [`NONE`]).
+fn talus_row(top: &[u8], table: &[f32; MATERIAL_COUNT], talus: &mut [f32]) {
+    let talus = &mut talus[..top.len()];
+    for (t, &m) in talus.iter_mut().zip(top) {
+        let mut v = f32::INFINITY;
+        for (k, &threshold) in (0u8..).zip(table) {
+            v = if m == k { threshold } else { v };
+        }
+        *t = v;
+    }
+}
+
+/// [`split`] of every cell of a row by its top's talus threshold: `g` holds
+/// the row's ground and that of its left, right, back and front neighbours;
+/// `moved` gets what each cell sends in all (0 where it sends nothing).
+/// Every choice is a select and every output its own parameter, so the loop
+/// vectorizes; the arithmetic is `split`'s, so the results are the same.
+fn split_row(g: [&[f32]; 5], talus: &[f32], rate: f32, outs: [&mut [f32]; 4], moved: &mut [f32]) {
+    let [c, l, r, b, f] = g;
+    let [o0, o1, o2, o3] = outs;
+    let m = c.len();
+    let (l, r, b, f, talus) = (&l[..m], &r[..m], &b[..m], &f[..m], &talus[..m]);
+    let (o0, o1, o2, o3, moved) = (&mut o0[..m], &mut o1[..m], &mut o2[..m], &mut o3[..m], &mut moved[..m]);
+    for x in 0..m {
+        let (h, t) = (c[x], talus[x]);
+        let d = [h - l[x], h - r[x], h - b[x], h - f[x]];
+        let (mut d_max, mut d_total) = (0.0f32, 0.0f32);
+        for v in d {
+            d_max = if v > t { d_max.max(v) } else { d_max };
+            d_total = if v > t { d_total + v } else { d_total };
+        }
+        let all = (rate * (d_max - t)).min(h);
+        let ok = (d_total > 0.0) & (all > 0.0);
+        let share = |v: f32| if ok & (v > t) { all * (v / d_total) } else { 0.0 };
+        o0[x] = share(d[0]);
+        o1[x] = share(d[1]);
+        o2[x] = share(d[2]);
+        o3[x] = share(d[3]);
+        moved[x] = if ok { all } else { 0.0 };
+    }
+}
+
+/// Flags the columns whose top is consolidated and whose bed is loose (the
+/// materials from sand on are loose, and [`NONE`] is none of them); returns
+/// whether there is any.
+fn slide_candidates(top: &[u8], bed: &[u8], flags: &mut [u8]) -> bool {
+    let n = top.len();
+    let (bed, flags) = (&bed[..n], &mut flags[..n]);
+    let mut any = 0u8;
+    for x in 0..n {
+        let solid_top = 0u8.wrapping_sub(u8::from(top[x] < Material::Sand as u8));
+        let loose_bed = 0u8.wrapping_sub(u8::from(bed[x].wrapping_sub(Material::Sand as u8) < 2));
+        flags[x] = solid_top & loose_bed;
+        any |= flags[x];
+    }
+    any != 0
+}
+
+/// What each cell of a row sends: its top material where it moves anything, else 0.
+fn what_row(moved: &[f32], top: &[u8], what: &mut [u8]) {
+    let n = moved.len();
+    let (top, what) = (&top[..n], &mut what[..n]);
+    for x in 0..n {
+        what[x] = top[x] & 0u8.wrapping_sub(u8::from(moved[x] > 0.0));
+    }
+}
+
+/// Stores cell `x`'s plan in the row's outflows and `src`.
+fn write(outs: &mut [&mut [f32]; 4], src: &mut [u8], x: usize, plan: Option<([f32; 4], u8)>) {
+    let (amounts, what) = plan.unwrap_or(([0.0; 4], 0));
+    for (o, a) in outs.iter_mut().zip(amounts) {
+        o[x] = a;
+    }
+    src[x] = what;
+}
+
+/// No layer: the row buffers' marker for a missing top or bed.
+const NONE: u8 = u8::MAX;
 
 /// Olsen's split: from height `h`, K·(d_max − T) moves (at most `available`),
 /// shared among the neighbours lower by more than T in proportion to their
@@ -317,4 +452,43 @@ fn split(h: f32, nbs: &[Option<f32>; 4], threshold: f32, rate: f32, available: f
     }
     let share = |v: f32| if v > threshold { moved * (v / d_total) } else { 0.0 };
     Some([share(d[0]), share(d[1]), share(d[2]), share(d[3])])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte arithmetic of `slide_candidates` is `Material::is_loose`.
+    #[test]
+    fn slide_candidates_match_is_loose() {
+        let loose = |m: u8| Material::from_u8(m).is_some_and(Material::is_loose);
+        let solid = |m: u8| Material::from_u8(m).is_some_and(|m| !m.is_loose());
+        let bytes: Vec<u8> = (0..=u8::MAX).collect();
+        for top in 0..=u8::MAX {
+            let tops = vec![top; bytes.len()];
+            let mut flags = vec![0; bytes.len()];
+            let any = slide_candidates(&tops, &bytes, &mut flags);
+            for (&bed, &flag) in bytes.iter().zip(&flags) {
+                assert_eq!(flag != 0, solid(top) && loose(bed), "top {top} bed {bed}");
+            }
+            assert_eq!(any, solid(top));
+        }
+    }
+
+    /// The row buffers hold the top and bed material and the top's threshold.
+    #[test]
+    fn lift_and_talus_rows_find_the_top() {
+        let count = [0u8, 1, 2, 3];
+        let planes = [[6u8, 6, 5, 0], [9, 9, 6, 1], [9, 9, 9, 5]];
+        let (mut top, mut bed) = (vec![NONE; 4], vec![NONE; 4]);
+        for (k, plane) in (0u8..).zip(&planes) {
+            lift_slot(k, &count, plane, &mut top, &mut bed);
+        }
+        assert_eq!(top, [NONE, 6, 6, 5]);
+        assert_eq!(bed, [NONE, NONE, 5, 1]);
+        let table = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+        let mut talus = vec![0.0; 4];
+        talus_row(&top, &table, &mut talus);
+        assert_eq!(talus, [f32::INFINITY, 7.0, 7.0, 6.0]);
+    }
 }
