@@ -27,6 +27,7 @@ mod hydraulic;
 mod materials;
 mod params;
 mod score;
+mod stack_rows;
 mod standing_water;
 mod stats;
 mod thermal;

@@ -33,10 +33,11 @@
 
 use rayon::prelude::*;
 
-use super::columns::{BACK, FRONT, Layers, MIN_THICKNESS, TerrainChunk};
+use super::columns::{BACK, FRONT, LEFT, RIGHT, TerrainChunk};
 use super::hydraulic::{Grid, ROWS, neighbour_row};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
+use super::stack_rows::StackRows;
 
 /// Planes reused between passes.
 #[derive(Default)]
@@ -115,19 +116,31 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     };
     let parts = chunk.parts(block);
     parts.layers.into_par_iter().enumerate().for_each(|(b, mut layers)| {
-        let mut moving = vec![0u8; n];
+        let mut row = FlowRows::default();
+        let mut stacks = StackRows::default();
         for r in 0..layers.count.len() / n {
             let z = b * ROWS + r;
-            moves_row(out, grid, z, &mut moving);
-            for (x, _) in moving.iter().enumerate().filter(|(_, m)| **m != 0) {
-                let (j, i) = (r * n + x, z * n + x);
-                let around = grid.around(x, z);
-                let send = out[0][i] + out[1][i] + out[2][i] + out[3][i];
-                // With debris as regolith, everything received arrives as one amount.
-                let received: f32 = (0..4).filter_map(|d| around[d].map(|k| out[OPPOSITE[d]][k])).sum();
-                if to_regolith && on_top(&mut layers, j, send, src[i], received) {
+            let start = r * n;
+            row.flows(out, grid, z);
+            // Debris as regolith: the row path changes every moving column but
+            // those sliding off their bed, with the same rules as below.
+            if to_regolith {
+                row.active(&src[z * n..][..n]);
+                stacks.load(&layers, start, &row.active);
+                stacks.take(&row.send, &mut row.removed);
+                if row.sliver() {
+                    stacks.push(Material::Regolith as u8, &row.sliver);
+                }
+                stacks.push(Material::Regolith as u8, &row.recv);
+                stacks.store(&mut layers, start);
+            }
+            for x in 0..n {
+                let (send, received) = (row.send[x], row.recv[x]);
+                let done = to_regolith && row.active[x] != 0 && stacks.slow()[x] == 0;
+                if done || !(send > 0.0 || received > 0.0) {
                     continue;
                 }
+                let (j, i) = (start + x, z * n + x);
                 if send > 0.0 {
                     let removed = if src[i] & FROM_BED != 0 {
                         let k = layers.len(j) - 2;
@@ -141,7 +154,7 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
                 if to_regolith {
                     layers.push(j, debris(0), received);
                 } else {
-                    for (d, nb) in around.into_iter().enumerate() {
+                    for (d, nb) in grid.around(x, z).into_iter().enumerate() {
                         if let Some(k) = nb {
                             layers.push(j, debris(src[k]), out[OPPOSITE[d]][k]);
                         }
@@ -152,64 +165,80 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     });
 }
 
-/// The common case of a cell whose changes stay in its top layer: it sends
-/// `send` from the top without emptying it and what it receives lands on
-/// regolith. Applies the same arithmetic as `take` followed by `push`, with
-/// one ground refresh; returns false (changing nothing) otherwise.
-fn on_top(layers: &mut Layers<'_>, j: usize, send: f32, what: u8, received: f32) -> bool {
-    let Some(k) = layers.len(j).checked_sub(1) else {
-        return false;
-    };
-    let mut t = layers.thickness[k][j];
-    if send > 0.0 {
-        if what & FROM_BED != 0 || t - send <= MIN_THICKNESS {
-            return false;
-        }
-        t -= send;
-    }
-    if received > 0.0 {
-        if layers.material[k][j] != Material::Regolith as u8 {
-            return false;
-        }
-        t += received;
-    }
-    if send > 0.0 || received > 0.0 {
-        layers.thickness[k][j] = t;
-        layers.age[k][j] = 0;
-        layers.refresh(j);
-    }
-    true
+/// Row buffers of the second pass: what each cell of a row sends and
+/// receives, and which cells the row path changes.
+#[derive(Default)]
+struct FlowRows {
+    send: Vec<f32>,
+    recv: Vec<f32>,
+    active: Vec<u32>,
+    removed: Vec<f32>,
+    sliver: Vec<f32>,
 }
 
-/// Flags (1) the cells of row `z` that send anything or receive anything
-/// from a neighbour: only their layers change.
-fn moves_row(out: &[Vec<f32>; 4], grid: Grid, z: usize, flags: &mut [u8]) {
-    let n = grid.n;
-    let general = |x: usize| {
-        let i = z * n + x;
-        let around = grid.around(x, z);
-        u8::from((0..4).any(|d| out[d][i] > 0.0 || around[d].is_some_and(|k| out[OPPOSITE[d]][k] > 0.0)))
-    };
-    match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
-        (Some(zb), Some(zf)) if n >= 3 => {
-            let m = n - 2;
-            let at = |d: usize, r: usize, dx: usize| &out[d][r * n + dx..][..m];
-            let own = [at(0, z, 1), at(1, z, 1), at(2, z, 1), at(3, z, 1)];
-            // What the left, right, back and front neighbours send this way.
-            let inflow = [at(1, z, 0), at(0, z, 2), at(3, zb, 1), at(2, zf, 1)];
-            for (x, flag) in flags[1..][..m].iter_mut().enumerate() {
-                let sends = (own[0][x] > 0.0) | (own[1][x] > 0.0) | (own[2][x] > 0.0) | (own[3][x] > 0.0);
-                let gets = (inflow[0][x] > 0.0) | (inflow[1][x] > 0.0) | (inflow[2][x] > 0.0) | (inflow[3][x] > 0.0);
-                *flag = u8::from(sends | gets);
-            }
-            flags[0] = general(0);
-            flags[n - 1] = general(n - 1);
+impl FlowRows {
+    /// What each cell of row `z` sends in all and receives from its neighbours.
+    fn flows(&mut self, out: &[Vec<f32>; 4], grid: Grid, z: usize) {
+        let n = grid.n;
+        for v in [&mut self.send, &mut self.recv, &mut self.removed, &mut self.sliver] {
+            v.resize(n, 0.0);
         }
-        _ => {
-            for (x, flag) in flags.iter_mut().enumerate() {
-                *flag = general(x);
+        self.active.resize(n, 0);
+        let own = |d: usize| &out[d][z * n..][..n];
+        sum4([own(0), own(1), own(2), own(3)], &mut self.send);
+        let general = |x: usize| {
+            let around = grid.around(x, z);
+            (0..4).filter_map(|d| around[d].map(|k| out[OPPOSITE[d]][k])).sum()
+        };
+        match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
+            (Some(zb), Some(zf)) if n >= 3 => {
+                let m = n - 2;
+                let at = |d: usize, r: usize, dx: usize| &out[d][r * n + dx..][..m];
+                // What the left, right, back and front neighbours send this way.
+                let inflow = [at(RIGHT, z, 0), at(LEFT, z, 2), at(FRONT, zb, 1), at(BACK, zf, 1)];
+                sum4(inflow, &mut self.recv[1..][..m]);
+                self.recv[0] = general(0);
+                self.recv[n - 1] = general(n - 1);
+            }
+            _ => {
+                for (x, r) in self.recv.iter_mut().enumerate() {
+                    *r = general(x);
+                }
             }
         }
+    }
+
+    /// The cells that send or receive anything, but not from their bed.
+    fn active(&mut self, src: &[u8]) {
+        let n = self.send.len();
+        let (send, recv, src, active) = (&self.send[..n], &self.recv[..n], &src[..n], &mut self.active[..n]);
+        for x in 0..n {
+            let sends = send[x] > 0.0;
+            let from_bed = u32::from(src[x] >> 7) != 0;
+            active[x] = u32::from((sends | (recv[x] > 0.0)) & !(sends & from_bed));
+        }
+    }
+
+    /// What `take` removed beyond what the column sends: a sliver that
+    /// stays. Returns whether any column keeps one (rarely).
+    fn sliver(&mut self) -> bool {
+        let n = self.send.len();
+        let (send, removed, sliver) = (&self.send[..n], &self.removed[..n], &mut self.sliver[..n]);
+        let mut any = false;
+        for x in 0..n {
+            sliver[x] = removed[x] - send[x];
+            any |= sliver[x] > 0.0;
+        }
+        any
+    }
+}
+
+/// The sum of four rows, added in order as `Iterator::sum` adds them.
+fn sum4(parts: [&[f32]; 4], sum: &mut [f32]) {
+    let n = sum.len();
+    let [a, b, c, d] = parts.map(|p| &p[..n]);
+    for x in 0..n {
+        sum[x] = a[x] + b[x] + c[x] + d[x];
     }
 }
 

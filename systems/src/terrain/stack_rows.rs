@@ -1,0 +1,441 @@
+//! Layer-stack changes for a whole row of columns at once.
+//!
+//! [`Layers::take`] and [`Layers::push`] change one column and branch on its
+//! state at every step: which slot is on top, whether it empties, whether the
+//! material matches. Where most columns of a row change, as in a thermal
+//! pass, those branches cost more than the arithmetic. [`StackRows`] copies a
+//! row of stacks into 32-bit row buffers and runs the same rules slot by slot
+//! over every column of the row, with each choice a select, so the loops
+//! vectorize. The arithmetic is the same as the per-column methods', in the
+//! same order, so the results are bit for bit the same.
+//!
+//! One case is left to the caller: a push onto a full column of another
+//! material, which would merge the two bottom layers first. Such columns are
+//! marked slow and written back unchanged, for the caller to redo with
+//! [`Layers`].
+
+use super::columns::{Layers, MIN_THICKNESS};
+
+/// One row of layer stacks in 32-bit lanes (slot `k` of cell `x` at
+/// `k·n + x`), and which of its cells change.
+#[derive(Default)]
+pub(crate) struct StackRows {
+    n: usize,
+    slots: usize,
+    count: Vec<u32>,
+    material: Vec<u32>,
+    thickness: Vec<f32>,
+    /// 1 where the slot's unchanged-time counter restarts.
+    fresh: Vec<u32>,
+    /// 1 for the cells this row changes; the others are written back as they were.
+    active: Vec<u32>,
+    /// 1 for active cells this row could not change (see the module docs).
+    slow: Vec<u32>,
+    /// Scratch of `take`, `push` and `store`, one lane per cell.
+    lanes: [Vec<u32>; 3],
+    /// The ground of each column, summed while storing.
+    ground: Vec<f32>,
+}
+
+impl StackRows {
+    /// Loads the `n` columns of `layers` from cell `start` on; the cells with
+    /// a non-zero `active` are the ones the following calls change.
+    pub(crate) fn load(&mut self, layers: &Layers<'_>, start: usize, active: &[u32]) {
+        let n = active.len();
+        let slots = layers.material.len();
+        (self.n, self.slots) = (n, slots);
+        self.count.clear();
+        self.count
+            .extend(layers.count[start..][..n].iter().map(|&c| u32::from(c)));
+        self.material.clear();
+        self.thickness.clear();
+        for k in 0..slots {
+            self.material
+                .extend(layers.material[k][start..][..n].iter().map(|&m| u32::from(m)));
+            self.thickness.extend_from_slice(&layers.thickness[k][start..][..n]);
+        }
+        self.fresh.clear();
+        self.fresh.resize(slots * n, 0);
+        self.active.clear();
+        self.active.extend_from_slice(active);
+        self.slow.clear();
+        self.slow.resize(n, 0);
+        for lane in &mut self.lanes {
+            lane.resize(n, 0);
+        }
+    }
+
+    /// [`Layers::take`] of `amount[x]` from every active column: removes
+    /// rock from the top down, deleting emptied layers, and stores in
+    /// `removed[x]` what `take` returns.
+    pub(crate) fn take(&mut self, amount: &[f32], removed: &mut [f32]) {
+        let n = self.n;
+        let [taking, done, _] = &mut self.lanes;
+        start_take(&self.active, &amount[..n], &mut removed[..n], taking, done);
+        for k in (0..self.slots).rev() {
+            let cells = k * n..(k + 1) * n;
+            take_slot(
+                k as u32 + 1,
+                &mut self.thickness[cells.clone()],
+                &mut self.fresh[cells],
+                &mut self.count,
+                amount,
+                removed,
+                taking,
+                done,
+            );
+        }
+        end_take(done, amount, removed);
+    }
+
+    /// [`Layers::push`] of `amount[x]` of `material` onto every active
+    /// column (nothing where the amount is not positive).
+    pub(crate) fn push(&mut self, material: u8, amount: &[f32]) {
+        let (n, slots) = (self.n, self.slots);
+        let m = u32::from(material);
+        let [on_top, merge, new] = &mut self.lanes;
+        on_top.fill(0);
+        for k in 0..slots {
+            top_is(k as u32 + 1, m, &self.material[k * n..][..n], &self.count, on_top);
+        }
+        plan_push(
+            slots as u32,
+            &self.active,
+            &amount[..n],
+            on_top,
+            &self.count,
+            merge,
+            new,
+            &mut self.slow,
+        );
+        for k in 0..slots {
+            let cells = k * n..(k + 1) * n;
+            push_slot(
+                k as u32,
+                m,
+                &mut self.material[cells.clone()],
+                &mut self.thickness[cells.clone()],
+                &mut self.fresh[cells],
+                &self.count,
+                amount,
+                merge,
+                new,
+            );
+        }
+        for (c, &grew) in self.count.iter_mut().zip(new.iter()) {
+            *c += grew;
+        }
+    }
+
+    /// Writes the changed columns back to `layers` from cell `start` on, with
+    /// their ground refreshed; slow and inactive columns stay as they were.
+    pub(crate) fn store(&mut self, layers: &mut Layers<'_>, start: usize) {
+        let n = self.n;
+        let [keep, _, _] = &mut self.lanes;
+        keep_lanes(&self.active, &self.slow, keep);
+        self.ground.clear();
+        self.ground.resize(n, 0.0);
+        for k in 0..self.slots {
+            let cells = k * n..(k + 1) * n;
+            store_slot(
+                k as u32,
+                keep,
+                &self.count,
+                &self.material[cells.clone()],
+                &self.thickness[cells.clone()],
+                &self.fresh[cells],
+                &mut layers.material[k][start..][..n],
+                &mut layers.thickness[k][start..][..n],
+                &mut layers.age[k][start..][..n],
+                &mut self.ground,
+            );
+        }
+        store_count(
+            keep,
+            &self.count,
+            &self.ground,
+            &mut layers.count[start..][..n],
+            &mut layers.ground[start..][..n],
+        );
+    }
+
+    /// 1 for the active columns that still need [`Layers`], one by one.
+    pub(crate) fn slow(&self) -> &[u32] {
+        &self.slow
+    }
+}
+
+fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut [u32], done: &mut [u32]) {
+    let n = active.len();
+    let (amount, removed, taking, done) = (&amount[..n], &mut removed[..n], &mut taking[..n], &mut done[..n]);
+    for x in 0..n {
+        removed[x] = 0.0;
+        taking[x] = u32::from((active[x] != 0) & (amount[x] > 0.0));
+        done[x] = 0;
+    }
+}
+
+/// One round of `take`'s loop for the columns whose top is slot `top − 1`.
+#[allow(clippy::too_many_arguments)]
+fn take_slot(
+    top: u32,
+    thickness: &mut [f32],
+    fresh: &mut [u32],
+    count: &mut [u32],
+    amount: &[f32],
+    removed: &mut [f32],
+    taking: &mut [u32],
+    done: &mut [u32],
+) {
+    let n = thickness.len();
+    let (fresh, count, amount) = (&mut fresh[..n], &mut count[..n], &amount[..n]);
+    let (removed, taking, done) = (&mut removed[..n], &mut taking[..n], &mut done[..n]);
+    for x in 0..n {
+        let on = (taking[x] != 0) & (count[x] == top);
+        let t = thickness[x];
+        let want = amount[x] - removed[x];
+        let part = on & (t - want > MIN_THICKNESS);
+        let gone = on & !part;
+        thickness[x] = pick(part, t - want, t);
+        fresh[x] |= u32::from(part);
+        done[x] |= u32::from(part);
+        let r = pick(gone, removed[x] + t, removed[x]);
+        removed[x] = r;
+        count[x] -= u32::from(gone);
+        taking[x] = u32::from((taking[x] != 0) & !part & (!gone | (r < amount[x])));
+    }
+}
+
+/// `take` returns the whole amount when it stopped inside a layer.
+fn end_take(done: &[u32], amount: &[f32], removed: &mut [f32]) {
+    let n = done.len();
+    let (amount, removed) = (&amount[..n], &mut removed[..n]);
+    for x in 0..n {
+        removed[x] = pick(done[x] != 0, amount[x], removed[x]);
+    }
+}
+
+/// Marks the columns whose top is slot `top − 1` and of material `m`.
+fn top_is(top: u32, m: u32, material: &[u32], count: &[u32], on_top: &mut [u32]) {
+    let n = material.len();
+    let (count, on_top) = (&count[..n], &mut on_top[..n]);
+    for x in 0..n {
+        on_top[x] |= u32::from((count[x] == top) & (material[x] == m));
+    }
+}
+
+/// Which columns `push` merges into their top (`merge`), which get a new
+/// slot (`new`), and which are full and need the bottom merge (`slow`).
+#[allow(clippy::too_many_arguments)]
+fn plan_push(
+    slots: u32,
+    active: &[u32],
+    amount: &[f32],
+    on_top: &[u32],
+    count: &[u32],
+    merge: &mut [u32],
+    new: &mut [u32],
+    slow: &mut [u32],
+) {
+    let n = active.len();
+    let (amount, on_top, count) = (&amount[..n], &on_top[..n], &count[..n]);
+    let (merge, new, slow) = (&mut merge[..n], &mut new[..n], &mut slow[..n]);
+    for x in 0..n {
+        let push = (active[x] != 0) & (amount[x] > 0.0);
+        let onto = push & (on_top[x] != 0);
+        let room = count[x] < slots;
+        merge[x] = u32::from(onto);
+        new[x] = u32::from(push & !onto & room);
+        slow[x] |= u32::from(push & !onto & !room);
+    }
+}
+
+/// `push`'s change to slot `k`: the amount joins the top, or fills the new slot.
+#[allow(clippy::too_many_arguments)]
+fn push_slot(
+    k: u32,
+    m: u32,
+    material: &mut [u32],
+    thickness: &mut [f32],
+    fresh: &mut [u32],
+    count: &[u32],
+    amount: &[f32],
+    merge: &[u32],
+    new: &[u32],
+) {
+    let n = material.len();
+    let (thickness, fresh, count, amount) = (&mut thickness[..n], &mut fresh[..n], &count[..n], &amount[..n]);
+    let (merge, new) = (&merge[..n], &new[..n]);
+    for x in 0..n {
+        let join = (merge[x] != 0) & (count[x] == k + 1);
+        let fill = (new[x] != 0) & (count[x] == k);
+        let t = thickness[x];
+        thickness[x] = pick(join, t + amount[x], pick(fill, amount[x], t));
+        material[x] = pick_u32(fill, m, material[x]);
+        fresh[x] |= u32::from(join | fill);
+    }
+}
+
+fn keep_lanes(active: &[u32], slow: &[u32], keep: &mut [u32]) {
+    let n = active.len();
+    let (slow, keep) = (&slow[..n], &mut keep[..n]);
+    for x in 0..n {
+        keep[x] = u32::from((active[x] != 0) & (slow[x] == 0));
+    }
+}
+
+/// Writes slot `k` of the kept columns and adds its thickness to their
+/// ground where it is live, bottom up as [`Layers::refresh`] sums.
+#[allow(clippy::too_many_arguments)]
+fn store_slot(
+    k: u32,
+    keep: &[u32],
+    count: &[u32],
+    material: &[u32],
+    thickness: &[f32],
+    fresh: &[u32],
+    out_material: &mut [u8],
+    out_thickness: &mut [f32],
+    out_age: &mut [u16],
+    sum: &mut [f32],
+) {
+    let n = keep.len();
+    let (count, material, thickness, fresh) = (&count[..n], &material[..n], &thickness[..n], &fresh[..n]);
+    let (out_material, out_thickness, out_age, sum) = (
+        &mut out_material[..n],
+        &mut out_thickness[..n],
+        &mut out_age[..n],
+        &mut sum[..n],
+    );
+    for x in 0..n {
+        let kept = keep[x] != 0;
+        out_thickness[x] = pick(kept, thickness[x], out_thickness[x]);
+        sum[x] = pick(count[x] > k, sum[x] + thickness[x], sum[x]);
+    }
+    // Byte and u16 lanes by masks: the compiler will not vectorize selects
+    // across lane widths.
+    for x in 0..n {
+        let kept = 0u8.wrapping_sub(u8::from(keep[x] != 0));
+        out_material[x] = (material[x] as u8 & kept) | (out_material[x] & !kept);
+    }
+    for x in 0..n {
+        let reset = 0u16.wrapping_sub(u16::from((keep[x] != 0) & (fresh[x] != 0)));
+        out_age[x] &= !reset;
+    }
+}
+
+fn store_count(keep: &[u32], count: &[u32], sum: &[f32], out_count: &mut [u8], ground: &mut [f32]) {
+    let n = keep.len();
+    let (count, sum, out_count, ground) = (&count[..n], &sum[..n], &mut out_count[..n], &mut ground[..n]);
+    for x in 0..n {
+        ground[x] = pick(keep[x] != 0, sum[x], ground[x]);
+    }
+    for x in 0..n {
+        let kept = 0u8.wrapping_sub(u8::from(keep[x] != 0));
+        out_count[x] = (count[x] as u8 & kept) | (out_count[x] & !kept);
+    }
+}
+
+/// `if c { a } else { b }` by bit masks. Where `b` was read from the place
+/// the result goes, the compiler turns a select into a conditional store,
+/// which x86's SSE2 cannot vectorize; masks keep the store unconditional.
+#[inline(always)]
+fn pick(c: bool, a: f32, b: f32) -> f32 {
+    f32::from_bits(pick_u32(c, a.to_bits(), b.to_bits()))
+}
+
+/// [`pick`] for integers.
+#[inline(always)]
+fn pick_u32(c: bool, a: u32, b: u32) -> u32 {
+    let m = 0u32.wrapping_sub(u32::from(c));
+    (a & m) | (b & !m)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::terrain::columns::TerrainChunk;
+    use crate::terrain::materials::Material;
+
+    const REGOLITH: u8 = Material::Regolith as u8;
+
+    /// A column: layers bottom up, what it sends and what it receives.
+    type Case = (Vec<(u8, f32)>, f32, f32);
+
+    fn chunk(slots: u8, cases: &[Case]) -> TerrainChunk {
+        let mut chunk = TerrainChunk::new([0, 0], cases.len() as u32, slots).unwrap();
+        for (x, (layers, _, _)) in cases.iter().enumerate() {
+            for &(m, t) in layers {
+                let m = Material::from_u8(m).unwrap();
+                assert!(chunk.push_layer(x as u32, 0, m, t));
+            }
+        }
+        chunk
+    }
+
+    /// Thicknesses around MIN_THICKNESS and amounts around a layer's
+    /// thickness, where `take` and `push` change course.
+    fn thickness() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            Just(MIN_THICKNESS),
+            Just(2.0 * MIN_THICKNESS),
+            Just(0.25),
+            Just(0.5),
+            1e-7f32..2.0,
+        ]
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        let material = prop_oneof![Just(REGOLITH), 0u8..7];
+        let layers = prop::collection::vec((material, thickness()), 0..6);
+        let amount = prop_oneof![
+            Just(0.0f32),
+            Just(0.25),
+            Just(0.5 - 0.5 * MIN_THICKNESS),
+            thickness(),
+            0.0f32..3.0
+        ];
+        (layers, amount.clone(), amount)
+    }
+
+    proptest! {
+        /// The row path changes every column as `take` and two `push`es of
+        /// regolith do, bit for bit, and leaves only full columns to them.
+        #[test]
+        fn rows_match_columns(slots in 1u8..5, cases in prop::collection::vec(case(), 1..40)) {
+            let n = cases.len();
+            let mut one_by_one = chunk(slots, &cases);
+            let mut rows = one_by_one.clone();
+            let send: Vec<f32> = cases.iter().map(|c| c.1).collect();
+            let recv: Vec<f32> = cases.iter().map(|c| c.2).collect();
+            let column = |layers: &mut Layers<'_>, x: usize| {
+                if send[x] > 0.0 {
+                    let removed = layers.take(x, send[x]);
+                    layers.push(x, REGOLITH, removed - send[x]);
+                }
+                layers.push(x, REGOLITH, recv[x]);
+            };
+            let mut layers = one_by_one.layers_mut();
+            (0..n).for_each(|x| column(&mut layers, x));
+
+            let active: Vec<u32> = (0..n).map(|x| u32::from(x % 3 != 2)).collect();
+            let mut layers = rows.layers_mut();
+            let mut stacks = StackRows::default();
+            stacks.load(&layers, 0, &active);
+            let mut removed = vec![0.0; n];
+            stacks.take(&send, &mut removed);
+            let sliver: Vec<f32> = removed.iter().zip(&send).map(|(r, s)| r - s).collect();
+            stacks.push(REGOLITH, &sliver);
+            stacks.push(REGOLITH, &recv);
+            stacks.store(&mut layers, 0);
+            for (x, &on) in active.iter().enumerate() {
+                if on == 0 || stacks.slow()[x] != 0 {
+                    column(&mut layers, x);
+                }
+            }
+            prop_assert_eq!(rows, one_by_one);
+        }
+    }
+}
