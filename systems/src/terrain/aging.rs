@@ -14,27 +14,31 @@ use rayon::prelude::*;
 
 use super::columns::TerrainChunk;
 use super::hydraulic::ROWS;
-use super::materials::Material;
+use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 
 /// Ages every layer of `chunk` by `elapsed` iterations; returns the thickness
 /// lost to compaction.
 ///
 /// Row by row, every layer plane's counters advance in a branch-free loop
-/// that also notes whether any layer reached its threshold; only such rows
-/// take the per-column pass that changes materials and merges.
+/// over 16-bit lanes that also notes whether any layer reached its threshold;
+/// only such rows take the per-column pass that changes materials and merges.
 pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32) -> f64 {
     let n = chunk.size() as usize;
     let block = ROWS * n;
     let inc = u16::try_from(elapsed).unwrap_or(u16::MAX);
     // Threshold and successor by material byte; a 256-entry table needs no
     // bounds check. Rock that does not age (granite) never reaches its threshold.
+    // The row check takes them as 16-bit lanes, 0 for rock that does not age.
     let mut threshold = [u32::MAX; 256];
+    let mut lanes = [0u16; MATERIAL_COUNT];
     let mut next = [0u8; 256];
     for m in Material::ALL {
         if let Some(to) = m.aged() {
             // Regolith is step 0 of the chain, marble step 5.
-            threshold[m as usize] = u32::from(p.thresholds[Material::Regolith as usize - m as usize]);
+            let t = p.thresholds[Material::Regolith as usize - m as usize];
+            threshold[m as usize] = u32::from(t);
+            lanes[m as usize] = t;
             next[m as usize] = to as u8;
         }
     }
@@ -44,19 +48,21 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32) -> f
         .into_par_iter()
         .map(|mut layers| {
             let mut lost = 0.0f64;
+            let (mut count, mut material) = (vec![0u16; n], vec![0u16; n]);
             for row in 0..layers.count.len() / n {
                 let cells = row * n..(row + 1) * n;
+                widen(&layers.count[cells.clone()], &mut count);
                 let mut due = false;
                 for k in 0..layers.material.len() {
-                    let count = &layers.count[cells.clone()];
-                    let material = &layers.material[k][cells.clone()];
-                    let age = &mut layers.age[k][cells.clone()];
-                    for ((a, &c), &m) in age.iter_mut().zip(count).zip(material) {
-                        let live = usize::from(c) > k;
-                        let aged = if live { a.saturating_add(inc) } else { *a };
-                        *a = aged;
-                        due |= live & (u32::from(aged) >= threshold[usize::from(m)]);
-                    }
+                    widen(&layers.material[k][cells.clone()], &mut material);
+                    due |= age_slot(
+                        k as u16,
+                        inc,
+                        &count,
+                        &material,
+                        &mut layers.age[k][cells.clone()],
+                        &lanes,
+                    );
                 }
                 if !due {
                     continue;
@@ -87,4 +93,40 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32) -> f
         .collect::<Vec<_>>()
         .into_iter()
         .sum()
+}
+
+/// Bytes to 16-bit lanes, so the counter loop compares lanes of one width and vectorizes.
+fn widen(bytes: &[u8], lanes: &mut [u16]) {
+    for (l, &b) in lanes.iter_mut().zip(bytes) {
+        *l = u16::from(b);
+    }
+}
+
+/// Advances the counters of slot `k` by `inc` (saturating) where the slot is
+/// live; returns whether any live layer reached its material's threshold
+/// (`threshold` is 0 for rock that does not age).
+fn age_slot(
+    k: u16,
+    inc: u16,
+    count: &[u16],
+    material: &[u16],
+    age: &mut [u16],
+    threshold: &[u16; MATERIAL_COUNT],
+) -> bool {
+    let n = age.len();
+    let (count, material) = (&count[..n], &material[..n]);
+    let mut due = 0u16;
+    for x in 0..n {
+        let live = count[x] > k;
+        let a = age[x].saturating_add(inc * u16::from(live));
+        age[x] = a;
+        let m = material[x];
+        let (mut th, mut ages) = (0u16, false);
+        for (j, &t) in (0u16..).zip(threshold) {
+            th = if m == j { t } else { th };
+            ages |= (m == j) & (t != 0);
+        }
+        due |= u16::from(live & ages & (a >= th));
+    }
+    due != 0
 }
