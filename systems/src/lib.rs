@@ -7,6 +7,7 @@ pub mod grass;
 pub mod lsystem;
 pub mod particles;
 pub mod placement;
+mod registers;
 pub mod species;
 pub mod terrain;
 pub mod tree;

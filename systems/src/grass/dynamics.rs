@@ -32,8 +32,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::blade::{BladeShape, MAX_PARTICLES};
-use super::lanes::{LANES, Registers, Scratch, V3};
+use super::lanes::{LANES, Scratch, V3};
 use super::wind::{WindField, WindLanes, WindStep};
+use crate::registers::Registers;
 
 /// How the damper constant is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

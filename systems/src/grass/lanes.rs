@@ -17,6 +17,7 @@ use std::ops::{Add, Mul, Sub};
 
 use super::blade::MAX_PARTICLES;
 use super::dynamics::{BladeKernel, Turn};
+use crate::registers::Registers;
 
 /// Blades per block (one 512-bit register of `f32`).
 pub const LANES: usize = 16;
@@ -429,36 +430,6 @@ impl BladeKernel {
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn step_block_avx512(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
         self.step_block_inline(x, v, w, s)
-    }
-}
-
-/// The builds of the lane code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Registers {
-    /// The target's baseline (SSE2 on x86-64).
-    Portable,
-    /// 256-bit AVX2.
-    #[cfg(target_arch = "x86_64")]
-    Avx2,
-    /// 512-bit AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
-}
-
-impl Registers {
-    /// The widest build this CPU runs (detected once, then cached by std).
-    #[inline]
-    pub(crate) fn best() -> Registers {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma") {
-                return Registers::Avx512;
-            }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                return Registers::Avx2;
-            }
-        }
-        Registers::Portable
     }
 }
 

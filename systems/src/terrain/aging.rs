@@ -10,12 +10,15 @@
 //! sandstone turning into limestone after 64 iterations and joining the
 //! limestone below is this rule.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
-use super::columns::TerrainChunk;
+use super::columns::{Layers, TerrainChunk};
 use super::hydraulic::ROWS;
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
+use crate::registers::{Kernel, Registers};
 
 /// Ages every layer of `chunk` by `elapsed` iterations; returns the thickness
 /// lost to compaction.
@@ -23,7 +26,7 @@ use super::params::AgingParams;
 /// Row by row, every layer plane's counters advance in a branch-free loop
 /// over 16-bit lanes that also notes whether any layer reached its threshold;
 /// only such rows take the per-column pass that changes materials and merges.
-pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32) -> f64 {
+pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, registers: Registers) -> f64 {
     let n = chunk.size() as usize;
     let block = ROWS * n;
     let inc = u16::try_from(elapsed).unwrap_or(u16::MAX);
@@ -51,19 +54,14 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32) -> f
             let (mut count, mut material) = (vec![0u16; n], vec![0u16; n]);
             for row in 0..layers.count.len() / n {
                 let cells = row * n..(row + 1) * n;
-                widen(&layers.count[cells.clone()], &mut count);
-                let mut due = false;
-                for k in 0..layers.material.len() {
-                    widen(&layers.material[k][cells.clone()], &mut material);
-                    due |= age_slot(
-                        k as u16,
-                        inc,
-                        &count,
-                        &material,
-                        &mut layers.age[k][cells.clone()],
-                        &lanes,
-                    );
-                }
+                let due = registers.run(AgeRow {
+                    layers: &mut layers,
+                    cells: cells.clone(),
+                    inc,
+                    threshold: &lanes,
+                    count: &mut count,
+                    material: &mut material,
+                });
                 if !due {
                     continue;
                 }
@@ -95,7 +93,44 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32) -> f
         .sum()
 }
 
+/// Advances the counters of row `cells` of `layers` by `inc`; returns whether
+/// any live layer reached its threshold (`threshold` by material, 0 for rock
+/// that does not age). `count` and `material` are row buffers.
+struct AgeRow<'a, 'l> {
+    layers: &'a mut Layers<'l>,
+    cells: Range<usize>,
+    inc: u16,
+    threshold: &'a [u16; MATERIAL_COUNT],
+    count: &'a mut [u16],
+    material: &'a mut [u16],
+}
+
+impl Kernel for AgeRow<'_, '_> {
+    type Output = bool;
+
+    #[inline(always)]
+    fn run(self) -> bool {
+        let Self {
+            layers,
+            cells,
+            inc,
+            threshold,
+            count,
+            material,
+        } = self;
+        widen(&layers.count[cells.clone()], count);
+        let mut due = false;
+        for k in 0..layers.material.len() {
+            widen(&layers.material[k][cells.clone()], material);
+            let age = &mut layers.age[k][cells.clone()];
+            due |= age_slot(k as u16, inc, count, material, age, threshold);
+        }
+        due
+    }
+}
+
 /// Bytes to 16-bit lanes, so the counter loop compares lanes of one width and vectorizes.
+#[inline(always)]
 fn widen(bytes: &[u8], lanes: &mut [u16]) {
     for (l, &b) in lanes.iter_mut().zip(bytes) {
         *l = u16::from(b);
@@ -105,6 +140,7 @@ fn widen(bytes: &[u8], lanes: &mut [u16]) {
 /// Advances the counters of slot `k` by `inc` (saturating) where the slot is
 /// live; returns whether any live layer reached its material's threshold
 /// (`threshold` is 0 for rock that does not age).
+#[inline(always)]
 fn age_slot(
     k: u16,
     inc: u16,

@@ -34,6 +34,8 @@ mod thermal;
 
 use sylva_runtime::{Access, App, System};
 
+use crate::registers::Registers;
+
 pub use columns::{Column, MAX_CHUNK_SIZE, MAX_LAYER_SLOTS, MIN_THICKNESS, TerrainChunk};
 pub use export::{ExportError, Heightfield, PngKind, encode_png, thesis_grey, write_png};
 pub use extraction::{BARE, install_extraction};
@@ -116,7 +118,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
             return;
         }
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
-            thermal::step(chunk, &p, &mut scratch);
+            thermal::step(chunk, &p, &mut scratch, Registers::best());
         }
     }));
     app.add_system(System::new("terrain.aging", access(), |ctx| {
@@ -126,7 +128,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
         }
         let mut books = ctx.res_mut::<TerrainBalance>();
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
-            books.compacted += aging::step(chunk, &p.aging, p.schedule.aging_every);
+            books.compacted += aging::step(chunk, &p.aging, p.schedule.aging_every, Registers::best());
         }
     }));
 }
@@ -137,6 +139,8 @@ pub fn install(app: &mut App, params: &TerrainParams) {
 pub struct Eroder {
     water: hydraulic::Scratch,
     thermal: thermal::ThermalScratch,
+    /// The vector build the kernels run (the widest this CPU has; results are the same with any).
+    registers: Registers,
 }
 
 impl Eroder {
@@ -156,10 +160,10 @@ impl Eroder {
             hydraulic::step(chunk, params, seed, iteration.saturating_sub(1), &mut self.water, books);
         }
         if due(iteration, s.thermal_every) {
-            thermal::step(chunk, params, &mut self.thermal);
+            thermal::step(chunk, params, &mut self.thermal, self.registers);
         }
         if due(iteration, s.aging_every) {
-            books.compacted += aging::step(chunk, &params.aging, s.aging_every);
+            books.compacted += aging::step(chunk, &params.aging, s.aging_every, self.registers);
         }
     }
 }
@@ -197,5 +201,41 @@ mod tests {
             );
         }
         assert!(books.compacted > 0.0);
+    }
+
+    /// Every vector build this CPU runs erodes bit for bit as the baseline
+    /// build does (the CI machine runs at least the AVX2 one).
+    #[test]
+    fn vector_builds_agree() {
+        let p = TerrainParams {
+            size: 48,
+            max_layers: 3,
+            schedule: ScheduleParams {
+                water_every: 1,
+                aging_every: 2,
+                thermal_every: 2,
+            },
+            ..TerrainParams::default()
+        };
+        let run = |registers: Registers| {
+            let mut chunk = p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap();
+            let mut eroder = Eroder {
+                registers,
+                ..Eroder::default()
+            };
+            let mut books = TerrainBalance::default();
+            for it in 1..=80 {
+                eroder.step(&mut chunk, &p, 5, it, &mut books);
+            }
+            chunk
+        };
+        let portable = run(Registers::Portable);
+        assert_ne!(portable, p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap());
+        #[cfg(target_arch = "x86_64")]
+        for build in [Registers::Avx2, Registers::Avx512] {
+            if build.available() {
+                assert!(run(build) == portable, "{build:?}");
+            }
+        }
     }
 }

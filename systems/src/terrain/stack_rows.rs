@@ -40,6 +40,7 @@ pub(crate) struct StackRows {
 impl StackRows {
     /// Loads the `n` columns of `layers` from cell `start` on; the cells with
     /// a non-zero `active` are the ones the following calls change.
+    #[inline(always)]
     pub(crate) fn load(&mut self, layers: &Layers<'_>, start: usize, active: &[u32]) {
         let n = active.len();
         let slots = layers.material.len();
@@ -68,6 +69,7 @@ impl StackRows {
     /// [`Layers::take`] of `amount[x]` from every active column: removes
     /// rock from the top down, deleting emptied layers, and stores in
     /// `removed[x]` what `take` returns.
+    #[inline(always)]
     pub(crate) fn take(&mut self, amount: &[f32], removed: &mut [f32]) {
         let n = self.n;
         let [taking, done, _] = &mut self.lanes;
@@ -90,6 +92,7 @@ impl StackRows {
 
     /// [`Layers::push`] of `amount[x]` of `material` onto every active
     /// column (nothing where the amount is not positive).
+    #[inline(always)]
     pub(crate) fn push(&mut self, material: u8, amount: &[f32]) {
         let (n, slots) = (self.n, self.slots);
         let m = u32::from(material);
@@ -129,6 +132,7 @@ impl StackRows {
 
     /// Writes the changed columns back to `layers` from cell `start` on, with
     /// their ground refreshed; slow and inactive columns stay as they were.
+    #[inline(always)]
     pub(crate) fn store(&mut self, layers: &mut Layers<'_>, start: usize) {
         let n = self.n;
         let [keep, _, _] = &mut self.lanes;
@@ -160,11 +164,13 @@ impl StackRows {
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.
+    #[inline(always)]
     pub(crate) fn slow(&self) -> &[u32] {
         &self.slow
     }
 }
 
+#[inline(always)]
 fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut [u32], done: &mut [u32]) {
     let n = active.len();
     let (amount, removed, taking, done) = (&amount[..n], &mut removed[..n], &mut taking[..n], &mut done[..n]);
@@ -177,6 +183,7 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
 
 /// One round of `take`'s loop for the columns whose top is slot `top − 1`.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn take_slot(
     top: u32,
     thickness: &mut [f32],
@@ -207,6 +214,7 @@ fn take_slot(
 }
 
 /// `take` returns the whole amount when it stopped inside a layer.
+#[inline(always)]
 fn end_take(done: &[u32], amount: &[f32], removed: &mut [f32]) {
     let n = done.len();
     let (amount, removed) = (&amount[..n], &mut removed[..n]);
@@ -216,6 +224,7 @@ fn end_take(done: &[u32], amount: &[f32], removed: &mut [f32]) {
 }
 
 /// Marks the columns whose top is slot `top − 1` and of material `m`.
+#[inline(always)]
 fn top_is(top: u32, m: u32, material: &[u32], count: &[u32], on_top: &mut [u32]) {
     let n = material.len();
     let (count, on_top) = (&count[..n], &mut on_top[..n]);
@@ -227,6 +236,7 @@ fn top_is(top: u32, m: u32, material: &[u32], count: &[u32], on_top: &mut [u32])
 /// Which columns `push` merges into their top (`merge`), which get a new
 /// slot (`new`), and which are full and need the bottom merge (`slow`).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn plan_push(
     slots: u32,
     active: &[u32],
@@ -252,6 +262,7 @@ fn plan_push(
 
 /// `push`'s change to slot `k`: the amount joins the top, or fills the new slot.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn push_slot(
     k: u32,
     m: u32,
@@ -276,6 +287,7 @@ fn push_slot(
     }
 }
 
+#[inline(always)]
 fn keep_lanes(active: &[u32], slow: &[u32], keep: &mut [u32]) {
     let n = active.len();
     let (slow, keep) = (&slow[..n], &mut keep[..n]);
@@ -287,6 +299,7 @@ fn keep_lanes(active: &[u32], slow: &[u32], keep: &mut [u32]) {
 /// Writes slot `k` of the kept columns and adds its thickness to their
 /// ground where it is live, bottom up as [`Layers::refresh`] sums.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn store_slot(
     k: u32,
     keep: &[u32],
@@ -324,6 +337,7 @@ fn store_slot(
     }
 }
 
+#[inline(always)]
 fn store_count(keep: &[u32], count: &[u32], sum: &[f32], out_count: &mut [u8], ground: &mut [f32]) {
     let n = keep.len();
     let (count, sum, out_count, ground) = (&count[..n], &sum[..n], &mut out_count[..n], &mut ground[..n]);

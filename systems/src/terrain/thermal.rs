@@ -33,11 +33,12 @@
 
 use rayon::prelude::*;
 
-use super::columns::{BACK, FRONT, LEFT, RIGHT, TerrainChunk};
+use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
 use super::hydraulic::{Grid, ROWS, neighbour_row};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;
+use crate::registers::{Kernel, Registers};
 
 /// Planes reused between passes.
 #[derive(Default)]
@@ -53,7 +54,7 @@ const FROM_BED: u8 = 0x80;
 const OPPOSITE: [usize; 4] = [1, 0, 3, 2];
 
 /// One thermal pass over `chunk`.
-pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalScratch) {
+pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalScratch, registers: Registers) {
     let n = chunk.size() as usize;
     let cells = n * n;
     let block = ROWS * n;
@@ -94,45 +95,119 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
             .zip(s.src.par_chunks_mut(block))
             .enumerate()
             .for_each(|(b, ((o0, o1, o2, o3), src))| {
-                let mut row = RowScratch::default();
-                for r in 0..src.len() / n {
-                    let z = b * ROWS + r;
-                    let cells = r * n..(r + 1) * n;
-                    let outs = [&mut *o0, &mut *o1, &mut *o2, &mut *o3].map(|o| &mut o[cells.clone()]);
-                    planner.row(z, outs, &mut src[cells], &mut row);
-                }
+                registers.run(PlanBlock {
+                    planner: &planner,
+                    first: b * ROWS,
+                    outs: [o0, o1, o2, o3],
+                    src,
+                });
             });
     }
 
-    let out = &s.out;
-    let src = &s.src;
-    let to_regolith = p.thermal.debris_to_regolith;
-    let debris = |what: u8| {
-        if to_regolith {
+    let mover = Mover {
+        out: &s.out,
+        src: &s.src,
+        grid,
+        to_regolith: p.thermal.debris_to_regolith,
+    };
+    let parts = chunk.parts(block);
+    parts.layers.into_par_iter().enumerate().for_each(|(b, mut layers)| {
+        registers.run(MoveBlock {
+            mover: &mover,
+            first: b * ROWS,
+            layers: &mut layers,
+        });
+    });
+}
+
+/// Plans a block of rows from row `first` on into its slices of the outflow
+/// planes and of `src`.
+struct PlanBlock<'a, 'p> {
+    planner: &'a Planner<'p>,
+    first: usize,
+    outs: [&'a mut [f32]; 4],
+    src: &'a mut [u8],
+}
+
+impl Kernel for PlanBlock<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let Self {
+            planner,
+            first,
+            outs,
+            src,
+        } = self;
+        let n = planner.grid.n;
+        let mut row = RowScratch::default();
+        let [o0, o1, o2, o3] = outs;
+        for r in 0..src.len() / n {
+            let cells = r * n..(r + 1) * n;
+            let outs = [&mut *o0, &mut *o1, &mut *o2, &mut *o3].map(|o| &mut o[cells.clone()]);
+            planner.row(first + r, outs, &mut src[cells], &mut row);
+        }
+    }
+}
+
+/// What the second pass reads: the planned outflows and what each cell sends.
+struct Mover<'a> {
+    out: &'a [Vec<f32>; 4],
+    src: &'a [u8],
+    grid: Grid,
+    to_regolith: bool,
+}
+
+impl Mover<'_> {
+    /// The material that arrives of what a cell sends (`what` as in `src`).
+    fn debris(&self, what: u8) -> u8 {
+        if self.to_regolith {
             Material::Regolith as u8
         } else {
             what & !FROM_BED
         }
-    };
-    let parts = chunk.parts(block);
-    parts.layers.into_par_iter().enumerate().for_each(|(b, mut layers)| {
+    }
+}
+
+/// Moves the material of a block of rows from row `first` on: every cell
+/// removes what it sends and adds what it receives.
+struct MoveBlock<'a, 'm, 'l> {
+    mover: &'a Mover<'m>,
+    first: usize,
+    layers: &'a mut Layers<'l>,
+}
+
+impl Kernel for MoveBlock<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let Self { mover, first, layers } = self;
+        let Mover {
+            out,
+            src,
+            grid,
+            to_regolith,
+        } = *mover;
+        let n = grid.n;
         let mut row = FlowRows::default();
         let mut stacks = StackRows::default();
         for r in 0..layers.count.len() / n {
-            let z = b * ROWS + r;
+            let z = first + r;
             let start = r * n;
             row.flows(out, grid, z);
             // Debris as regolith: the row path changes every moving column but
             // those sliding off their bed, with the same rules as below.
             if to_regolith {
                 row.active(&src[z * n..][..n]);
-                stacks.load(&layers, start, &row.active);
+                stacks.load(layers, start, &row.active);
                 stacks.take(&row.send, &mut row.removed);
                 if row.sliver() {
                     stacks.push(Material::Regolith as u8, &row.sliver);
                 }
                 stacks.push(Material::Regolith as u8, &row.recv);
-                stacks.store(&mut layers, start);
+                stacks.store(layers, start);
             }
             for x in 0..n {
                 let (send, received) = (row.send[x], row.recv[x]);
@@ -149,20 +224,20 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
                         layers.take(j, send)
                     };
                     // A sliver under MIN_THICKNESS that went along stays here.
-                    layers.push(j, debris(src[i]), removed - send);
+                    layers.push(j, mover.debris(src[i]), removed - send);
                 }
                 if to_regolith {
-                    layers.push(j, debris(0), received);
+                    layers.push(j, mover.debris(0), received);
                 } else {
                     for (d, nb) in grid.around(x, z).into_iter().enumerate() {
                         if let Some(k) = nb {
-                            layers.push(j, debris(src[k]), out[OPPOSITE[d]][k]);
+                            layers.push(j, mover.debris(src[k]), out[OPPOSITE[d]][k]);
                         }
                     }
                 }
             }
         }
-    });
+    }
 }
 
 /// Row buffers of the second pass: what each cell of a row sends and
@@ -178,6 +253,7 @@ struct FlowRows {
 
 impl FlowRows {
     /// What each cell of row `z` sends in all and receives from its neighbours.
+    #[inline(always)]
     fn flows(&mut self, out: &[Vec<f32>; 4], grid: Grid, z: usize) {
         let n = grid.n;
         for v in [&mut self.send, &mut self.recv, &mut self.removed, &mut self.sliver] {
@@ -209,6 +285,7 @@ impl FlowRows {
     }
 
     /// The cells that send or receive anything, but not from their bed.
+    #[inline(always)]
     fn active(&mut self, src: &[u8]) {
         let n = self.send.len();
         let (send, recv, src, active) = (&self.send[..n], &self.recv[..n], &src[..n], &mut self.active[..n]);
@@ -221,6 +298,7 @@ impl FlowRows {
 
     /// What `take` removed beyond what the column sends: a sliver that
     /// stays. Returns whether any column keeps one (rarely).
+    #[inline(always)]
     fn sliver(&mut self) -> bool {
         let n = self.send.len();
         let (send, removed, sliver) = (&self.send[..n], &self.removed[..n], &mut self.sliver[..n]);
@@ -234,6 +312,7 @@ impl FlowRows {
 }
 
 /// The sum of four rows, added in order as `Iterator::sum` adds them.
+#[inline(always)]
 fn sum4(parts: [&[f32]; 4], sum: &mut [f32]) {
     let n = sum.len();
     let [a, b, c, d] = parts.map(|p| &p[..n]);
@@ -270,6 +349,7 @@ impl Planner<'_> {
     /// common case, take a branch-free path over straight slices of the row
     /// and its neighbour rows; only edge cells and the rare candidates for
     /// layer sliding go through [`Planner::plan`] one by one.
+    #[inline(always)]
     fn row(&self, z: usize, mut outs: [&mut [f32]; 4], src: &mut [u8], row: &mut RowScratch) {
         let n = self.grid.n;
         let (Some(zb), Some(zf)) = (neighbour_row(self.grid, z, BACK), neighbour_row(self.grid, z, FRONT)) else {
@@ -314,6 +394,7 @@ impl Planner<'_> {
     /// The top and bed (the layer under the top) material of every column
     /// of row `z`, [`NONE`] where there is none, and the top's talus
     /// threshold (infinite for an empty column, which sends nothing).
+    #[inline(always)]
     fn surface_row(&self, z: usize, row: &mut RowScratch) {
         let n = self.grid.n;
         let cells = self.chunk.cells();
@@ -369,6 +450,7 @@ impl Planner<'_> {
 /// material the top. A function of its own, and byte masks rather than
 /// selects, so the loop vectorizes (x86's SSE2 has no unsigned byte compare
 /// and the compiler will not emulate it for a select).
+#[inline(always)]
 fn lift_slot(k: u8, count: &[u8], material: &[u8], top: &mut [u8], bed: &mut [u8]) {
     let n = count.len();
     let (material, top, bed) = (&material[..n], &mut top[..n], &mut bed[..n]);
@@ -381,6 +463,7 @@ fn lift_slot(k: u8, count: &[u8], material: &[u8], top: &mut [u8], bed: &mut [u8
 }
 
 /// The talus threshold of each top material (infinite for [`NONE`]).
+#[inline(always)]
 fn talus_row(top: &[u8], table: &[f32; MATERIAL_COUNT], talus: &mut [f32]) {
     let talus = &mut talus[..top.len()];
     for (t, &m) in talus.iter_mut().zip(top) {
@@ -397,6 +480,7 @@ fn talus_row(top: &[u8], table: &[f32; MATERIAL_COUNT], talus: &mut [f32]) {
 /// `moved` gets what each cell sends in all (0 where it sends nothing).
 /// Every choice is a select and every output its own parameter, so the loop
 /// vectorizes; the arithmetic is `split`'s, so the results are the same.
+#[inline(always)]
 fn split_row(g: [&[f32]; 5], talus: &[f32], rate: f32, outs: [&mut [f32]; 4], moved: &mut [f32]) {
     let [c, l, r, b, f] = g;
     let [o0, o1, o2, o3] = outs;
@@ -425,6 +509,7 @@ fn split_row(g: [&[f32]; 5], talus: &[f32], rate: f32, outs: [&mut [f32]; 4], mo
 /// Flags the columns whose top is consolidated and whose bed is loose (the
 /// materials from sand on are loose, and [`NONE`] is none of them); returns
 /// whether there is any.
+#[inline(always)]
 fn slide_candidates(top: &[u8], bed: &[u8], flags: &mut [u8]) -> bool {
     let n = top.len();
     let (bed, flags) = (&bed[..n], &mut flags[..n]);
@@ -439,6 +524,7 @@ fn slide_candidates(top: &[u8], bed: &[u8], flags: &mut [u8]) -> bool {
 }
 
 /// What each cell of a row sends: its top material where it moves anything, else 0.
+#[inline(always)]
 fn what_row(moved: &[f32], top: &[u8], what: &mut [u8]) {
     let n = moved.len();
     let (top, what) = (&top[..n], &mut what[..n]);
@@ -448,6 +534,7 @@ fn what_row(moved: &[f32], top: &[u8], what: &mut [u8]) {
 }
 
 /// Stores cell `x`'s plan in the row's outflows and `src`.
+#[inline(always)]
 fn write(outs: &mut [&mut [f32]; 4], src: &mut [u8], x: usize, plan: Option<([f32; 4], u8)>) {
     let (amounts, what) = plan.unwrap_or(([0.0; 4], 0));
     for (o, a) in outs.iter_mut().zip(amounts) {
