@@ -30,6 +30,7 @@ use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
 use super::standing_water::grind;
 use super::stats::TerrainBalance;
+use crate::registers::{Kernel, Registers};
 
 /// Rows per parallel task: fixed, so block sums never depend on thread count.
 pub(crate) const ROWS: usize = 16;
@@ -154,6 +155,7 @@ pub(crate) fn step(
     iteration: u64,
     s: &mut Scratch,
     books: &mut TerrainBalance,
+    registers: Registers,
 ) {
     let n = chunk.size() as usize;
     let grid = Grid {
@@ -165,9 +167,9 @@ pub(crate) fn step(
         plane.resize(n * n, 0.0);
     }
     s.stand.resize(n * n, 0);
-    flux_pass(chunk, p, grid, &mut s.slope2, [&mut s.rim, &mut s.floor]);
-    cell_pass(chunk, p, grid, s, books);
-    transport(chunk, p, grid, s, books);
+    flux_pass(chunk, p, grid, &mut s.slope2, [&mut s.rim, &mut s.floor], registers);
+    cell_pass(chunk, p, grid, s, books, registers);
+    transport(chunk, p, grid, s, books, registers);
 }
 
 /// Per-kernel constants of the flux pass.
@@ -245,6 +247,7 @@ impl FluxCtx<'_> {
     /// Cells 1..n−1 of row `z`, whose four neighbours all exist (rows `zb`
     /// and `zf` above and below): the same arithmetic as [`Self::cell`] on
     /// straight slices, which the compiler vectorizes.
+    #[inline(always)]
     fn interior(&self, z: usize, zb: usize, zf: usize, out: [&mut [f32]; 4], s2: &mut [f32], bounds: [&mut [f32]; 2]) {
         let n = self.grid.n;
         let m = n - 2;
@@ -277,6 +280,26 @@ impl FluxCtx<'_> {
     }
 }
 
+/// [`FluxCtx::interior`] of row `rows[0]` (neighbour rows `rows[1..]`), for
+/// [`Registers::run`].
+struct FluxRow<'a, 'c> {
+    ctx: &'a FluxCtx<'c>,
+    rows: [usize; 3],
+    out: [&'a mut [f32]; 4],
+    s2: &'a mut [f32],
+    bounds: [&'a mut [f32]; 2],
+}
+
+impl Kernel for FluxRow<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let [z, zb, zf] = self.rows;
+        self.ctx.interior(z, zb, zf, self.out, self.s2, self.bounds);
+    }
+}
+
 /// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
 #[inline]
 pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
@@ -285,7 +308,14 @@ pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
 
 /// Sweep 1: outflow fluxes (eq. 2.16–2.19 / 3.1–3.2), each cell writing its
 /// own four, and the squared ground gradient into `s2`.
-fn flux_pass(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s2: &mut [f32], bounds: [&mut [f32]; 2]) {
+fn flux_pass(
+    chunk: &mut TerrainChunk,
+    p: &TerrainParams,
+    grid: Grid,
+    s2: &mut [f32],
+    bounds: [&mut [f32]; 2],
+    registers: Registers,
+) {
     let [rim, floor] = bounds;
     let h = &p.hydraulic;
     let n = grid.n;
@@ -336,14 +366,13 @@ fn flux_pass(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s2: &mut [
                     (Some(zb), Some(zf)) if n >= 3 => {
                         edge(0);
                         edge(n - 1);
-                        ctx.interior(
-                            z,
-                            zb,
-                            zf,
-                            [&mut fl[1..], &mut fr[1..], &mut fb[1..], &mut ff[1..]],
-                            &mut s2[1..],
-                            [&mut rim[1..], &mut floor[1..]],
-                        );
+                        registers.run(FluxRow {
+                            ctx: &ctx,
+                            rows: [z, zb, zf],
+                            out: [&mut fl[1..], &mut fr[1..], &mut fb[1..], &mut ff[1..]],
+                            s2: &mut s2[1..],
+                            bounds: [&mut rim[1..], &mut floor[1..]],
+                        });
                     }
                     _ => (0..n).for_each(edge),
                 }
@@ -442,7 +471,14 @@ fn select(pick: bool, a: f32, b: f32) -> f32 {
 /// outflux that the flux transports move. Cells read their neighbours' fluxes
 /// only, which no cell writes here. Row by row, an arithmetic half (see
 /// [`local`]) runs first, then the half that changes the layers.
-fn cell_pass(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Scratch, books: &mut TerrainBalance) {
+fn cell_pass(
+    chunk: &mut TerrainChunk,
+    p: &TerrainParams,
+    grid: Grid,
+    s: &mut Scratch,
+    books: &mut TerrainBalance,
+    registers: Registers,
+) {
     let t = match p.hydraulic.transport {
         Transport::SemiLagrangian => SEMI,
         Transport::ThesisFlux => THESIS_FLUX,
@@ -465,7 +501,7 @@ fn cell_pass(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Sc
         (_, BOTH_BELOW) => cell_sweep::<FLUX, BOTH_BELOW>,
         _ => cell_sweep::<FLUX, BALANCED>,
     };
-    sweep(chunk, p, grid, s, books);
+    sweep(chunk, p, grid, s, books, registers);
 }
 
 /// [`cell_pass`] for transport `T` and standing criterion `S`.
@@ -475,6 +511,7 @@ fn cell_sweep<const T: u8, const S: u8>(
     grid: Grid,
     s: &mut Scratch,
     books: &mut TerrainBalance,
+    registers: Registers,
 ) {
     let h = &p.hydraulic;
     let n = grid.n;
@@ -567,17 +604,17 @@ fn cell_sweep<const T: u8, const S: u8>(
                                 let (flc, frc, fbc, ffc) = (at(fl, z, 1), at(fr, z, 1), at(fb, z, 1), at(ff, z, 1));
                                 let (fr_l, fl_r, ff_b, fb_f) =
                                     (at(fr, z, 0), at(fl, z, 2), at(ff, zb, 1), at(fb, zf, 1));
-                                cell_interior::<T, S>(
-                                    [fr_l, fl_r, ff_b, fb_f],
-                                    [flc, frc, fbc, ffc],
-                                    &mut water[1..][..m],
-                                    &mut vx[1..][..m],
-                                    &mut vz[1..][..m],
-                                    &mut ratio[1..][..m],
-                                    &mut cap[1..][..m],
-                                    &mut stand[1..][..m],
-                                    &ctx,
-                                );
+                                registers.run(CellRow::<T, S> {
+                                    inflow: [fr_l, fl_r, ff_b, fb_f],
+                                    out: [flc, frc, fbc, ffc],
+                                    w: &mut water[1..][..m],
+                                    u: &mut vx[1..][..m],
+                                    v: &mut vz[1..][..m],
+                                    ra: &mut ratio[1..][..m],
+                                    ca: &mut cap[1..][..m],
+                                    st: &mut stand[1..][..m],
+                                    c: &ctx,
+                                });
                             }
                             _ => (0..n).for_each(edge),
                         }
@@ -628,7 +665,41 @@ fn cell_sweep<const T: u8, const S: u8>(
 /// fluxes into and out of each cell by direction, `ca` the squared gradient
 /// on entry and the capacity on return. The outputs are separate reference
 /// parameters so the compiler knows they do not alias and vectorizes the loop.
+/// The loop is a [`Kernel`], so it also compiles for wider registers.
+struct CellRow<'a, const T: u8, const S: u8> {
+    inflow: [&'a [f32]; 4],
+    out: [&'a [f32]; 4],
+    w: &'a mut [f32],
+    u: &'a mut [f32],
+    v: &'a mut [f32],
+    ra: &'a mut [f32],
+    ca: &'a mut [f32],
+    st: &'a mut [u8],
+    c: &'a CellCtx,
+}
+
+impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let Self {
+            inflow,
+            out,
+            w,
+            u,
+            v,
+            ra,
+            ca,
+            st,
+            c,
+        } = self;
+        cell_interior::<T, S>(inflow, out, w, u, v, ra, ca, st, c);
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn cell_interior<const T: u8, const S: u8>(
     inflow: [&[f32]; 4],
     out: [&[f32]; 4],
@@ -722,7 +793,14 @@ fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_
 /// `dir` is flux[dir][k]·ratio[k]; every cell reads the same ratio for itself
 /// and its neighbours, so what leaves one cell arrives bit-identically at the
 /// other.
-fn transport(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Scratch, books: &mut TerrainBalance) {
+fn transport(
+    chunk: &mut TerrainChunk,
+    p: &TerrainParams,
+    grid: Grid,
+    s: &mut Scratch,
+    books: &mut TerrainBalance,
+    registers: Registers,
+) {
     let h = &p.hydraulic;
     let n = grid.n;
     let block = ROWS * n;
@@ -755,7 +833,14 @@ fn transport(chunk: &mut TerrainChunk, p: &TerrainParams, grid: Grid, s: &mut Sc
                 let z = b * ROWS + r;
                 let next = &mut next[r * n..(r + 1) * n];
                 if semi {
-                    advect_row(sed, grid, z, [&vx[z * n..][..n], &vz[z * n..][..n]], [dt, l], next);
+                    registers.run(AdvectRow {
+                        sed,
+                        grid,
+                        z,
+                        velocity: [&vx[z * n..][..n], &vz[z * n..][..n]],
+                        steps: [dt, l],
+                        next,
+                    });
                     continue;
                 }
                 match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
@@ -820,11 +905,31 @@ fn flux_interior(
     }
 }
 
+/// [`advect_row`] as a [`Kernel`].
+struct AdvectRow<'a> {
+    sed: &'a [f32],
+    grid: Grid,
+    z: usize,
+    velocity: [&'a [f32]; 2],
+    steps: [f32; 2],
+    next: &'a mut [f32],
+}
+
+impl Kernel for AdvectRow<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        advect_row(self.sed, self.grid, self.z, self.velocity, self.steps, self.next);
+    }
+}
+
 /// [`advect`] for row `z`, with the row's velocities `[vx, vz]`, time step
 /// and cell length. Standing water keeps its own value exactly. Every cell
 /// computes its bilinear sample and then picks it or its own value; only
 /// back-traces that leave a chunk that does not wrap branch off, so wet and
 /// dry cells side by side cost no mispredictions.
+#[inline(always)]
 fn advect_row(sed: &[f32], grid: Grid, z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2], next: &mut [f32]) {
     let n = grid.n;
     let (last, size) = ((n - 1) as f32, n as f32);

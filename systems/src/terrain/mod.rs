@@ -108,7 +108,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
             return;
         }
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
-            hydraulic::step(chunk, &p, t.seed, t.tick, &mut scratch, &mut books);
+            hydraulic::step(chunk, &p, t.seed, t.tick, &mut scratch, &mut books, Registers::best());
         }
     }));
     let mut scratch = thermal::ThermalScratch::default();
@@ -157,7 +157,15 @@ impl Eroder {
         let s = &params.schedule;
         books.iterations = iteration;
         if due(iteration, s.water_every) {
-            hydraulic::step(chunk, params, seed, iteration.saturating_sub(1), &mut self.water, books);
+            hydraulic::step(
+                chunk,
+                params,
+                seed,
+                iteration.saturating_sub(1),
+                &mut self.water,
+                books,
+                self.registers,
+            );
         }
         if due(iteration, s.thermal_every) {
             thermal::step(chunk, params, &mut self.thermal, self.registers);
