@@ -26,10 +26,12 @@
 //! from the old ground, then every cell removes what it sends and adds what
 //! it receives.
 //!
-//! Both passes skip work where that is exact: a cell no lower neighbour of
-//! which lies below it by more than the smallest talus threshold of any
-//! material sends nothing (every rule above needs such a drop), and a cell
-//! that neither sends nor receives keeps its layers.
+//! Both passes run row by row over straight slices, on the widest vector
+//! registers the CPU has: the first computes Olsen's split of every cell
+//! branch-free and goes cell by cell only for edges and candidates for layer
+//! sliding; the second changes a row's layer stacks with [`StackRows`] and
+//! leaves to [`Layers`] only the columns that need a bottom merge or slide
+//! off their bed. Results are bit for bit those of the cell-by-cell rules.
 
 use rayon::prelude::*;
 
