@@ -211,10 +211,13 @@ impl Kernel for MoveBlock<'_, '_, '_> {
                 stacks.push(Material::Regolith as u8, &row.recv);
                 stacks.store(layers, start);
             }
+            let slow = if to_regolith { Some(stacks.slow()) } else { None };
+            if !row.leftovers(slow) {
+                continue;
+            }
             for x in 0..n {
                 let (send, received) = (row.send[x], row.recv[x]);
-                let done = to_regolith && row.active[x] != 0 && stacks.slow()[x] == 0;
-                if done || !(send > 0.0 || received > 0.0) {
+                if row.left[x] == 0 {
                     continue;
                 }
                 let (j, i) = (start + x, z * n + x);
@@ -249,6 +252,8 @@ struct FlowRows {
     send: Vec<f32>,
     recv: Vec<f32>,
     active: Vec<u32>,
+    /// 1 for the moving cells left to [`Layers`], one by one.
+    left: Vec<u32>,
     removed: Vec<f32>,
     sliver: Vec<f32>,
 }
@@ -262,6 +267,7 @@ impl FlowRows {
             v.resize(n, 0.0);
         }
         self.active.resize(n, 0);
+        self.left.resize(n, 0);
         let own = |d: usize| &out[d][z * n..][..n];
         sum4([own(0), own(1), own(2), own(3)], &mut self.send);
         let general = |x: usize| {
@@ -296,6 +302,23 @@ impl FlowRows {
             let from_bed = u32::from(src[x] >> 7) != 0;
             active[x] = u32::from((sends | (recv[x] > 0.0)) & !(sends & from_bed));
         }
+    }
+
+    /// Marks the cells that move but that the row path did not change (all
+    /// that move when it did not run, `slow` None); returns whether there is any.
+    #[inline(always)]
+    fn leftovers(&mut self, slow: Option<&[u32]>) -> bool {
+        let n = self.send.len();
+        let (send, recv, active) = (&self.send[..n], &self.recv[..n], &self.active[..n]);
+        let left = &mut self.left[..n];
+        let mut any = 0;
+        for x in 0..n {
+            let moving = (send[x] > 0.0) | (recv[x] > 0.0);
+            let done = slow.is_some_and(|slow| (active[x] != 0) & (slow[x] == 0));
+            left[x] = u32::from(moving & !done);
+            any |= left[x];
+        }
+        any != 0
     }
 
     /// What `take` removed beyond what the column sends: a sliver that
