@@ -9,10 +9,11 @@
 //! vectorize. The arithmetic is the same as the per-column methods', in the
 //! same order, so the results are bit for bit the same.
 //!
-//! One case is left to the caller: a push onto a full column of another
-//! material, which would merge the two bottom layers first. Such columns are
-//! marked slow and written back unchanged, for the caller to redo with
-//! [`Layers`].
+//! Only the slots up to one above the row's highest layer are loaded. Two
+//! cases are left to the caller: a push onto a full column of another
+//! material, which would merge the two bottom layers first, and a second push
+//! that would need a slot above those loaded. Such columns are marked slow and
+//! written back unchanged, for the caller to redo with [`Layers`].
 
 use super::columns::{Layers, MIN_THICKNESS};
 
@@ -21,6 +22,8 @@ use super::columns::{Layers, MIN_THICKNESS};
 #[derive(Default)]
 pub(crate) struct StackRows {
     n: usize,
+    /// Slots loaded: one above the row's highest layer, at most the columns'
+    /// capacity. A push that would need a slot above them is left slow.
     slots: usize,
     count: Vec<u32>,
     material: Vec<u32>,
@@ -43,11 +46,14 @@ impl StackRows {
     #[inline(always)]
     pub(crate) fn load(&mut self, layers: &Layers<'_>, start: usize, active: &[u32]) {
         let n = active.len();
-        let slots = layers.material.len();
+        let count = &layers.count[start..][..n];
+        // Slots above the row's highest layer hold nothing to change: load one
+        // for a push and leave the rest.
+        let highest = count.iter().copied().fold(0, u8::max);
+        let slots = (usize::from(highest) + 1).min(layers.material.len());
         (self.n, self.slots) = (n, slots);
         self.count.clear();
-        self.count
-            .extend(layers.count[start..][..n].iter().map(|&c| u32::from(c)));
+        self.count.extend(count.iter().map(|&c| u32::from(c)));
         self.material.clear();
         self.thickness.clear();
         for k in 0..slots {
@@ -234,7 +240,7 @@ fn top_is(top: u32, m: u32, material: &[u32], count: &[u32], on_top: &mut [u32])
 }
 
 /// Which columns `push` merges into their top (`merge`), which get a new
-/// slot (`new`), and which are full and need the bottom merge (`slow`).
+/// slot (`new`), and which have no loaded slot left (`slow`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn plan_push(
@@ -418,7 +424,7 @@ mod tests {
         /// The row path changes every column as `take` and two `push`es of
         /// regolith do, bit for bit, and leaves only full columns to them.
         #[test]
-        fn rows_match_columns(slots in 1u8..5, cases in prop::collection::vec(case(), 1..40)) {
+        fn rows_match_columns(slots in 1u8..9, cases in prop::collection::vec(case(), 1..40)) {
             let n = cases.len();
             let mut one_by_one = chunk(slots, &cases);
             let mut rows = one_by_one.clone();
