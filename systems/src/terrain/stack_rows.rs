@@ -102,21 +102,10 @@ impl StackRows {
     pub(crate) fn push(&mut self, material: u8, amount: &[f32]) {
         let (n, slots) = (self.n, self.slots);
         let m = u32::from(material);
-        let [on_top, merge, new] = &mut self.lanes;
-        on_top.fill(0);
-        for k in 0..slots {
-            top_is(k as u32 + 1, m, &self.material[k * n..][..n], &self.count, on_top);
-        }
-        plan_push(
-            slots as u32,
-            &self.active,
-            &amount[..n],
-            on_top,
-            &self.count,
-            merge,
-            new,
-            &mut self.slow,
-        );
+        let [pushing, joined, _] = &mut self.lanes;
+        start_push(&self.active, &amount[..n], pushing, joined);
+        // Bottom up, a column's top (slot count − 1) comes before the slot a
+        // new layer fills (slot count), so one pass per slot decides both.
         for k in 0..slots {
             let cells = k * n..(k + 1) * n;
             push_slot(
@@ -127,13 +116,11 @@ impl StackRows {
                 &mut self.fresh[cells],
                 &self.count,
                 amount,
-                merge,
-                new,
+                pushing,
+                joined,
             );
         }
-        for (c, &grew) in self.count.iter_mut().zip(new.iter()) {
-            *c += grew;
-        }
+        end_push(slots as u32, pushing, joined, &mut self.count, &mut self.slow);
     }
 
     /// Writes the changed columns back to `layers` from cell `start` on, with
@@ -229,44 +216,20 @@ fn end_take(done: &[u32], amount: &[f32], removed: &mut [f32]) {
     }
 }
 
-/// Marks the columns whose top is slot `top − 1` and of material `m`.
+/// Lanes of `push`: whether the column pushes, and whether the amount
+/// joined its top.
 #[inline(always)]
-fn top_is(top: u32, m: u32, material: &[u32], count: &[u32], on_top: &mut [u32]) {
-    let n = material.len();
-    let (count, on_top) = (&count[..n], &mut on_top[..n]);
-    for x in 0..n {
-        on_top[x] |= u32::from((count[x] == top) & (material[x] == m));
-    }
-}
-
-/// Which columns `push` merges into their top (`merge`), which get a new
-/// slot (`new`), and which have no loaded slot left (`slow`).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn plan_push(
-    slots: u32,
-    active: &[u32],
-    amount: &[f32],
-    on_top: &[u32],
-    count: &[u32],
-    merge: &mut [u32],
-    new: &mut [u32],
-    slow: &mut [u32],
-) {
+fn start_push(active: &[u32], amount: &[f32], pushing: &mut [u32], joined: &mut [u32]) {
     let n = active.len();
-    let (amount, on_top, count) = (&amount[..n], &on_top[..n], &count[..n]);
-    let (merge, new, slow) = (&mut merge[..n], &mut new[..n], &mut slow[..n]);
+    let (amount, pushing, joined) = (&amount[..n], &mut pushing[..n], &mut joined[..n]);
     for x in 0..n {
-        let push = (active[x] != 0) & (amount[x] > 0.0);
-        let onto = push & (on_top[x] != 0);
-        let room = count[x] < slots;
-        merge[x] = u32::from(onto);
-        new[x] = u32::from(push & !onto & room);
-        slow[x] |= u32::from(push & !onto & !room);
+        pushing[x] = u32::from((active[x] != 0) & (amount[x] > 0.0));
+        joined[x] = 0;
     }
 }
 
-/// `push`'s change to slot `k`: the amount joins the top, or fills the new slot.
+/// `push`'s change to slot `k`: the amount joins a top of the same material,
+/// or fills the slot above a top of another.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_slot(
@@ -277,19 +240,35 @@ fn push_slot(
     fresh: &mut [u32],
     count: &[u32],
     amount: &[f32],
-    merge: &[u32],
-    new: &[u32],
+    pushing: &[u32],
+    joined: &mut [u32],
 ) {
     let n = material.len();
     let (thickness, fresh, count, amount) = (&mut thickness[..n], &mut fresh[..n], &count[..n], &amount[..n]);
-    let (merge, new) = (&merge[..n], &new[..n]);
+    let (pushing, joined) = (&pushing[..n], &mut joined[..n]);
     for x in 0..n {
-        let join = (merge[x] != 0) & (count[x] == k + 1);
-        let fill = (new[x] != 0) & (count[x] == k);
+        let on = pushing[x] != 0;
+        let join = on & (count[x] == k + 1) & (material[x] == m);
+        let fill = on & (count[x] == k) & (joined[x] == 0);
+        joined[x] |= u32::from(join);
         let t = thickness[x];
         thickness[x] = pick(join, t + amount[x], pick(fill, amount[x], t));
         material[x] = pick_u32(fill, m, material[x]);
         fresh[x] |= u32::from(join | fill);
+    }
+}
+
+/// A column that got a new layer counts it; one with no loaded slot left
+/// (full, or needing a slot above those loaded) is left slow.
+#[inline(always)]
+fn end_push(slots: u32, pushing: &[u32], joined: &[u32], count: &mut [u32], slow: &mut [u32]) {
+    let n = pushing.len();
+    let (joined, count, slow) = (&joined[..n], &mut count[..n], &mut slow[..n]);
+    for x in 0..n {
+        let new = (pushing[x] != 0) & (joined[x] == 0);
+        let room = count[x] < slots;
+        count[x] += u32::from(new & room);
+        slow[x] |= u32::from(new & !room);
     }
 }
 
