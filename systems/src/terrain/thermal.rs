@@ -377,14 +377,14 @@ impl Planner<'_> {
     #[inline(always)]
     fn row(&self, z: usize, mut outs: [&mut [f32]; 4], src: &mut [u8], row: &mut RowScratch) {
         let n = self.grid.n;
-        let (Some(zb), Some(zf)) = (neighbour_row(self.grid, z, BACK), neighbour_row(self.grid, z, FRONT)) else {
+        let (Some(zb), Some(zf), true) = (
+            neighbour_row(self.grid, z, BACK),
+            neighbour_row(self.grid, z, FRONT),
+            n >= 3,
+        ) else {
             (0..n).for_each(|x| write(&mut outs, src, x, self.plan(x, z)));
             return;
         };
-        if n < 3 {
-            (0..n).for_each(|x| write(&mut outs, src, x, self.plan(x, z)));
-            return;
-        }
         self.surface_row(z, row);
         let ground = &self.chunk.ground;
         let m = n - 2;
