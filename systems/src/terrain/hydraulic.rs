@@ -25,10 +25,9 @@ use rand::RngExt;
 use rayon::prelude::*;
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
 
-use super::columns::{BACK, FRONT, LEFT, Layers, MIN_THICKNESS, RIGHT, TerrainChunk};
-use super::materials::{MATERIAL_COUNT, Material};
+use super::columns::{BACK, FRONT, LEFT, RIGHT, TerrainChunk};
+use super::exchange::{self, ExchangeKernel, ExchangeRow, Rates, RowInput};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
-use super::standing_water::grind;
 use super::stats::TerrainBalance;
 use crate::registers::{Kernel, Registers};
 
@@ -96,11 +95,6 @@ impl Grid {
         };
         Some(nz * n + nx)
     }
-}
-
-struct Luts {
-    ks: [f32; MATERIAL_COUNT],
-    deposit: [f32; MATERIAL_COUNT],
 }
 
 /// Adds rain and spring water; returns the volume added.
@@ -530,11 +524,10 @@ fn cell_sweep<const T: u8, const S: u8>(
     };
     let kv = h.evaporation * h.time_step;
     let num_dt = if T == FLUX { h.time_step } else { 1.0 };
-    let luts = Luts {
+    let rates = Rates {
         ks: p.materials.lut(|m| m.ks),
         deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
     };
-    let regolith = Material::Regolith as u8;
     let drain = h.boundary == Boundary::Drain;
     let parts = chunk.parts(block);
     let flux = parts.flux;
@@ -553,8 +546,9 @@ fn cell_sweep<const T: u8, const S: u8>(
             (s.rim.par_chunks(block), s.floor.par_chunks(block)),
         ))
         .enumerate()
-        .map(
-            |(b, (mut layers, (water, sed, vx, vz, ratio, cap, stand, (rim, floor))))| {
+        .map_init(
+            ExchangeRow::default,
+            |lanes, (b, (mut layers, (water, sed, vx, vz, ratio, cap, stand, (rim, floor))))| {
                 let (mut drained, mut absorbed, mut evaporated) = (0.0f64, 0.0f64, 0.0f64);
                 for r in 0..water.len() / n {
                     let z = b * ROWS + r;
@@ -619,29 +613,26 @@ fn cell_sweep<const T: u8, const S: u8>(
                             _ => (0..n).for_each(edge),
                         }
                     }
-                    for j in row.clone() {
-                        let (cap, susp) = (cap[j], sed[j]);
-                        if cap > susp {
-                            // Flowing water cuts no pit below all four neighbours,
-                            // the mirror of the deposition cap below.
-                            let room = (layers.ground[j] - floor[j]).max(0.0);
-                            sed[j] += dissolve(&mut layers, j, cap - susp, &luts.ks, room);
-                        } else if susp > cap {
-                            let m = layers.top(j).map_or(regolith, |t| t.0);
-                            // Deposits fill hollows up to the highest neighbour but
-                            // never build a tower above all four (Fig. 5.16–5.17).
-                            let room = (rim[j] - layers.ground[j]).max(0.0);
-                            let amount = (luts.deposit[usize::from(m)] * (susp - cap)).min(room);
-                            if amount > 0.0 {
-                                layers.push(j, regolith, amount);
-                                sed[j] -= amount;
-                            }
-                        }
-                        if stand[j] != 0 {
-                            let converted = grind(&mut layers, j, water[j], &luts.ks);
-                            water[j] -= converted;
-                            absorbed += f64::from(converted);
-                        }
+                    let cells = row.clone();
+                    registers.run(ExchangeKernel {
+                        lanes: &mut *lanes,
+                        layers: &mut layers,
+                        start: cells.start,
+                        input: RowInput {
+                            cap: &cap[cells.clone()],
+                            rim: &rim[cells.clone()],
+                            floor: &floor[cells.clone()],
+                            stand: &stand[cells.clone()],
+                        },
+                        sed: &mut sed[cells.clone()],
+                        rates: &rates,
+                    });
+                    for (x, _) in lanes.slow().iter().enumerate().filter(|s| *s.1 != 0) {
+                        let j = cells.start + x;
+                        let here = [cap[j], rim[j], floor[j]];
+                        let converted =
+                            exchange::column(&mut layers, j, here, stand[j] != 0, &mut sed[j], &mut water[j], &rates);
+                        absorbed += f64::from(converted);
                     }
                     evaporated += evaporate(&mut water[row.clone()], kv);
                     // The semi-Lagrangian transport has no use for the ratio.
@@ -756,36 +747,6 @@ fn evaporate(water: &mut [f32], kv: f32) -> f64 {
 #[inline(always)]
 fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
     &p[start..][..m]
-}
-
-/// Dissolving (eq. 2.28) eats through the top layer into the ones below: the
-/// fraction of the capacity excess a layer could not supply is applied to the
-/// next layer at that layer's own K_s, and no more than `limit` in all
-/// (up to a sliver under [`MIN_THICKNESS`]). Returns the amount dissolved.
-fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_COUNT], limit: f32) -> f32 {
-    let mut rem = 1.0f32;
-    let mut taken = 0.0;
-    while rem > 0.0 {
-        let Some((m, t)) = layers.top(i) else { break };
-        let want = (ks[usize::from(m)] * excess * rem).min(limit - taken);
-        if want <= 0.0 {
-            break;
-        }
-        let k = layers.len(i) - 1;
-        if t - want > MIN_THICKNESS {
-            layers.thickness[k][i] = t - want;
-            layers.age[k][i] = 0;
-            taken += want;
-            break;
-        }
-        taken += t;
-        rem *= 1.0 - t / want;
-        layers.count[i] -= 1;
-    }
-    if taken > 0.0 {
-        layers.refresh(i);
-    }
-    taken
 }
 
 /// Sweep 3, sediment transport: semi-Lagrangian (eq. 2.30–2.31) or

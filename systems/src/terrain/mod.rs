@@ -20,6 +20,7 @@
 
 mod aging;
 mod columns;
+mod exchange;
 mod export;
 mod extraction;
 mod generators;

@@ -339,13 +339,13 @@ fn store_count(keep: &[u32], count: &[u32], sum: &[f32], out_count: &mut [u8], g
 /// the result goes, the compiler turns a select into a conditional store,
 /// which x86's SSE2 cannot vectorize; masks keep the store unconditional.
 #[inline(always)]
-fn pick(c: bool, a: f32, b: f32) -> f32 {
+pub(crate) fn pick(c: bool, a: f32, b: f32) -> f32 {
     f32::from_bits(pick_u32(c, a.to_bits(), b.to_bits()))
 }
 
 /// [`pick`] for integers.
 #[inline(always)]
-fn pick_u32(c: bool, a: u32, b: u32) -> u32 {
+pub(crate) fn pick_u32(c: bool, a: u32, b: u32) -> u32 {
     let m = 0u32.wrapping_sub(u32::from(c));
     (a & m) | (b & !m)
 }

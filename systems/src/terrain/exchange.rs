@@ -1,0 +1,631 @@
+//! Dissolving and depositing (eq. 2.27–2.29): the sediment exchange between
+//! flowing water and the layers beneath it, for a whole row of columns.
+//!
+//! Where the water can carry more than it does, it dissolves rock from the
+//! top layer, eating into the layer below when the top runs out; where it
+//! carries more than it can, it deposits regolith, which joins a regolith top
+//! or starts a layer of its own. Column by column ([`column`]) those are
+//! branches that go one way or the other at random across a wet row, and
+//! mispredicted branches cost more than the arithmetic. [`ExchangeRow`] runs
+//! every case that touches only the top two layers as selects over the whole
+//! row in 32-bit lanes, so the loops vectorize, with the arithmetic of
+//! [`column`] in the same order, so results are bit for bit the same. It
+//! leaves three cases to [`column`]: dissolving through more than two layers,
+//! a deposit onto a full column of another material (which merges the bottom
+//! layers first), and cells under standing water.
+
+use super::columns::{Layers, MIN_THICKNESS};
+use super::materials::{MATERIAL_COUNT, Material};
+use super::stack_rows::{pick, pick_u32};
+use super::standing_water::grind;
+use crate::registers::Kernel;
+
+const REGOLITH: u8 = Material::Regolith as u8;
+
+/// Per-material rates of the exchange.
+pub(crate) struct Rates {
+    /// K_s: the share of the capacity excess dissolved per step.
+    pub(crate) ks: [f32; MATERIAL_COUNT],
+    /// The share of the sediment excess deposited, by the top's material.
+    pub(crate) deposit: [f32; MATERIAL_COUNT],
+}
+
+/// What a row of cells brings to the exchange, all indexed like the row.
+pub(crate) struct RowInput<'a> {
+    /// Transport capacity C.
+    pub(crate) cap: &'a [f32],
+    /// Highest N4 neighbour ground: deposits never rise above it.
+    pub(crate) rim: &'a [f32],
+    /// Lowest N4 neighbour ground: dissolving never digs below it.
+    pub(crate) floor: &'a [f32],
+    /// 1 where standing-water erosion is due.
+    pub(crate) stand: &'a [u8],
+}
+
+/// The exchange of cell `i` of `layers` (the per-column path), then
+/// standing-water erosion where `stand`: changes the layers, the suspended
+/// sediment `sed` and the water `water`; returns the water absorbed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn column(
+    layers: &mut Layers<'_>,
+    i: usize,
+    [cap, rim, floor]: [f32; 3],
+    stand: bool,
+    sed: &mut f32,
+    water: &mut f32,
+    rates: &Rates,
+) -> f32 {
+    let susp = *sed;
+    if cap > susp {
+        // Flowing water cuts no pit below all four neighbours, the mirror of
+        // the deposition cap below.
+        let room = (layers.ground[i] - floor).max(0.0);
+        *sed += dissolve(layers, i, cap - susp, &rates.ks, room);
+    } else if susp > cap {
+        let m = layers.top(i).map_or(REGOLITH, |t| t.0);
+        // Deposits fill hollows up to the highest neighbour but never build
+        // a tower above all four (Fig. 5.16–5.17).
+        let room = (rim - layers.ground[i]).max(0.0);
+        let amount = (rates.deposit[usize::from(m)] * (susp - cap)).min(room);
+        if amount > 0.0 {
+            layers.push(i, REGOLITH, amount);
+            *sed -= amount;
+        }
+    }
+    if !stand {
+        return 0.0;
+    }
+    let converted = grind(layers, i, *water, &rates.ks);
+    *water -= converted;
+    converted
+}
+
+/// Dissolving (eq. 2.28) eats through the top layer into the ones below: the
+/// fraction of the capacity excess a layer could not supply is applied to the
+/// next layer at that layer's own K_s, and no more than `limit` in all
+/// (up to a sliver under [`MIN_THICKNESS`]). Returns the amount dissolved.
+fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_COUNT], limit: f32) -> f32 {
+    let mut rem = 1.0f32;
+    let mut taken = 0.0;
+    while rem > 0.0 {
+        let Some((m, t)) = layers.top(i) else { break };
+        let want = (ks[usize::from(m)] * excess * rem).min(limit - taken);
+        if want <= 0.0 {
+            break;
+        }
+        let k = layers.len(i) - 1;
+        if t - want > MIN_THICKNESS {
+            layers.thickness[k][i] = t - want;
+            layers.age[k][i] = 0;
+            taken += want;
+            break;
+        }
+        taken += t;
+        rem *= 1.0 - t / want;
+        layers.count[i] -= 1;
+    }
+    if taken > 0.0 {
+        layers.refresh(i);
+    }
+    taken
+}
+
+/// Row buffers of the lane path, one lane per cell; reused row after row.
+#[derive(Default)]
+pub(crate) struct ExchangeRow {
+    /// Layer count.
+    count: Vec<u32>,
+    /// Material and thickness of the top layer (slot count − 1) and the one
+    /// beneath (count − 2), and the bottom-up sum of the slots below each.
+    m1: Vec<u32>,
+    t1: Vec<f32>,
+    below1: Vec<f32>,
+    m2: Vec<u32>,
+    t2: Vec<f32>,
+    below2: Vec<f32>,
+    /// The slot whose thickness is set to `value` (its counter restarts), or
+    /// none (`u32::MAX`).
+    slot: Vec<u32>,
+    value: Vec<f32>,
+    /// The slot of a new regolith layer, or none (`u32::MAX`).
+    fill: Vec<u32>,
+    /// `slot` in u16 lanes, for the counters, and `fill` in bytes, for the
+    /// materials.
+    slot16: Vec<u16>,
+    fill8: Vec<u8>,
+    /// 1 where the cell needs [`column`].
+    slow: Vec<u32>,
+}
+
+impl ExchangeRow {
+    /// Runs the exchange on the `n` cells of `layers` from cell `start` on
+    /// (`sed` and `input` hold those cells), except the cells it then lists
+    /// in [`Self::slow`], which it leaves unchanged for [`column`].
+    #[inline(always)]
+    pub(crate) fn run(
+        &mut self,
+        layers: &mut Layers<'_>,
+        start: usize,
+        input: &RowInput<'_>,
+        sed: &mut [f32],
+        rates: &Rates,
+    ) {
+        let n = sed.len();
+        let count = &layers.count[start..][..n];
+        let highest = count.iter().copied().fold(0, u8::max);
+        // Slots above the row's highest layer hold nothing to read; one of
+        // them may receive a new layer.
+        let slots = (usize::from(highest) + 1).min(layers.material.len());
+        for v in [
+            &mut self.count,
+            &mut self.m1,
+            &mut self.m2,
+            &mut self.slot,
+            &mut self.fill,
+            &mut self.slow,
+        ] {
+            v.resize(n, 0);
+        }
+        for v in [
+            &mut self.t1,
+            &mut self.below1,
+            &mut self.t2,
+            &mut self.below2,
+            &mut self.value,
+        ] {
+            v.resize(n, 0.0);
+        }
+        self.slot16.resize(n, 0);
+        self.fill8.resize(n, 0);
+        widen(count, &mut self.count);
+        // Cells without a top or a layer beneath keep other rows' values
+        // there, which no result of theirs reads; the sums start from zero.
+        self.below1.fill(0.0);
+        self.below2.fill(0.0);
+        for k in 0..slots {
+            gather_slot(
+                k as u32,
+                &layers.material[k][start..][..n],
+                &layers.thickness[k][start..][..n],
+                &self.count,
+                [&mut self.m1, &mut self.m2],
+                [&mut self.t1, &mut self.t2],
+                [&mut self.below1, &mut self.below2],
+            );
+        }
+        let capacity = layers.material.len() as u32;
+        let ground = &mut layers.ground[start..][..n];
+        let count = &mut layers.count[start..][..n];
+        exchange(
+            capacity,
+            input,
+            &mut self.count,
+            [&self.m1, &self.m2],
+            [&self.t1, &self.t2],
+            [&self.below1, &self.below2],
+            ground,
+            sed,
+            [&mut self.slot, &mut self.fill, &mut self.slow],
+            &mut self.value,
+            rates,
+        );
+        narrow(&self.count, count);
+        // Most rows change the top slot or two only: the others are not
+        // written back at all.
+        let (lowest, filled) = lowest_slots(&self.slot, &self.fill);
+        slot_lanes(&self.slot, &self.fill, &mut self.slot16, &mut self.fill8);
+        let cells = start..start + n;
+        for k in lowest.min(slots)..slots {
+            store_slot(
+                k as u32,
+                &self.slot,
+                &self.value,
+                &mut layers.thickness[k][cells.clone()],
+            );
+            restart_counters(k as u16, &self.slot16, &mut layers.age[k][cells.clone()]);
+        }
+        for k in filled.min(slots)..slots {
+            fill_slot(k as u8, &self.fill8, &mut layers.material[k][cells.clone()]);
+        }
+    }
+
+    /// 1 for the cells left to [`column`].
+    pub(crate) fn slow(&self) -> &[u32] {
+        &self.slow
+    }
+}
+
+/// [`ExchangeRow::run`] as a [`Kernel`].
+pub(crate) struct ExchangeKernel<'a, 'l> {
+    pub(crate) lanes: &'a mut ExchangeRow,
+    pub(crate) layers: &'a mut Layers<'l>,
+    pub(crate) start: usize,
+    pub(crate) input: RowInput<'a>,
+    pub(crate) sed: &'a mut [f32],
+    pub(crate) rates: &'a Rates,
+}
+
+impl Kernel for ExchangeKernel<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        self.lanes
+            .run(self.layers, self.start, &self.input, self.sed, self.rates);
+    }
+}
+
+#[inline(always)]
+fn widen(count: &[u8], out: &mut [u32]) {
+    let out = &mut out[..count.len()];
+    for (o, &c) in out.iter_mut().zip(count) {
+        *o = u32::from(c);
+    }
+}
+
+#[inline(always)]
+fn narrow(count: &[u32], out: &mut [u8]) {
+    let count = &count[..out.len()];
+    for (o, &c) in out.iter_mut().zip(count) {
+        *o = c as u8;
+    }
+}
+
+/// Reads slot `k`: keeps it as the top or the layer beneath, or adds it to
+/// the sums below them, bottom up as [`Layers::refresh`] adds.
+#[inline(always)]
+fn gather_slot(
+    k: u32,
+    material: &[u8],
+    thickness: &[f32],
+    count: &[u32],
+    [m1, m2]: [&mut [u32]; 2],
+    [t1, t2]: [&mut [f32]; 2],
+    [below1, below2]: [&mut [f32]; 2],
+) {
+    let n = material.len();
+    let (thickness, count) = (&thickness[..n], &count[..n]);
+    let (m1, m2, t1, t2) = (&mut m1[..n], &mut m2[..n], &mut t1[..n], &mut t2[..n]);
+    let (below1, below2) = (&mut below1[..n], &mut below2[..n]);
+    for x in 0..n {
+        let (m, t, c) = (u32::from(material[x]), thickness[x], count[x]);
+        let top = c == k + 1;
+        let beneath = c == k + 2;
+        m1[x] = pick_u32(top, m, m1[x]);
+        t1[x] = pick(top, t, t1[x]);
+        m2[x] = pick_u32(beneath, m, m2[x]);
+        t2[x] = pick(beneath, t, t2[x]);
+        below1[x] = pick(c > k + 1, below1[x] + t, below1[x]);
+        below2[x] = pick(c > k + 2, below2[x] + t, below2[x]);
+    }
+}
+
+/// `table[m]` by selects, which vectorize where a lookup would not.
+#[inline(always)]
+fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
+    const { assert!(MATERIAL_COUNT == 7) };
+    let v = table[0];
+    let v = if m == 1 { table[1] } else { v };
+    let v = if m == 2 { table[2] } else { v };
+    let v = if m == 3 { table[3] } else { v };
+    let v = if m == 4 { table[4] } else { v };
+    let v = if m == 5 { table[5] } else { v };
+    if m == 6 { table[6] } else { v }
+}
+
+/// The exchange of every cell: new count, ground and sediment in place, the
+/// thickness to set and its slot, the slot of a new regolith layer, and the
+/// cells left slow (which keep everything as it was).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn exchange(
+    capacity: u32,
+    input: &RowInput<'_>,
+    count: &mut [u32],
+    [m1, m2]: [&[u32]; 2],
+    [t1, t2]: [&[f32]; 2],
+    [below1, below2]: [&[f32]; 2],
+    ground: &mut [f32],
+    sed: &mut [f32],
+    [slot, fill, slow]: [&mut [u32]; 3],
+    value: &mut [f32],
+    rates: &Rates,
+) {
+    let n = sed.len();
+    let (cap, rim, floor, stand) = (&input.cap[..n], &input.rim[..n], &input.floor[..n], &input.stand[..n]);
+    let (count, m1, m2, t1, t2) = (&mut count[..n], &m1[..n], &m2[..n], &t1[..n], &t2[..n]);
+    let (below1, below2, ground) = (&below1[..n], &below2[..n], &mut ground[..n]);
+    let (slot, slow, value, fill) = (&mut slot[..n], &mut slow[..n], &mut value[..n], &mut fill[..n]);
+    let regolith = u32::from(REGOLITH);
+    let (ks, deposit) = (rates.ks, rates.deposit);
+    for x in 0..n {
+        let (c, s, g, cap) = (count[x], sed[x], ground[x], cap[x]);
+        let (m1, t1, below1, m2, t2, below2) = (m1[x], t1[x], below1[x], m2[x], t2[x], below2[x]);
+        let dissolving = cap > s;
+        let depositing = s > cap;
+
+        // Dissolve: the top layer, then the one beneath, as `dissolve` loops.
+        let excess = cap - s;
+        let room = (g - floor[x]).max(0.0);
+        let want1 = (lookup(&ks, m1) * excess * 1.0).min(room - 0.0);
+        // `dissolve` goes on unless want ≤ 0, so also when want is NaN.
+        let go1 = dissolving & (c >= 1) & ((want1 > 0.0) | want1.is_nan());
+        let part1 = go1 & (t1 - want1 > MIN_THICKNESS);
+        let gone1 = go1 & !part1;
+        let taken1 = 0.0 + t1;
+        let rem = 1.0 * (1.0 - t1 / want1);
+        let want2 = (lookup(&ks, m2) * excess * rem).min(room - taken1);
+        let go2 = gone1 & (rem > 0.0) & (c >= 2) & ((want2 > 0.0) | want2.is_nan());
+        let part2 = go2 & (t2 - want2 > MIN_THICKNESS);
+        let deeper = go2 & !part2;
+        let taken = pick(
+            part1,
+            0.0 + want1,
+            pick(part2, taken1 + want2, pick(gone1, taken1, 0.0)),
+        );
+        let dissolved_ground = pick(part1, below1 + (t1 - want1), pick(part2, below2 + (t2 - want2), below1));
+
+        // Deposit: joins a regolith top or fills the slot above.
+        let top = pick_u32(c >= 1, m1, regolith);
+        let up = (rim[x] - g).max(0.0);
+        let amount = (lookup(&deposit, top) * (s - cap)).min(up);
+        let put = depositing & (amount > 0.0);
+        let join = put & (c >= 1) & (m1 == regolith);
+        let new = put & !join & (c < capacity);
+        let full = put & !join & !new;
+        let all = pick(c >= 1, below1 + t1, 0.0);
+
+        let out = deeper | full | (stand[x] != 0);
+        slow[x] = u32::from(out);
+        let (dissolving, part1, part2, gone1) = (dissolving & !out, part1 & !out, part2 & !out, gone1 & !out);
+        let (join, new) = (join & !out, new & !out);
+        let refreshed = (dissolving & (taken > 0.0)) | join | new;
+        ground[x] = pick(
+            refreshed,
+            pick(
+                dissolving,
+                dissolved_ground,
+                pick(join, below1 + (t1 + amount), all + amount),
+            ),
+            g,
+        );
+        sed[x] = pick(dissolving, s + taken, pick(join | new, s - amount, s));
+        let top_slot = c.wrapping_sub(1);
+        slot[x] = pick_u32(
+            part1 | join,
+            top_slot,
+            pick_u32(part2, c.wrapping_sub(2), pick_u32(new, c, u32::MAX)),
+        );
+        value[x] = pick(
+            part1,
+            t1 - want1,
+            pick(part2, t2 - want2, pick(join, t1 + amount, amount)),
+        );
+        fill[x] = pick_u32(new, c, u32::MAX);
+        count[x] = c - u32::from(gone1) + u32::from(new);
+    }
+}
+
+/// The lowest slot a row's thicknesses are set in, and the lowest it fills
+/// with a new layer (`u32::MAX` as `usize` where none).
+#[inline(always)]
+fn lowest_slots(slot: &[u32], fill: &[u32]) -> (usize, usize) {
+    let n = slot.len();
+    let fill = &fill[..n];
+    let (mut lowest, mut filled) = (u32::MAX, u32::MAX);
+    for x in 0..n {
+        lowest = lowest.min(slot[x]);
+        filled = filled.min(fill[x]);
+    }
+    (lowest as usize, filled as usize)
+}
+
+/// The slots in the lane widths of the planes they pick in (none stays
+/// none), as the compiler does not vectorize selects across lane widths.
+#[inline(always)]
+fn slot_lanes(slot: &[u32], fill: &[u32], slot16: &mut [u16], fill8: &mut [u8]) {
+    let n = slot16.len();
+    let (slot, fill, fill8) = (&slot[..n], &fill[..n], &mut fill8[..n]);
+    for x in 0..n {
+        slot16[x] = slot[x].min(u32::from(u16::MAX)) as u16;
+        fill8[x] = fill[x].min(u32::from(u8::MAX)) as u8;
+    }
+}
+
+#[inline(always)]
+fn store_slot(k: u32, slot: &[u32], value: &[f32], thickness: &mut [f32]) {
+    let n = thickness.len();
+    let (slot, value) = (&slot[..n], &value[..n]);
+    for x in 0..n {
+        thickness[x] = pick(slot[x] == k, value[x], thickness[x]);
+    }
+}
+
+#[inline(always)]
+fn restart_counters(k: u16, slot: &[u16], age: &mut [u16]) {
+    let slot = &slot[..age.len()];
+    for (a, &s) in age.iter_mut().zip(slot) {
+        *a &= !0u16.wrapping_sub(u16::from(s == k));
+    }
+}
+
+#[inline(always)]
+fn fill_slot(k: u8, fill: &[u8], material: &mut [u8]) {
+    let fill = &fill[..material.len()];
+    for (m, &f) in material.iter_mut().zip(fill) {
+        let on = 0u8.wrapping_sub(u8::from(f == k));
+        *m = (REGOLITH & on) | (*m & !on);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::terrain::columns::TerrainChunk;
+    use crate::terrain::materials::MaterialTable;
+
+    fn rates() -> Rates {
+        let table = MaterialTable::default();
+        Rates {
+            ks: table.lut(|m| m.ks),
+            deposit: table.lut(|m| m.deposit),
+        }
+    }
+
+    /// A column: layers bottom up, capacity, suspended sediment, how far the
+    /// rim lies above and the floor below its ground, standing water, water.
+    type Case = (Vec<(u8, f32)>, f32, f32, f32, f32, bool, f32);
+
+    /// Runs a row of cases both ways: column by column, and lanes with the
+    /// slow cells by column. Returns both results (chunk, sediment, water,
+    /// water absorbed) and how many cells the lanes left slow.
+    #[allow(clippy::type_complexity)]
+    fn both(slots: u8, cases: &[Case]) -> ([(TerrainChunk, Vec<f32>, Vec<f32>, f32); 2], usize) {
+        let n = cases.len();
+        let mut chunk = TerrainChunk::new([0, 0], n as u32, slots).unwrap();
+        for (x, c) in cases.iter().enumerate() {
+            for &(m, t) in &c.0 {
+                assert!(chunk.push_layer(x as u32, 0, Material::from_u8(m).unwrap(), t));
+            }
+        }
+        let cap: Vec<f32> = cases.iter().map(|c| c.1).collect();
+        let rim: Vec<f32> = cases.iter().zip(&chunk.ground).map(|(c, g)| g + c.3).collect();
+        let floor: Vec<f32> = cases.iter().zip(&chunk.ground).map(|(c, g)| g - c.4).collect();
+        let stand: Vec<u8> = cases.iter().map(|c| u8::from(c.5)).collect();
+        let start_sed: Vec<f32> = cases.iter().map(|c| c.2).collect();
+        let start_water: Vec<f32> = cases.iter().map(|c| c.6).collect();
+        let rates = rates();
+
+        let column_by_column = {
+            let mut chunk = chunk.clone();
+            let (mut sed, mut water, mut absorbed) = (start_sed.clone(), start_water.clone(), 0.0);
+            let mut layers = chunk.layers_mut();
+            for x in 0..n {
+                let here = [cap[x], rim[x], floor[x]];
+                absorbed += column(&mut layers, x, here, stand[x] != 0, &mut sed[x], &mut water[x], &rates);
+            }
+            (chunk, sed, water, absorbed)
+        };
+        let mut lanes = ExchangeRow::default();
+        let lane_path = {
+            let mut chunk = chunk.clone();
+            let (mut sed, mut water, mut absorbed) = (start_sed.clone(), start_water.clone(), 0.0);
+            let mut layers = chunk.layers_mut();
+            let input = RowInput {
+                cap: &cap,
+                rim: &rim,
+                floor: &floor,
+                stand: &stand,
+            };
+            lanes.run(&mut layers, 0, &input, &mut sed, &rates);
+            for x in (0..n).filter(|&x| lanes.slow()[x] != 0) {
+                let here = [cap[x], rim[x], floor[x]];
+                absorbed += column(&mut layers, x, here, stand[x] != 0, &mut sed[x], &mut water[x], &rates);
+            }
+            (chunk, sed, water, absorbed)
+        };
+        let slow = lanes.slow().iter().filter(|&&s| s != 0).count();
+        ([column_by_column, lane_path], slow)
+    }
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|f| f.to_bits()).collect()
+    }
+
+    fn assert_same(slots: u8, cases: &[Case]) -> usize {
+        let ([a, b], slow) = both(slots, cases);
+        assert_eq!(a.0, b.0, "layers");
+        assert_eq!(bits(&a.1), bits(&b.1), "sediment");
+        assert_eq!(bits(&a.2), bits(&b.2), "water");
+        assert_eq!(a.3.to_bits(), b.3.to_bits(), "absorbed");
+        slow
+    }
+
+    const REG: u8 = REGOLITH;
+    const GRANITE: u8 = Material::Granite as u8;
+    const SAND: u8 = Material::Sandstone as u8;
+
+    /// Every case the lanes take on: dissolving within the top layer,
+    /// through it and into the next, through the only layer, and not at all
+    /// (no room); depositing onto regolith, onto another rock, onto an empty
+    /// column, and not at all (no room). None is left slow, and every one
+    /// ends as the column path ends it.
+    #[test]
+    fn lanes_take_the_common_cases() {
+        let stack = vec![(GRANITE, 2.0), (SAND, 0.5), (REG, 0.01)];
+        let cases: Vec<Case> = vec![
+            (stack.clone(), 0.5, 0.1, 1.0, 1.0, false, 0.3),
+            (stack.clone(), 0.5, 0.0, 1.0, 5.0, false, 0.3),
+            (vec![(REG, 0.001)], 3.0, 0.0, 1.0, 5.0, false, 0.3),
+            (stack.clone(), 0.5, 0.1, 1.0, -1.0, false, 0.3),
+            (stack.clone(), 0.0, 0.4, 1.0, 1.0, false, 0.3),
+            (vec![(GRANITE, 2.0), (SAND, 0.5)], 0.1, 0.4, 1.0, 1.0, false, 0.3),
+            (vec![], 0.1, 0.4, 1.0, 1.0, false, 0.3),
+            (stack.clone(), 0.1, 0.4, -1.0, 1.0, false, 0.3),
+            (stack.clone(), 0.2, 0.2, 1.0, 1.0, false, 0.3),
+        ];
+        assert_eq!(assert_same(4, &cases), 0);
+        let ([column_path, _], _) = both(4, &cases);
+        let (chunk, sed, _, _) = column_path;
+        // Dissolving through the regolith into the sandstone left two layers.
+        assert_eq!(chunk.column(1, 0).unwrap().len(), 2);
+        assert_eq!(chunk.column(2, 0).unwrap().len(), 0);
+        // The deposit onto sandstone started a regolith layer.
+        assert_eq!(chunk.column(5, 0).unwrap().top(), Some(Material::Regolith));
+        assert_eq!(sed[8].to_bits(), 0.2f32.to_bits());
+    }
+
+    /// The three cases left to the column path: dissolving through two
+    /// layers into a third, a deposit onto a full column, standing water.
+    #[test]
+    fn lanes_leave_the_rare_cases() {
+        let thin = vec![(GRANITE, 2.0), (SAND, 0.001), (REG, 0.001)];
+        let full = vec![(GRANITE, 2.0), (SAND, 0.5), (GRANITE, 0.5), (SAND, 0.5)];
+        let cases: Vec<Case> = vec![
+            (thin.clone(), 3.0, 0.0, 1.0, 5.0, false, 0.3),
+            (full, 0.1, 0.4, 1.0, 1.0, false, 0.3),
+            (thin, 0.2, 0.2, 1.0, 1.0, true, 0.3),
+        ];
+        assert_eq!(assert_same(4, &cases), 3);
+    }
+
+    fn thickness() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            Just(MIN_THICKNESS),
+            Just(2.0 * MIN_THICKNESS),
+            Just(0.01),
+            Just(0.25),
+            1e-7f32..2.0,
+        ]
+    }
+
+    fn amount() -> impl Strategy<Value = f32> {
+        prop_oneof![Just(0.0f32), Just(0.25), thickness(), 0.0f32..3.0]
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        let material = prop_oneof![Just(REG), 0u8..7];
+        let layers = prop::collection::vec((material, thickness()), 0..7);
+        let margin = prop_oneof![Just(0.0f32), Just(-0.1), 0.0f32..3.0];
+        (
+            layers,
+            amount(),
+            amount(),
+            margin.clone(),
+            margin,
+            prop::bool::weighted(0.1),
+            amount(),
+        )
+    }
+
+    proptest! {
+        /// The lanes and the column path change layers, sediment and water
+        /// bit for bit alike.
+        #[test]
+        fn lanes_match_columns(slots in 1u8..9, cases in prop::collection::vec(case(), 1..40)) {
+            assert_same(slots, &cases);
+        }
+    }
+}
