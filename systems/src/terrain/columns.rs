@@ -361,7 +361,7 @@ impl TerrainChunk {
 
     /// The chunk split for a parallel kernel: layer stacks in blocks of
     /// `block` consecutive cells (block `b` covers cells `b·block ..`), water
-    /// and sediment to be split the same way, fluxes and velocity to read.
+    /// sediment, fluxes and velocity to be split the same way.
     pub(crate) fn parts(&mut self, block: usize) -> Parts<'_> {
         let n = self.count.len();
         let mut material = transpose(&mut self.material, n, block);
@@ -384,7 +384,7 @@ impl TerrainChunk {
             layers,
             water: &mut self.water,
             sediment: &mut self.sediment,
-            flux: &self.flux,
+            flux: &mut self.flux,
             velocity: &mut self.velocity,
         }
     }
@@ -395,7 +395,7 @@ pub(crate) struct Parts<'a> {
     pub(crate) layers: Vec<Layers<'a>>,
     pub(crate) water: &'a mut [f32],
     pub(crate) sediment: &'a mut [f32],
-    pub(crate) flux: &'a [Vec<f32>; 4],
+    pub(crate) flux: &'a mut [Vec<f32>; 4],
     pub(crate) velocity: &'a mut [Vec<f32>; 2],
 }
 

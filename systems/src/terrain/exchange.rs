@@ -113,20 +113,9 @@ fn dissolve(layers: &mut Layers<'_>, i: usize, excess: f32, ks: &[f32; MATERIAL_
 /// Row buffers of the lane path, one lane per cell; reused row after row.
 #[derive(Default)]
 pub(crate) struct ExchangeRow {
-    /// Layer count.
-    count: Vec<u32>,
-    /// Material and thickness of the top layer (slot count − 1) and the one
-    /// beneath (count − 2), and the bottom-up sum of the slots below each.
-    m1: Vec<u32>,
-    t1: Vec<f32>,
-    below1: Vec<f32>,
-    m2: Vec<u32>,
-    t2: Vec<f32>,
-    below2: Vec<f32>,
-    /// The slot whose thickness is set to `value` (its counter restarts), or
-    /// none (`u32::MAX`).
+    /// The slot whose thickness was set (its counter restarts), or none
+    /// (`u32::MAX`).
     slot: Vec<u32>,
-    value: Vec<f32>,
     /// The slot of a new regolith layer, or none (`u32::MAX`).
     fill: Vec<u32>,
     /// `slot` in u16 lanes, for the counters, and `fill` in bytes, for the
@@ -135,7 +124,14 @@ pub(crate) struct ExchangeRow {
     fill8: Vec<u8>,
     /// 1 where the cell needs [`column`].
     slow: Vec<u32>,
+    /// How many cells need [`column`]: mostly none, and then the row is not
+    /// scanned for them.
+    slow_cells: u32,
 }
+
+/// Most slots the lane path reads; rows with deeper stacks go column by
+/// column.
+const LANE_SLOTS: usize = 8;
 
 impl ExchangeRow {
     /// Runs the exchange on the `n` cells of `layers` from cell `start` on
@@ -151,77 +147,43 @@ impl ExchangeRow {
         rates: &Rates,
     ) {
         let n = sed.len();
-        let count = &layers.count[start..][..n];
-        let highest = count.iter().copied().fold(0, u8::max);
-        // Slots above the row's highest layer hold nothing to read; one of
-        // them may receive a new layer.
-        let slots = (usize::from(highest) + 1).min(layers.material.len());
-        for v in [
-            &mut self.count,
-            &mut self.m1,
-            &mut self.m2,
-            &mut self.slot,
-            &mut self.fill,
-            &mut self.slow,
-        ] {
+        for v in [&mut self.slot, &mut self.fill, &mut self.slow] {
             v.resize(n, 0);
-        }
-        for v in [
-            &mut self.t1,
-            &mut self.below1,
-            &mut self.t2,
-            &mut self.below2,
-            &mut self.value,
-        ] {
-            v.resize(n, 0.0);
         }
         self.slot16.resize(n, 0);
         self.fill8.resize(n, 0);
-        widen(count, &mut self.count);
-        // Cells without a top or a layer beneath keep other rows' values
-        // there, which no result of theirs reads; the sums start from zero.
-        self.below1.fill(0.0);
-        self.below2.fill(0.0);
-        for k in 0..slots {
-            gather_slot(
-                k as u32,
-                &layers.material[k][start..][..n],
-                &layers.thickness[k][start..][..n],
-                &self.count,
-                [&mut self.m1, &mut self.m2],
-                [&mut self.t1, &mut self.t2],
-                [&mut self.below1, &mut self.below2],
-            );
-        }
-        let capacity = layers.material.len() as u32;
-        let ground = &mut layers.ground[start..][..n];
-        let count = &mut layers.count[start..][..n];
-        exchange(
-            capacity,
+        let highest = layers.count[start..][..n].iter().copied().fold(0, u8::max);
+        // Slots above the row's highest layer hold nothing to read; one of
+        // them may receive a new layer.
+        let slots = (usize::from(highest) + 1).min(layers.material.len());
+        let lanes = Lanes {
+            capacity: layers.material.len() as u32,
             input,
-            &mut self.count,
-            [&self.m1, &self.m2],
-            [&self.t1, &self.t2],
-            [&self.below1, &self.below2],
-            ground,
-            sed,
-            [&mut self.slot, &mut self.fill, &mut self.slow],
-            &mut self.value,
             rates,
-        );
-        narrow(&self.count, count);
-        // Most rows change the top slot or two only: the others are not
-        // written back at all.
+        };
+        let out = [&mut self.slot, &mut self.fill, &mut self.slow].map(|v| v.as_mut_slice());
+        self.slow_cells = match slots {
+            1 => lanes.run::<1>(layers, start, sed, out),
+            2 => lanes.run::<2>(layers, start, sed, out),
+            3 => lanes.run::<3>(layers, start, sed, out),
+            4 => lanes.run::<4>(layers, start, sed, out),
+            5 => lanes.run::<5>(layers, start, sed, out),
+            6 => lanes.run::<6>(layers, start, sed, out),
+            7 => lanes.run::<7>(layers, start, sed, out),
+            LANE_SLOTS => lanes.run::<LANE_SLOTS>(layers, start, sed, out),
+            _ => {
+                self.slot.fill(u32::MAX);
+                self.fill.fill(u32::MAX);
+                self.slow.fill(1);
+                n as u32
+            }
+        };
+        // Most rows change the top slot or two only: the counters and
+        // materials of the others are not written back at all.
         let (lowest, filled) = lowest_slots(&self.slot, &self.fill);
         slot_lanes(&self.slot, &self.fill, &mut self.slot16, &mut self.fill8);
         let cells = start..start + n;
         for k in lowest.min(slots)..slots {
-            store_slot(
-                k as u32,
-                &self.slot,
-                &self.value,
-                &mut layers.thickness[k][cells.clone()],
-            );
             restart_counters(k as u16, &self.slot16, &mut layers.age[k][cells.clone()]);
         }
         for k in filled.min(slots)..slots {
@@ -229,74 +191,45 @@ impl ExchangeRow {
         }
     }
 
-    /// 1 for the cells left to [`column`].
-    pub(crate) fn slow(&self) -> &[u32] {
-        &self.slow
+    /// The cells left to [`column`], by index in the row.
+    pub(crate) fn slow(&self) -> impl Iterator<Item = usize> + '_ {
+        let none = self.slow_cells == 0;
+        let cells = if none { &[][..] } else { &self.slow[..] };
+        cells.iter().enumerate().filter(|c| *c.1 != 0).map(|c| c.0)
     }
 }
 
-/// [`ExchangeRow::run`] as a [`Kernel`].
-pub(crate) struct ExchangeKernel<'a, 'l> {
-    pub(crate) lanes: &'a mut ExchangeRow,
-    pub(crate) layers: &'a mut Layers<'l>,
-    pub(crate) start: usize,
-    pub(crate) input: RowInput<'a>,
-    pub(crate) sed: &'a mut [f32],
-    pub(crate) rates: &'a Rates,
+/// What the lanes of a row read besides the layers and the sediment.
+struct Lanes<'a> {
+    /// Layer slots per column.
+    capacity: u32,
+    input: &'a RowInput<'a>,
+    rates: &'a Rates,
 }
 
-impl Kernel for ExchangeKernel<'_, '_> {
-    type Output = ();
-
+impl Lanes<'_> {
+    /// The lanes over columns of at most `K` slots (those above are none of
+    /// their business): changes count, thickness, ground and sediment, and
+    /// writes per cell the slot whose thickness was set, the slot filled with
+    /// a new layer, and whether the cell is left slow; returns how many are.
     #[inline(always)]
-    fn run(self) {
-        self.lanes
-            .run(self.layers, self.start, &self.input, self.sed, self.rates);
-    }
-}
-
-#[inline(always)]
-fn widen(count: &[u8], out: &mut [u32]) {
-    let out = &mut out[..count.len()];
-    for (o, &c) in out.iter_mut().zip(count) {
-        *o = u32::from(c);
-    }
-}
-
-#[inline(always)]
-fn narrow(count: &[u32], out: &mut [u8]) {
-    let count = &count[..out.len()];
-    for (o, &c) in out.iter_mut().zip(count) {
-        *o = c as u8;
-    }
-}
-
-/// Reads slot `k`: keeps it as the top or the layer beneath, or adds it to
-/// the sums below them, bottom up as [`Layers::refresh`] adds.
-#[inline(always)]
-fn gather_slot(
-    k: u32,
-    material: &[u8],
-    thickness: &[f32],
-    count: &[u32],
-    [m1, m2]: [&mut [u32]; 2],
-    [t1, t2]: [&mut [f32]; 2],
-    [below1, below2]: [&mut [f32]; 2],
-) {
-    let n = material.len();
-    let (thickness, count) = (&thickness[..n], &count[..n]);
-    let (m1, m2, t1, t2) = (&mut m1[..n], &mut m2[..n], &mut t1[..n], &mut t2[..n]);
-    let (below1, below2) = (&mut below1[..n], &mut below2[..n]);
-    for x in 0..n {
-        let (m, t, c) = (u32::from(material[x]), thickness[x], count[x]);
-        let top = c == k + 1;
-        let beneath = c == k + 2;
-        m1[x] = pick_u32(top, m, m1[x]);
-        t1[x] = pick(top, t, t1[x]);
-        m2[x] = pick_u32(beneath, m, m2[x]);
-        t2[x] = pick(beneath, t, t2[x]);
-        below1[x] = pick(c > k + 1, below1[x] + t, below1[x]);
-        below2[x] = pick(c > k + 2, below2[x] + t, below2[x]);
+    fn run<const K: usize>(&self, layers: &mut Layers<'_>, start: usize, sed: &mut [f32], out: [&mut [u32]; 3]) -> u32 {
+        let cells = start..start + sed.len();
+        let material: [&[u8]; K] = std::array::from_fn(|k| &layers.material[k][cells.clone()]);
+        let mut planes = layers.thickness.iter_mut();
+        let thickness: [&mut [f32]; K] = std::array::from_fn(|_| {
+            let plane = planes.next().expect("K is at most the slot count");
+            &mut plane[cells.clone()]
+        });
+        exchange(
+            self,
+            &mut layers.count[cells.clone()],
+            material,
+            thickness,
+            &mut layers.ground[cells],
+            sed,
+            out,
+        )
     }
 }
 
@@ -313,34 +246,45 @@ fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
     if m == 6 { table[6] } else { v }
 }
 
-/// The exchange of every cell: new count, ground and sediment in place, the
-/// thickness to set and its slot, the slot of a new regolith layer, and the
-/// cells left slow (which keep everything as it was).
-#[allow(clippy::too_many_arguments)]
+/// The exchange of every cell of a row, in one pass over its `K` slots: the
+/// top layer (slot count − 1) and the one beneath (count − 2) and the
+/// bottom-up sums below each are read, the new count, thickness, ground and
+/// sediment written in place, and the slots changed noted; cells left slow
+/// keep everything as it was. Returns how many cells are left slow.
 #[inline(always)]
-fn exchange(
-    capacity: u32,
-    input: &RowInput<'_>,
-    count: &mut [u32],
-    [m1, m2]: [&[u32]; 2],
-    [t1, t2]: [&[f32]; 2],
-    [below1, below2]: [&[f32]; 2],
+fn exchange<const K: usize>(
+    lanes: &Lanes<'_>,
+    count: &mut [u8],
+    material: [&[u8]; K],
+    thickness: [&mut [f32]; K],
     ground: &mut [f32],
     sed: &mut [f32],
     [slot, fill, slow]: [&mut [u32]; 3],
-    value: &mut [f32],
-    rates: &Rates,
-) {
+) -> u32 {
     let n = sed.len();
+    let input = lanes.input;
     let (cap, rim, floor, stand) = (&input.cap[..n], &input.rim[..n], &input.floor[..n], &input.stand[..n]);
-    let (count, m1, m2, t1, t2) = (&mut count[..n], &m1[..n], &m2[..n], &t1[..n], &t2[..n]);
-    let (below1, below2, ground) = (&below1[..n], &below2[..n], &mut ground[..n]);
-    let (slot, slow, value, fill) = (&mut slot[..n], &mut slow[..n], &mut value[..n], &mut fill[..n]);
+    let (count, ground) = (&mut count[..n], &mut ground[..n]);
+    let material = material.map(|m| &m[..n]);
+    let mut thickness = thickness.map(|t| &mut t[..n]);
+    let (slot, fill, slow) = (&mut slot[..n], &mut fill[..n], &mut slow[..n]);
     let regolith = u32::from(REGOLITH);
-    let (ks, deposit) = (rates.ks, rates.deposit);
+    let (ks, deposit, capacity) = (lanes.rates.ks, lanes.rates.deposit, lanes.capacity);
+    let mut slows = 0;
     for x in 0..n {
-        let (c, s, g, cap) = (count[x], sed[x], ground[x], cap[x]);
-        let (m1, t1, below1, m2, t2, below2) = (m1[x], t1[x], below1[x], m2[x], t2[x], below2[x]);
+        let (c, s, g, cap) = (u32::from(count[x]), sed[x], ground[x], cap[x]);
+        let (mut m1, mut t1, mut below1) = (0u32, 0.0f32, 0.0f32);
+        let (mut m2, mut t2, mut below2) = (0u32, 0.0f32, 0.0f32);
+        for (k, (material, thickness)) in material.iter().zip(&thickness).enumerate() {
+            let (k, m, t) = (k as u32, u32::from(material[x]), thickness[x]);
+            m1 = pick_u32(c == k + 1, m, m1);
+            t1 = pick(c == k + 1, t, t1);
+            m2 = pick_u32(c == k + 2, m, m2);
+            t2 = pick(c == k + 2, t, t2);
+            // Bottom up, as `Layers::refresh` adds.
+            below1 = pick(c > k + 1, below1 + t, below1);
+            below2 = pick(c > k + 2, below2 + t, below2);
+        }
         let dissolving = cap > s;
         let depositing = s > cap;
 
@@ -377,6 +321,7 @@ fn exchange(
 
         let out = deeper | full | (stand[x] != 0);
         slow[x] = u32::from(out);
+        slows += u32::from(out);
         let (dissolving, part1, part2, gone1) = (dissolving & !out, part1 & !out, part2 & !out, gone1 & !out);
         let (join, new) = (join & !out, new & !out);
         let refreshed = (dissolving & (taken > 0.0)) | join | new;
@@ -396,13 +341,37 @@ fn exchange(
             top_slot,
             pick_u32(part2, c.wrapping_sub(2), pick_u32(new, c, u32::MAX)),
         );
-        value[x] = pick(
+        let value = pick(
             part1,
             t1 - want1,
             pick(part2, t2 - want2, pick(join, t1 + amount, amount)),
         );
+        for (k, thickness) in thickness.iter_mut().enumerate() {
+            thickness[x] = pick(slot[x] == k as u32, value, thickness[x]);
+        }
         fill[x] = pick_u32(new, c, u32::MAX);
-        count[x] = c - u32::from(gone1) + u32::from(new);
+        count[x] = (c - u32::from(gone1) + u32::from(new)) as u8;
+    }
+    slows
+}
+
+/// [`ExchangeRow::run`] as a [`Kernel`].
+pub(crate) struct ExchangeKernel<'a, 'l> {
+    pub(crate) lanes: &'a mut ExchangeRow,
+    pub(crate) layers: &'a mut Layers<'l>,
+    pub(crate) start: usize,
+    pub(crate) input: RowInput<'a>,
+    pub(crate) sed: &'a mut [f32],
+    pub(crate) rates: &'a Rates,
+}
+
+impl Kernel for ExchangeKernel<'_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        self.lanes
+            .run(self.layers, self.start, &self.input, self.sed, self.rates);
     }
 }
 
@@ -429,15 +398,6 @@ fn slot_lanes(slot: &[u32], fill: &[u32], slot16: &mut [u16], fill8: &mut [u8]) 
     for x in 0..n {
         slot16[x] = slot[x].min(u32::from(u16::MAX)) as u16;
         fill8[x] = fill[x].min(u32::from(u8::MAX)) as u8;
-    }
-}
-
-#[inline(always)]
-fn store_slot(k: u32, slot: &[u32], value: &[f32], thickness: &mut [f32]) {
-    let n = thickness.len();
-    let (slot, value) = (&slot[..n], &value[..n]);
-    for x in 0..n {
-        thickness[x] = pick(slot[x] == k, value[x], thickness[x]);
     }
 }
 
@@ -520,13 +480,13 @@ mod tests {
                 stand: &stand,
             };
             lanes.run(&mut layers, 0, &input, &mut sed, &rates);
-            for x in (0..n).filter(|&x| lanes.slow()[x] != 0) {
+            for x in lanes.slow().collect::<Vec<_>>() {
                 let here = [cap[x], rim[x], floor[x]];
                 absorbed += column(&mut layers, x, here, stand[x] != 0, &mut sed[x], &mut water[x], &rates);
             }
             (chunk, sed, water, absorbed)
         };
-        let slow = lanes.slow().iter().filter(|&&s| s != 0).count();
+        let slow = lanes.slow().count();
         ([column_by_column, lane_path], slow)
     }
 

@@ -2,16 +2,21 @@
 //! §2.3.1 and §3.1.3), and standing-water erosion (§2.3.2, §3.1.4), which
 //! shares the fluxes.
 //!
-//! One iteration: sources (rain, springs) → outflow fluxes → water and
-//! velocity → dissolve/deposit and standing water → evaporation → sediment
-//! transport, in three sweeps over the planes (see [`step`]). Every sweep runs
-//! over blocks of [`ROWS`] rows in parallel and writes only its own block;
-//! what a sweep reads of its neighbours (ground and water in the first, fluxes
-//! in the second, fluxes, ratios and sediment in the third) no sweep writes at
-//! the same time, so results do not depend on the number of threads. Sums for
-//! the books are taken per block and added in block order. Interior rows run
-//! a branch-free copy of the per-cell arithmetic that the compiler vectorizes;
-//! edge cells take the general path with the boundary mode.
+//! One iteration: sources (rain, springs) → outflow fluxes ([`super::pipes`])
+//! → water and velocity → the sediment exchange ([`super::exchange`]) and
+//! standing water → evaporation → sediment transport
+//! ([`super::transport`]), in three sweeps over blocks of [`ROWS`] rows,
+//! each block in parallel (see [`step`]). The first computes the outflows of
+//! every block's first and last row; the second runs each block row by row,
+//! the outflows of the row ahead and then everything else of the row, so the
+//! rows a cell needs are still in the cache; the third moves the sediment.
+//! A block writes only its own rows, and what it reads of its neighbours
+//! (their edge rows' outflows in the second sweep; outflows, ratios and
+//! sediment in the third) nothing writes meanwhile, so results do not depend
+//! on the number of threads. Sums for the books are taken per block and
+//! added in block order. Interior cells run branch-free copies of the
+//! per-cell arithmetic that the compiler vectorizes; edge cells take the
+//! general path with the boundary mode.
 //!
 //! **Caps (not in the thesis).** Dissolving never takes a cell below the
 //! lowest of its N4 neighbours' ground, and depositing never raises it above
@@ -28,27 +33,30 @@ use sylva_runtime::rng::{StreamKey, hash_words, stream};
 use super::columns::{BACK, FRONT, LEFT, RIGHT, TerrainChunk};
 use super::exchange::{self, ExchangeKernel, ExchangeRow, Rates, RowInput};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
+use super::pipes::{Around, Bounds, Pipes};
 use super::stats::TerrainBalance;
+use super::transport::transport;
 use crate::registers::{Kernel, Registers};
 
 /// Rows per parallel task: fixed, so block sums never depend on thread count.
 pub(crate) const ROWS: usize = 16;
 
-/// Planes reused between steps.
+/// Planes and rows reused between steps.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    /// Squared ground gradient, from the flux sweep for the capacity.
-    slope2: Vec<f32>,
-    /// Highest N4 neighbour ground, from the flux sweep: the deposition cap.
-    rim: Vec<f32>,
-    /// Lowest N4 neighbour ground: the dissolving floor.
-    floor: Vec<f32>,
     /// Suspended sediment per unit of outflux (flux transports).
     ratio: Vec<f32>,
     /// The transported sediment, swapped into the chunk.
     next: Vec<f32>,
-    /// 1 where the water stands (standing-water erosion is due).
-    stand: Vec<u8>,
+    /// The first and last row of every block, fluxed ahead of the water sweep.
+    edges: Vec<[EdgeRow; 2]>,
+}
+
+/// A row fluxed ahead of the water sweep: its new outflows and its bounds.
+#[derive(Default)]
+struct EdgeRow {
+    flux: [Vec<f32>; 4],
+    bounds: Bounds,
 }
 
 /// Neighbour lookup under a boundary mode.
@@ -58,7 +66,7 @@ pub(crate) struct Grid {
     pub(crate) boundary: Boundary,
 }
 
-const OPPOSITE: [usize; 4] = [RIGHT, LEFT, FRONT, BACK];
+pub(crate) const OPPOSITE: [usize; 4] = [RIGHT, LEFT, FRONT, BACK];
 
 impl Grid {
     /// Neighbours of `(x, z)` towards −x, +x, −z, +z.
@@ -75,6 +83,12 @@ impl Grid {
             self.nb(x, z, BACK),
             self.nb(x, z, FRONT),
         ]
+    }
+
+    /// Neighbours of cell `x` of a row towards −x and +x, within the row.
+    #[inline]
+    pub(crate) fn sides(&self, x: usize) -> [Option<usize>; 2] {
+        [self.nb(x, 0, LEFT), self.nb(x, 0, RIGHT)]
     }
 
     /// Index of the neighbour of `(x, z)` in direction `dir`, or None beyond the edge.
@@ -138,10 +152,11 @@ fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, seed: u64, iteration: u6
 
 /// One water iteration on `chunk`, booking water and sediment in `books`.
 ///
-/// Three sweeps: fluxes (and the ground gradient for the capacity), then
-/// everything local to a cell that needs the finished fluxes (water, velocity,
-/// dissolve/deposit, standing water, evaporation, the transport ratio), then
-/// sediment transport.
+/// Three sweeps over blocks of [`ROWS`] rows: the outflows of each block's
+/// first and last row ([`edge_rows`]); then, row by row, the outflows of the
+/// next row and everything local to a cell that needs its finished outflows
+/// (water, velocity, the sediment exchange, standing water, evaporation, the
+/// transport ratio; [`water_pass`]); then sediment transport.
 pub(crate) fn step(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
@@ -157,141 +172,13 @@ pub(crate) fn step(
         boundary: p.hydraulic.boundary,
     };
     books.water_added += sources(chunk, p, seed, iteration);
-    for plane in [&mut s.slope2, &mut s.rim, &mut s.floor, &mut s.ratio, &mut s.next] {
+    for plane in [&mut s.ratio, &mut s.next] {
         plane.resize(n * n, 0.0);
     }
-    s.stand.resize(n * n, 0);
-    flux_pass(chunk, p, grid, &mut s.slope2, [&mut s.rim, &mut s.floor], registers);
-    cell_pass(chunk, p, grid, s, books, registers);
-    transport(chunk, p, grid, s, books, registers);
-}
-
-/// Per-kernel constants of the flux pass.
-struct FluxCtx<'a> {
-    ground: &'a [f32],
-    water: &'a [f32],
-    grid: Grid,
-    k_pipe: f32,
-    area: f32,
-    dt: f32,
-    l: f32,
-}
-
-/// Eq. 2.16–2.19 for one cell: new outflows `f` from the old ones, the
-/// surface `hc` and the neighbours' surfaces `hn`; pipes that are not `open`
-/// (a closed edge) carry nothing. Scaled so no more than the water `w` leaves.
-#[inline(always)]
-fn pipes(f: [f32; 4], hc: f32, hn: [f32; 4], open: [bool; 4], w: f32, c: &FluxCtx<'_>) -> [f32; 4] {
-    let mut out = [0.0; 4];
-    let mut sum = 0.0;
-    for d in 0..4 {
-        if open[d] {
-            let v = (f[d] + c.k_pipe * (hc - hn[d])).max(0.0);
-            out[d] = v;
-            sum += v;
-        }
-    }
-    // k = 1 leaves the fluxes bit-identical, so scaling every cell is branch-free.
-    let k = if sum > 0.0 {
-        (w * c.area / (sum * c.dt)).clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
-    out.map(|v| v * k)
-}
-
-/// Squared ground gradient from central differences (the capacity's tilt).
-#[inline(always)]
-fn slope2(gl: f32, gr: f32, gb: f32, gf: f32, l: f32) -> f32 {
-    let gx = (gr - gl) / (2.0 * l);
-    let gz = (gf - gb) / (2.0 * l);
-    gx * gx + gz * gz
-}
-
-impl FluxCtx<'_> {
-    /// Any cell, edges included: fluxes, squared gradient, and highest and
-    /// lowest neighbour ground.
-    fn cell(&self, f: [f32; 4], x: usize, z: usize) -> ([f32; 4], f32, [f32; 2]) {
-        let i = z * self.grid.n + x;
-        let (g, w) = (self.ground, self.water);
-        let around = self.grid.around(x, z);
-        let drain = self.grid.boundary == Boundary::Drain;
-        let mut hn = [0.0; 4];
-        let mut open = [true; 4];
-        for d in 0..4 {
-            match around[d] {
-                Some(k) => hn[d] = g[k] + w[k],
-                None => open[d] = drain,
-            }
-        }
-        let out = pipes(f, g[i] + w[i], hn, open, w[i], self);
-        // Beyond an edge the ground counts as level with the cell.
-        let at = |d: usize| around[d].map_or(g[i], |k| g[k]);
-        // Only neighbours inside count: a cell without any has no bounds.
-        let nbs = around.into_iter().flatten().map(|k| g[k]);
-        let rim = nbs.clone().reduce(f32::max).unwrap_or(f32::INFINITY);
-        let floor = nbs.reduce(f32::min).unwrap_or(f32::NEG_INFINITY);
-        (
-            out,
-            slope2(at(LEFT), at(RIGHT), at(BACK), at(FRONT), self.l),
-            [rim, floor],
-        )
-    }
-
-    /// Cells 1..n−1 of row `z`, whose four neighbours all exist (rows `zb`
-    /// and `zf` above and below): the same arithmetic as [`Self::cell`] on
-    /// straight slices, which the compiler vectorizes.
-    #[inline(always)]
-    fn interior(&self, z: usize, zb: usize, zf: usize, out: [&mut [f32]; 4], s2: &mut [f32], bounds: [&mut [f32]; 2]) {
-        let n = self.grid.n;
-        let m = n - 2;
-        let (g, w) = (self.ground, self.water);
-        let gc = &g[z * n + 1..][..m];
-        let gl = &g[z * n..][..m];
-        let gr = &g[z * n + 2..][..m];
-        let gb = &g[zb * n + 1..][..m];
-        let gf = &g[zf * n + 1..][..m];
-        let wc = &w[z * n + 1..][..m];
-        let wl = &w[z * n..][..m];
-        let wr = &w[z * n + 2..][..m];
-        let wb = &w[zb * n + 1..][..m];
-        let wf = &w[zf * n + 1..][..m];
-        let [fl, fr, fb, ff] = out;
-        let (fl, fr, fb, ff, s2) = (&mut fl[..m], &mut fr[..m], &mut fb[..m], &mut ff[..m], &mut s2[..m]);
-        let [rim, floor] = bounds;
-        let (rim, floor) = (&mut rim[..m], &mut floor[..m]);
-        for x in 0..m {
-            let hn = [gl[x] + wl[x], gr[x] + wr[x], gb[x] + wb[x], gf[x] + wf[x]];
-            let o = pipes([fl[x], fr[x], fb[x], ff[x]], gc[x] + wc[x], hn, [true; 4], wc[x], self);
-            fl[x] = o[0];
-            fr[x] = o[1];
-            fb[x] = o[2];
-            ff[x] = o[3];
-            s2[x] = slope2(gl[x], gr[x], gb[x], gf[x], self.l);
-            rim[x] = gl[x].max(gr[x]).max(gb[x]).max(gf[x]);
-            floor[x] = gl[x].min(gr[x]).min(gb[x]).min(gf[x]);
-        }
-    }
-}
-
-/// [`FluxCtx::interior`] of row `rows[0]` (neighbour rows `rows[1..]`), for
-/// [`Registers::run`].
-struct FluxRow<'a, 'c> {
-    ctx: &'a FluxCtx<'c>,
-    rows: [usize; 3],
-    out: [&'a mut [f32]; 4],
-    s2: &'a mut [f32],
-    bounds: [&'a mut [f32]; 2],
-}
-
-impl Kernel for FluxRow<'_, '_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn run(self) {
-        let [z, zb, zf] = self.rows;
-        self.ctx.interior(z, zb, zf, self.out, self.s2, self.bounds);
-    }
+    let pipes = Pipes::new(grid, &p.hydraulic, p.cell_length);
+    edge_rows(chunk, &pipes, &mut s.edges, registers);
+    water_pass(chunk, p, &pipes, s, books, registers);
+    transport(chunk, p, grid, [&mut s.ratio, &mut s.next], books, registers);
 }
 
 /// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
@@ -300,78 +187,62 @@ pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
     grid.nb(0, z, dir).map(|k| k / grid.n)
 }
 
-/// Sweep 1: outflow fluxes (eq. 2.16–2.19 / 3.1–3.2), each cell writing its
-/// own four, and the squared ground gradient into `s2`.
-fn flux_pass(
-    chunk: &mut TerrainChunk,
-    p: &TerrainParams,
-    grid: Grid,
-    s2: &mut [f32],
-    bounds: [&mut [f32]; 2],
-    registers: Registers,
-) {
-    let [rim, floor] = bounds;
-    let h = &p.hydraulic;
-    let n = grid.n;
-    let block = ROWS * n;
-    let l = p.cell_length;
-    let ctx = FluxCtx {
-        ground: &chunk.ground,
-        water: &chunk.water,
-        grid,
-        k_pipe: h.time_step * h.pipe_area * h.gravity / l,
-        area: l * l,
-        dt: h.time_step,
-        l,
-    };
-    let [fl, fr, fb, ff] = &mut chunk.flux;
-    (
-        fl.par_chunks_mut(block),
-        fr.par_chunks_mut(block),
-        fb.par_chunks_mut(block),
-        ff.par_chunks_mut(block),
-        s2.par_chunks_mut(block),
-        rim.par_chunks_mut(block),
-        floor.par_chunks_mut(block),
-    )
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(b, (fl, fr, fb, ff, s2, rim, floor))| {
-            for r in 0..s2.len() / n {
-                let z = b * ROWS + r;
-                let row = r * n..(r + 1) * n;
-                let (fl, fr, fb, ff, s2, rim, floor) = (
-                    &mut fl[row.clone()],
-                    &mut fr[row.clone()],
-                    &mut fb[row.clone()],
-                    &mut ff[row.clone()],
-                    &mut s2[row.clone()],
-                    &mut rim[row.clone()],
-                    &mut floor[row],
-                );
-                let mut edge = |x: usize| {
-                    let (o, g2, [hi, lo]) = ctx.cell([fl[x], fr[x], fb[x], ff[x]], x, z);
-                    [fl[x], fr[x], fb[x], ff[x]] = o;
-                    s2[x] = g2;
-                    rim[x] = hi;
-                    floor[x] = lo;
-                };
-                match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
-                    (Some(zb), Some(zf)) if n >= 3 => {
-                        edge(0);
-                        edge(n - 1);
-                        registers.run(FluxRow {
-                            ctx: &ctx,
-                            rows: [z, zb, zf],
-                            out: [&mut fl[1..], &mut fr[1..], &mut fb[1..], &mut ff[1..]],
-                            s2: &mut s2[1..],
-                            bounds: [&mut rim[1..], &mut floor[1..]],
-                        });
-                    }
-                    _ => (0..n).for_each(edge),
-                }
+/// Rows `first..=last` of block `b` of an `n`-row plane.
+fn block_rows(b: usize, n: usize) -> (usize, usize) {
+    let first = b * ROWS;
+    (first, (first + ROWS).min(n) - 1)
+}
+
+/// Row `z` of an `n`-wide `plane` with its neighbour rows.
+fn around(plane: &[f32], grid: Grid, z: usize) -> Around<&[f32]> {
+    let row = |r: usize| &plane[r * grid.n..][..grid.n];
+    Around {
+        back: neighbour_row(grid, z, BACK).map(row),
+        here: row(z),
+        front: neighbour_row(grid, z, FRONT).map(row),
+    }
+}
+
+/// Rows `[back, here, front]` of a block's plane.
+fn within(plane: &[f32], [back, here, front]: [std::ops::Range<usize>; 3]) -> Around<&[f32]> {
+    Around {
+        back: Some(&plane[back]),
+        here: &plane[here],
+        front: Some(&plane[front]),
+    }
+}
+
+/// The fluxed-ahead row `z`, the first or last row of its block.
+fn edge_row(edges: &[[EdgeRow; 2]], z: usize) -> &EdgeRow {
+    let b = z / ROWS;
+    &edges[b][usize::from(z != b * ROWS)]
+}
+
+/// Sweep 1: the outflows and bounds of every block's first and last row,
+/// from the ground and water the iteration starts with. The water sweep
+/// changes a block's ground and water row by row while the neighbour blocks
+/// still need its edge rows' outflows, so these are computed ahead.
+fn edge_rows(chunk: &TerrainChunk, pipes: &Pipes, edges: &mut Vec<[EdgeRow; 2]>, registers: Registers) {
+    let (grid, n) = (pipes.grid, pipes.grid.n);
+    edges.resize_with(n.div_ceil(ROWS), Default::default);
+    edges.par_iter_mut().enumerate().for_each(|(b, rows)| {
+        let (first, last) = block_rows(b, n);
+        let count = if first == last { 1 } else { 2 };
+        for (row, z) in rows.iter_mut().zip([first, last]).take(count) {
+            for (ahead, plane) in row.flux.iter_mut().zip(&chunk.flux) {
+                ahead.clear();
+                ahead.extend_from_slice(&plane[z * n..][..n]);
             }
-        });
+            row.bounds.resize(n);
+            pipes.row(
+                around(&chunk.ground, grid, z),
+                around(&chunk.water, grid, z),
+                row.flux.each_mut().map(|f| f.as_mut_slice()),
+                &mut row.bounds,
+                registers,
+            );
+        }
+    });
 }
 
 /// Per-kernel constants of the cell sweep.
@@ -386,6 +257,8 @@ struct CellCtx {
     /// Standing water: flux threshold and least depth.
     threshold: f32,
     stand_depth: f32,
+    /// Water leaves over the chunk's edges.
+    drain: bool,
 }
 
 /// Transport modes and standing criteria as const parameters of the cell
@@ -458,17 +331,22 @@ fn select(pick: bool, a: f32, b: f32) -> f32 {
     if pick { a } else { b }
 }
 
-/// Sweep 2, everything local to a cell once the fluxes are final: water
-/// (eq. 2.20–2.23) and velocity (eq. 2.24–2.26, +z-consistent unless the
-/// thesis sign is asked for), dissolve and deposit (eq. 2.27–2.29), standing
-/// water (eq. 2.33–2.34), evaporation (eq. 3.6) and the sediment per unit of
-/// outflux that the flux transports move. Cells read their neighbours' fluxes
-/// only, which no cell writes here. Row by row, an arithmetic half (see
-/// [`local`]) runs first, then the half that changes the layers.
-fn cell_pass(
+/// Sweep 2, row by row in each block: the outflows of the row ahead, then
+/// everything local to a cell once its outflows and its neighbours' are
+/// final: water (eq. 2.20–2.23) and velocity (eq. 2.24–2.26, +z-consistent
+/// unless the thesis sign is asked for), the sediment exchange (eq.
+/// 2.27–2.29, [`exchange`]), standing water (eq. 2.33–2.34), evaporation
+/// (eq. 3.6) and the sediment per unit of outflux that the flux transports
+/// move. A row's outflows come from the ground and water of it and its
+/// neighbours as the iteration started, so they are computed before the row
+/// behind them changes (the block's edge rows came from [`edge_rows`]); the
+/// rows a block reads of its neighbours are their edge rows' outflows only.
+/// Working one row ahead keeps the rows a cell needs in the cache and the
+/// bounds out of memory.
+fn water_pass(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
-    grid: Grid,
+    pipes: &Pipes,
     s: &mut Scratch,
     books: &mut TerrainBalance,
     registers: Registers,
@@ -485,29 +363,41 @@ fn cell_pass(
         Standing::Balanced => BALANCED,
     };
     let sweep = match (t, st) {
-        (SEMI, NO_STANDING) => cell_sweep::<SEMI, NO_STANDING>,
-        (SEMI, BOTH_BELOW) => cell_sweep::<SEMI, BOTH_BELOW>,
-        (SEMI, _) => cell_sweep::<SEMI, BALANCED>,
-        (THESIS_FLUX, NO_STANDING) => cell_sweep::<THESIS_FLUX, NO_STANDING>,
-        (THESIS_FLUX, BOTH_BELOW) => cell_sweep::<THESIS_FLUX, BOTH_BELOW>,
-        (THESIS_FLUX, _) => cell_sweep::<THESIS_FLUX, BALANCED>,
-        (_, NO_STANDING) => cell_sweep::<FLUX, NO_STANDING>,
-        (_, BOTH_BELOW) => cell_sweep::<FLUX, BOTH_BELOW>,
-        _ => cell_sweep::<FLUX, BALANCED>,
+        (SEMI, NO_STANDING) => water_sweep::<SEMI, NO_STANDING>,
+        (SEMI, BOTH_BELOW) => water_sweep::<SEMI, BOTH_BELOW>,
+        (SEMI, _) => water_sweep::<SEMI, BALANCED>,
+        (THESIS_FLUX, NO_STANDING) => water_sweep::<THESIS_FLUX, NO_STANDING>,
+        (THESIS_FLUX, BOTH_BELOW) => water_sweep::<THESIS_FLUX, BOTH_BELOW>,
+        (THESIS_FLUX, _) => water_sweep::<THESIS_FLUX, BALANCED>,
+        (_, NO_STANDING) => water_sweep::<FLUX, NO_STANDING>,
+        (_, BOTH_BELOW) => water_sweep::<FLUX, BOTH_BELOW>,
+        _ => water_sweep::<FLUX, BALANCED>,
     };
-    sweep(chunk, p, grid, s, books, registers);
+    sweep(chunk, p, pipes, s, books, registers);
 }
 
-/// [`cell_pass`] for transport `T` and standing criterion `S`.
-fn cell_sweep<const T: u8, const S: u8>(
+/// Rows a block of the water sweep reuses.
+#[derive(Default)]
+struct BlockRows {
+    /// Bounds of the current row and of the row ahead, by row parity.
+    bounds: [Bounds; 2],
+    /// Capacity and standing flags of the current row.
+    cap: Vec<f32>,
+    stand: Vec<u8>,
+    exchange: ExchangeRow,
+}
+
+/// [`water_pass`] for transport `T` and standing criterion `S`.
+fn water_sweep<const T: u8, const S: u8>(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
-    grid: Grid,
+    pipes: &Pipes,
     s: &mut Scratch,
     books: &mut TerrainBalance,
     registers: Registers,
 ) {
     let h = &p.hydraulic;
+    let grid = pipes.grid;
     let n = grid.n;
     let block = ROWS * n;
     let l = p.cell_length;
@@ -521,6 +411,7 @@ fn cell_sweep<const T: u8, const S: u8>(
         min_tilt: h.min_tilt,
         threshold: p.standing_water.threshold,
         stand_depth: p.standing_water.min_depth,
+        drain: h.boundary == Boundary::Drain,
     };
     let kv = h.evaporation * h.time_step;
     let num_dt = if T == FLUX { h.time_step } else { 1.0 };
@@ -528,9 +419,9 @@ fn cell_sweep<const T: u8, const S: u8>(
         ks: p.materials.lut(|m| m.ks),
         deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
     };
-    let drain = h.boundary == Boundary::Drain;
+    let edges = &s.edges;
     let parts = chunk.parts(block);
-    let flux = parts.flux;
+    let [fl, fr, fb, ff] = parts.flux;
     let [vx, vz] = parts.velocity;
     let sums: Vec<[f64; 3]> = parts
         .layers
@@ -541,97 +432,102 @@ fn cell_sweep<const T: u8, const S: u8>(
             vx.par_chunks_mut(block),
             vz.par_chunks_mut(block),
             s.ratio.par_chunks_mut(block),
-            s.slope2.par_chunks_mut(block),
-            s.stand.par_chunks_mut(block),
-            (s.rim.par_chunks(block), s.floor.par_chunks(block)),
+            (
+                fl.par_chunks_mut(block),
+                fr.par_chunks_mut(block),
+                fb.par_chunks_mut(block),
+                ff.par_chunks_mut(block),
+            ),
         ))
         .enumerate()
         .map_init(
-            ExchangeRow::default,
-            |lanes, (b, (mut layers, (water, sed, vx, vz, ratio, cap, stand, (rim, floor))))| {
+            BlockRows::default,
+            |rows, (b, (mut layers, (water, sed, vx, vz, ratio, (fl, fr, fb, ff))))| {
+                let mut flux = [fl, fr, fb, ff];
+                let (first, last) = block_rows(b, n);
+                let own = |z: usize| (z - first) * n..(z - first + 1) * n;
+                for z in [first, last] {
+                    for (plane, ahead) in flux.iter_mut().zip(&edge_row(edges, z).flux) {
+                        plane[own(z)].copy_from_slice(ahead);
+                    }
+                }
+                rows.bounds[first % 2].clone_from(&edge_row(edges, first).bounds);
+                rows.bounds[(first + 1) % 2].resize(n);
+                rows.cap.resize(n, 0.0);
+                rows.stand.resize(n, 0);
                 let (mut drained, mut absorbed, mut evaporated) = (0.0f64, 0.0f64, 0.0f64);
-                for r in 0..water.len() / n {
-                    let z = b * ROWS + r;
-                    let row = r * n..(r + 1) * n;
-                    {
-                        let (water, vx, vz, ratio, cap, stand) = (
-                            &mut water[row.clone()],
-                            &mut vx[row.clone()],
-                            &mut vz[row.clone()],
-                            &mut ratio[row.clone()],
-                            &mut cap[row.clone()],
-                            &mut stand[row.clone()],
-                        );
-                        let mut edge = |x: usize| {
-                            let i = z * n + x;
-                            let around = grid.around(x, z);
-                            let inflow_from = |d: usize| around[d].map_or(0.0, |k| flux[OPPOSITE[d]][k]);
-                            let inflow = [
-                                inflow_from(LEFT),
-                                inflow_from(RIGHT),
-                                inflow_from(BACK),
-                                inflow_from(FRONT),
-                            ];
-                            let out = [flux[LEFT][i], flux[RIGHT][i], flux[BACK][i], flux[FRONT][i]];
-                            if drain {
-                                for (&f, nb) in out.iter().zip(around) {
-                                    if nb.is_none() {
-                                        drained += f64::from(f * ctx.dt / ctx.area);
-                                    }
-                                }
-                            }
-                            let c = local::<T, S>(inflow, out, water[x], cap[x], &ctx);
-                            water[x] = c.water;
-                            vx[x] = c.u;
-                            vz[x] = c.v;
-                            cap[x] = c.cap;
-                            ratio[x] = c.den;
-                            stand[x] = u8::from(c.stand);
-                        };
-                        match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
-                            (Some(zb), Some(zf)) if n >= 3 => {
-                                edge(0);
-                                edge(n - 1);
-                                let m = n - 2;
-                                let at = |p, r: usize, dx: usize| row_at(p, r * n + dx, m);
-                                let [fl, fr, fb, ff] = flux.each_ref().map(|f| f.as_slice());
-                                let (flc, frc, fbc, ffc) = (at(fl, z, 1), at(fr, z, 1), at(fb, z, 1), at(ff, z, 1));
-                                let (fr_l, fl_r, ff_b, fb_f) =
-                                    (at(fr, z, 0), at(fl, z, 2), at(ff, zb, 1), at(fb, zf, 1));
-                                registers.run(CellRow::<T, S> {
-                                    inflow: [fr_l, fl_r, ff_b, fb_f],
-                                    out: [flc, frc, fbc, ffc],
-                                    w: &mut water[1..][..m],
-                                    u: &mut vx[1..][..m],
-                                    v: &mut vz[1..][..m],
-                                    ra: &mut ratio[1..][..m],
-                                    ca: &mut cap[1..][..m],
-                                    st: &mut stand[1..][..m],
-                                    c: &ctx,
-                                });
-                            }
-                            _ => (0..n).for_each(edge),
+                for z in first..=last {
+                    let row = own(z);
+                    // The row ahead, before this row changes the ground and
+                    // water its outflows come from.
+                    if z < last {
+                        let ahead = &mut rows.bounds[(z + 1) % 2];
+                        if z + 1 == last {
+                            ahead.clone_from(&edge_row(edges, last).bounds);
+                        } else {
+                            let rows = [own(z), own(z + 1), own(z + 2)];
+                            pipes.row(
+                                within(&*layers.ground, rows.clone()),
+                                within(water, rows),
+                                flux.each_mut().map(|f| &mut f[own(z + 1)]),
+                                ahead,
+                                registers,
+                            );
                         }
                     }
-                    let cells = row.clone();
-                    registers.run(ExchangeKernel {
-                        lanes: &mut *lanes,
-                        layers: &mut layers,
-                        start: cells.start,
-                        input: RowInput {
-                            cap: &cap[cells.clone()],
-                            rim: &rim[cells.clone()],
-                            floor: &floor[cells.clone()],
-                            stand: &stand[cells.clone()],
+                    let bounds = &rows.bounds[z % 2];
+                    let flux_row = |zr: usize| -> [&[f32]; 4] {
+                        if (first..=last).contains(&zr) {
+                            flux.each_ref().map(|f| &f[own(zr)])
+                        } else {
+                            edge_row(edges, zr).flux.each_ref().map(|f| f.as_slice())
+                        }
+                    };
+                    let outflows = Around {
+                        back: neighbour_row(grid, z, BACK).map(flux_row),
+                        here: flux_row(z),
+                        front: neighbour_row(grid, z, FRONT).map(flux_row),
+                    };
+                    drained += cells::<T, S>(
+                        &ctx,
+                        grid,
+                        outflows,
+                        &bounds.slope2,
+                        CellOut {
+                            w: &mut water[row.clone()],
+                            u: &mut vx[row.clone()],
+                            v: &mut vz[row.clone()],
+                            ra: &mut ratio[row.clone()],
+                            ca: &mut rows.cap,
+                            st: &mut rows.stand,
                         },
-                        sed: &mut sed[cells.clone()],
+                        registers,
+                    );
+                    registers.run(ExchangeKernel {
+                        lanes: &mut rows.exchange,
+                        layers: &mut layers,
+                        start: row.start,
+                        input: RowInput {
+                            cap: &rows.cap,
+                            rim: &bounds.rim,
+                            floor: &bounds.floor,
+                            stand: &rows.stand,
+                        },
+                        sed: &mut sed[row.clone()],
                         rates: &rates,
                     });
-                    for (x, _) in lanes.slow().iter().enumerate().filter(|s| *s.1 != 0) {
-                        let j = cells.start + x;
-                        let here = [cap[j], rim[j], floor[j]];
-                        let converted =
-                            exchange::column(&mut layers, j, here, stand[j] != 0, &mut sed[j], &mut water[j], &rates);
+                    for x in rows.exchange.slow() {
+                        let j = row.start + x;
+                        let here = [rows.cap[x], bounds.rim[x], bounds.floor[x]];
+                        let converted = exchange::column(
+                            &mut layers,
+                            j,
+                            here,
+                            rows.stand[x] != 0,
+                            &mut sed[j],
+                            &mut water[j],
+                            &rates,
+                        );
                         absorbed += f64::from(converted);
                     }
                     evaporated += evaporate(&mut water[row.clone()], kv);
@@ -652,14 +548,93 @@ fn cell_sweep<const T: u8, const S: u8>(
     books.water_evaporated += total(2);
 }
 
+/// What [`cells`] writes for a row.
+struct CellOut<'a> {
+    w: &'a mut [f32],
+    u: &'a mut [f32],
+    v: &'a mut [f32],
+    ra: &'a mut [f32],
+    ca: &'a mut [f32],
+    st: &'a mut [u8],
+}
+
+/// [`local`] on every cell of a row, from its `outflows` and its neighbour
+/// rows' and its squared gradient `g2`; returns the water drained off the
+/// chunk's edge.
+fn cells<const T: u8, const S: u8>(
+    ctx: &CellCtx,
+    grid: Grid,
+    outflows: Around<[&[f32]; 4]>,
+    g2: &[f32],
+    out: CellOut<'_>,
+    registers: Registers,
+) -> f64 {
+    let n = grid.n;
+    let CellOut { w, u, v, ra, ca, st } = out;
+    let here = outflows.here;
+    let mut drained = 0.0f64;
+    let mut edge = |x: usize| {
+        let [left, right] = grid.sides(x);
+        let inflow = [
+            left.map(|k| here[RIGHT][k]),
+            right.map(|k| here[LEFT][k]),
+            outflows.back.map(|f| f[FRONT][x]),
+            outflows.front.map(|f| f[BACK][x]),
+        ];
+        let out = [here[LEFT][x], here[RIGHT][x], here[BACK][x], here[FRONT][x]];
+        if ctx.drain {
+            for (&f, nb) in out.iter().zip(inflow) {
+                if nb.is_none() {
+                    drained += f64::from(f * ctx.dt / ctx.area);
+                }
+            }
+        }
+        let c = local::<T, S>(inflow.map(|f| f.unwrap_or(0.0)), out, w[x], g2[x], ctx);
+        w[x] = c.water;
+        u[x] = c.u;
+        v[x] = c.v;
+        ca[x] = c.cap;
+        ra[x] = c.den;
+        st[x] = u8::from(c.stand);
+    };
+    match (outflows.back, outflows.front) {
+        (Some(back), Some(front)) if n >= 3 => {
+            edge(0);
+            edge(n - 1);
+            let m = n - 2;
+            let [fl, fr, fb, ff] = here;
+            registers.run(CellRow::<T, S> {
+                inflow: [
+                    row_at(fr, 0, m),
+                    row_at(fl, 2, m),
+                    row_at(back[FRONT], 1, m),
+                    row_at(front[BACK], 1, m),
+                ],
+                out: [row_at(fl, 1, m), row_at(fr, 1, m), row_at(fb, 1, m), row_at(ff, 1, m)],
+                g2: row_at(g2, 1, m),
+                w: &mut w[1..][..m],
+                u: &mut u[1..][..m],
+                v: &mut v[1..][..m],
+                ra: &mut ra[1..][..m],
+                ca: &mut ca[1..][..m],
+                st: &mut st[1..][..m],
+                c: ctx,
+            });
+        }
+        _ => (0..n).for_each(edge),
+    }
+    drained
+}
+
 /// [`local`] on the interior cells of a row: `inflow` and `out` hold the
-/// fluxes into and out of each cell by direction, `ca` the squared gradient
-/// on entry and the capacity on return. The outputs are separate reference
+/// fluxes into and out of each cell by direction, `g2` its squared gradient;
+/// `ca` receives the capacity. The outputs are separate reference
 /// parameters so the compiler knows they do not alias and vectorizes the loop.
 /// The loop is a [`Kernel`], so it also compiles for wider registers.
 struct CellRow<'a, const T: u8, const S: u8> {
     inflow: [&'a [f32]; 4],
     out: [&'a [f32]; 4],
+    g2: &'a [f32],
     w: &'a mut [f32],
     u: &'a mut [f32],
     v: &'a mut [f32],
@@ -677,6 +652,7 @@ impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
         let Self {
             inflow,
             out,
+            g2,
             w,
             u,
             v,
@@ -685,7 +661,7 @@ impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
             st,
             c,
         } = self;
-        cell_interior::<T, S>(inflow, out, w, u, v, ra, ca, st, c);
+        cell_interior::<T, S>(inflow, out, g2, w, u, v, ra, ca, st, c);
     }
 }
 
@@ -694,6 +670,7 @@ impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
 fn cell_interior<const T: u8, const S: u8>(
     inflow: [&[f32]; 4],
     out: [&[f32]; 4],
+    g2: &[f32],
     w: &mut [f32],
     u: &mut [f32],
     v: &mut [f32],
@@ -703,7 +680,14 @@ fn cell_interior<const T: u8, const S: u8>(
     c: &CellCtx,
 ) {
     let m = w.len();
-    let (u, v, ra, ca, st) = (&mut u[..m], &mut v[..m], &mut ra[..m], &mut ca[..m], &mut st[..m]);
+    let (g2, u, v, ra, ca, st) = (
+        &g2[..m],
+        &mut u[..m],
+        &mut v[..m],
+        &mut ra[..m],
+        &mut ca[..m],
+        &mut st[..m],
+    );
     let [il, ir, ib, if_] = inflow.map(|p| &p[..m]);
     let [ol, or, ob, of] = out.map(|p| &p[..m]);
     for x in 0..m {
@@ -711,7 +695,7 @@ fn cell_interior<const T: u8, const S: u8>(
             [il[x], ir[x], ib[x], if_[x]],
             [ol[x], or[x], ob[x], of[x]],
             w[x],
-            ca[x],
+            g2[x],
             c,
         );
         w[x] = l.water;
@@ -745,208 +729,6 @@ fn evaporate(water: &mut [f32], kv: f32) -> f64 {
 
 /// `m` values of `p` from `start`.
 #[inline(always)]
-fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
+pub(crate) fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
     &p[start..][..m]
-}
-
-/// Sweep 3, sediment transport: semi-Lagrangian (eq. 2.30–2.31) or
-/// flux-proportional (eq. 3.7–3.8, accumulated). What leaves cell k towards
-/// `dir` is flux[dir][k]·ratio[k]; every cell reads the same ratio for itself
-/// and its neighbours, so what leaves one cell arrives bit-identically at the
-/// other.
-fn transport(
-    chunk: &mut TerrainChunk,
-    p: &TerrainParams,
-    grid: Grid,
-    s: &mut Scratch,
-    books: &mut TerrainBalance,
-    registers: Registers,
-) {
-    let h = &p.hydraulic;
-    let n = grid.n;
-    let block = ROWS * n;
-    let (dt, l) = (h.time_step, p.cell_length);
-    let flux = &chunk.flux;
-    let [vx, vz] = &chunk.velocity;
-    let (sed, ratio) = (&chunk.sediment, &s.ratio);
-    let semi = h.transport == Transport::SemiLagrangian;
-    // One cell of the flux transports, edges included.
-    let moved = |x: usize, z: usize, lost: &mut f64| {
-        let i = z * n + x;
-        let mut v = sed[i];
-        for (dir, nb) in grid.around(x, z).into_iter().enumerate() {
-            let o = flux[dir][i] * ratio[i];
-            v -= o;
-            match nb {
-                Some(k) => v += flux[OPPOSITE[dir]][k] * ratio[k],
-                None => *lost += f64::from(o),
-            }
-        }
-        v
-    };
-    let drained: f64 = s
-        .next
-        .par_chunks_mut(block)
-        .enumerate()
-        .map(|(b, next)| {
-            let mut lost = 0.0f64;
-            for r in 0..next.len() / n {
-                let z = b * ROWS + r;
-                let next = &mut next[r * n..(r + 1) * n];
-                if semi {
-                    registers.run(AdvectRow {
-                        sed,
-                        grid,
-                        z,
-                        velocity: [&vx[z * n..][..n], &vz[z * n..][..n]],
-                        steps: [dt, l],
-                        next,
-                    });
-                    continue;
-                }
-                match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
-                    (Some(zb), Some(zf)) if n >= 3 => {
-                        next[0] = moved(0, z, &mut lost);
-                        next[n - 1] = moved(n - 1, z, &mut lost);
-                        flux_interior(flux, sed, ratio, n, z, zb, zf, &mut next[1..n - 1]);
-                    }
-                    _ => {
-                        for (x, out) in next.iter_mut().enumerate() {
-                            *out = moved(x, z, &mut lost);
-                        }
-                    }
-                }
-            }
-            lost
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .sum();
-    books.sediment_drained += drained;
-    std::mem::swap(&mut chunk.sediment, &mut s.next);
-}
-
-/// The flux transport on cells 1..n−1 of row `z` (all four neighbours exist),
-/// in the same order of operations as the edge cells.
-#[allow(clippy::too_many_arguments)]
-fn flux_interior(
-    flux: &[Vec<f32>; 4],
-    sed: &[f32],
-    ratio: &[f32],
-    n: usize,
-    z: usize,
-    zb: usize,
-    zf: usize,
-    next: &mut [f32],
-) {
-    let m = n - 2;
-    let at = |p, r: usize, dx: usize| row_at(p, r * n + dx, m);
-    let (sc, next) = (at(sed, z, 1), &mut next[..m]);
-    let (rc, rl, rr, rb, rf) = (
-        at(ratio, z, 1),
-        at(ratio, z, 0),
-        at(ratio, z, 2),
-        at(ratio, zb, 1),
-        at(ratio, zf, 1),
-    );
-    let [fl, fr, fb, ff] = flux.each_ref().map(|f| f.as_slice());
-    let (flc, frc, fbc, ffc) = (at(fl, z, 1), at(fr, z, 1), at(fb, z, 1), at(ff, z, 1));
-    let (fr_l, fl_r, ff_b, fb_f) = (at(fr, z, 0), at(fl, z, 2), at(ff, zb, 1), at(fb, zf, 1));
-    for x in 0..m {
-        let mut v = sc[x];
-        v -= flc[x] * rc[x];
-        v += fr_l[x] * rl[x];
-        v -= frc[x] * rc[x];
-        v += fl_r[x] * rr[x];
-        v -= fbc[x] * rc[x];
-        v += ff_b[x] * rb[x];
-        v -= ffc[x] * rc[x];
-        v += fb_f[x] * rf[x];
-        next[x] = v;
-    }
-}
-
-/// [`advect_row`] as a [`Kernel`].
-struct AdvectRow<'a> {
-    sed: &'a [f32],
-    grid: Grid,
-    z: usize,
-    velocity: [&'a [f32]; 2],
-    steps: [f32; 2],
-    next: &'a mut [f32],
-}
-
-impl Kernel for AdvectRow<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn run(self) {
-        advect_row(self.sed, self.grid, self.z, self.velocity, self.steps, self.next);
-    }
-}
-
-/// [`advect`] for row `z`, with the row's velocities `[vx, vz]`, time step
-/// and cell length. Standing water keeps its own value exactly. Every cell
-/// computes its bilinear sample and then picks it or its own value; only
-/// back-traces that leave a chunk that does not wrap branch off, so wet and
-/// dry cells side by side cost no mispredictions.
-#[inline(always)]
-fn advect_row(sed: &[f32], grid: Grid, z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2], next: &mut [f32]) {
-    let n = grid.n;
-    let (last, size) = ((n - 1) as f32, n as f32);
-    let wrap = grid.boundary == Boundary::Wrap;
-    let cells = |v: f32| v * dt / l;
-    for (x, out) in next[..n].iter_mut().enumerate() {
-        let (u, v) = (vx[x], vz[x]);
-        let still = u == 0.0 && v == 0.0;
-        let (px, pz) = (x as f32 - cells(u), z as f32 - cells(v));
-        let inside = wrap || (px >= 0.0 && px <= last && pz >= 0.0 && pz <= last);
-        if !still & !inside {
-            *out = advect(sed, grid, x, z, cells(u), cells(v));
-            continue;
-        }
-        *out = if still {
-            sed[z * n + x]
-        } else if wrap {
-            bilinear(sed, n, px.rem_euclid(size), pz.rem_euclid(size), true)
-        } else {
-            bilinear(sed, n, px, pz, false)
-        };
-    }
-}
-
-/// Back-traces from `(x, z)` by `(dx, dz)` cells and samples bilinearly.
-fn advect(sed: &[f32], grid: Grid, x: usize, z: usize, dx: f32, dz: f32) -> f32 {
-    let n = grid.n;
-    let (px, pz) = (x as f32 - dx, z as f32 - dz);
-    let last = (n - 1) as f32;
-    let (px, pz) = if grid.boundary == Boundary::Wrap {
-        (px.rem_euclid(n as f32), pz.rem_euclid(n as f32))
-    } else if !(px >= 0.0 && px <= last && pz >= 0.0 && pz <= last) {
-        let (sum, count) = (0..4)
-            .filter_map(|d| grid.nb(x, z, d))
-            .fold((0.0, 0.0), |(s, c), k| (s + sed[k], c + 1.0));
-        return if count > 0.0 { sum / count } else { sed[z * n + x] };
-    } else {
-        (px, pz)
-    };
-    bilinear(sed, grid.n, px, pz, grid.boundary == Boundary::Wrap)
-}
-
-/// Bilinear sample of the `n`-wide plane `sed` at `(px, pz)`, both in
-/// [0, n − 1] (or [0, n) when the plane `wrap`s).
-#[inline(always)]
-fn bilinear(sed: &[f32], n: usize, px: f32, pz: f32, wrap: bool) -> f32 {
-    // px, pz ≥ 0 here, so truncation is the floor (without a libm call).
-    let (x0, z0) = ((px as usize).min(n - 1), (pz as usize).min(n - 1));
-    let (tx, tz) = (px - x0 as f32, pz - z0 as f32);
-    let (x1, z1) = if wrap {
-        ((x0 + 1) % n, (z0 + 1) % n)
-    } else {
-        ((x0 + 1).min(n - 1), (z0 + 1).min(n - 1))
-    };
-    let at = |x: usize, z: usize| sed[z * n + x];
-    let a = at(x0, z0) * (1.0 - tx) + at(x1, z0) * tx;
-    let b = at(x0, z1) * (1.0 - tx) + at(x1, z1) * tx;
-    a * (1.0 - tz) + b * tz
 }

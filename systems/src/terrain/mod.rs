@@ -27,11 +27,13 @@ mod generators;
 mod hydraulic;
 mod materials;
 mod params;
+mod pipes;
 mod score;
 mod stack_rows;
 mod standing_water;
 mod stats;
 mod thermal;
+mod transport;
 
 use sylva_runtime::{Access, App, System};
 
