@@ -40,6 +40,7 @@ use crate::registers::{Kernel, Registers};
 
 /// Rows per parallel task: fixed, so block sums never depend on thread count.
 pub(crate) const ROWS: usize = 16;
+const WATER_ROWS: usize = 32;
 
 /// Planes and rows reused between steps.
 #[derive(Default)]
@@ -189,8 +190,8 @@ pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
 
 /// Rows `first..=last` of block `b` of an `n`-row plane.
 fn block_rows(b: usize, n: usize) -> (usize, usize) {
-    let first = b * ROWS;
-    (first, (first + ROWS).min(n) - 1)
+    let first = b * WATER_ROWS;
+    (first, (first + WATER_ROWS).min(n) - 1)
 }
 
 /// Row `z` of an `n`-wide `plane` with its neighbour rows.
@@ -214,8 +215,8 @@ fn within(plane: &[f32], [back, here, front]: [std::ops::Range<usize>; 3]) -> Ar
 
 /// The fluxed-ahead row `z`, the first or last row of its block.
 fn edge_row(edges: &[[EdgeRow; 2]], z: usize) -> &EdgeRow {
-    let b = z / ROWS;
-    &edges[b][usize::from(z != b * ROWS)]
+    let b = z / WATER_ROWS;
+    &edges[b][usize::from(z != b * WATER_ROWS)]
 }
 
 /// Sweep 1: the outflows and bounds of every block's first and last row,
@@ -224,7 +225,7 @@ fn edge_row(edges: &[[EdgeRow; 2]], z: usize) -> &EdgeRow {
 /// still need its edge rows' outflows, so these are computed ahead.
 fn edge_rows(chunk: &TerrainChunk, pipes: &Pipes, edges: &mut Vec<[EdgeRow; 2]>, registers: Registers) {
     let (grid, n) = (pipes.grid, pipes.grid.n);
-    edges.resize_with(n.div_ceil(ROWS), Default::default);
+    edges.resize_with(n.div_ceil(WATER_ROWS), Default::default);
     edges.par_iter_mut().enumerate().for_each(|(b, rows)| {
         let (first, last) = block_rows(b, n);
         let count = if first == last { 1 } else { 2 };
@@ -399,7 +400,7 @@ fn water_sweep<const T: u8, const S: u8>(
     let h = &p.hydraulic;
     let grid = pipes.grid;
     let n = grid.n;
-    let block = ROWS * n;
+    let block = WATER_ROWS * n;
     let l = p.cell_length;
     let ctx = CellCtx {
         dt: h.time_step,
