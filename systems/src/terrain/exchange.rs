@@ -233,17 +233,15 @@ impl Lanes<'_> {
     }
 }
 
-/// `table[m]` by selects, which vectorize where a lookup would not.
+/// `table[m]` by a tree of selects on the bits of `m`, which vectorizes
+/// where a lookup would not.
 #[inline(always)]
 fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
     const { assert!(MATERIAL_COUNT == 7) };
-    let v = table[0];
-    let v = if m == 1 { table[1] } else { v };
-    let v = if m == 2 { table[2] } else { v };
-    let v = if m == 3 { table[3] } else { v };
-    let v = if m == 4 { table[4] } else { v };
-    let v = if m == 5 { table[5] } else { v };
-    if m == 6 { table[6] } else { v }
+    let [b0, b1, b2] = [m & 1 != 0, m & 2 != 0, m & 4 != 0];
+    let low = pick(b1, pick(b0, table[3], table[2]), pick(b0, table[1], table[0]));
+    let high = pick(b1, table[6], pick(b0, table[5], table[4]));
+    pick(b2, high, low)
 }
 
 /// The exchange of every cell of a row, in one pass over its `K` slots: the
@@ -336,18 +334,19 @@ fn exchange<const K: usize>(
         );
         sed[x] = pick(dissolving, s + taken, pick(join | new, s - amount, s));
         let top_slot = c.wrapping_sub(1);
-        slot[x] = pick_u32(
+        let changed = pick_u32(
             part1 | join,
             top_slot,
             pick_u32(part2, c.wrapping_sub(2), pick_u32(new, c, u32::MAX)),
         );
+        slot[x] = changed;
         let value = pick(
             part1,
             t1 - want1,
             pick(part2, t2 - want2, pick(join, t1 + amount, amount)),
         );
         for (k, thickness) in thickness.iter_mut().enumerate() {
-            thickness[x] = pick(slot[x] == k as u32, value, thickness[x]);
+            thickness[x] = pick(changed == k as u32, value, thickness[x]);
         }
         fill[x] = pick_u32(new, c, u32::MAX);
         count[x] = (c - u32::from(gone1) + u32::from(new)) as u8;
