@@ -271,7 +271,7 @@ fn exchange<const K: usize>(
     let mut slows = 0;
     for x in 0..n {
         let (c, s, g, cap) = (u32::from(count[x]), sed[x], ground[x], cap[x]);
-        let (mut m1, mut t1, mut below1) = (0u32, 0.0f32, 0.0f32);
+        let (mut m1, mut t1) = (0u32, 0.0f32);
         let (mut m2, mut t2, mut below2) = (0u32, 0.0f32, 0.0f32);
         for (k, (material, thickness)) in material.iter().zip(&thickness).enumerate() {
             let (k, m, t) = (k as u32, u32::from(material[x]), thickness[x]);
@@ -280,9 +280,11 @@ fn exchange<const K: usize>(
             m2 = pick_u32(c == k + 2, m, m2);
             t2 = pick(c == k + 2, t, t2);
             // Bottom up, as `Layers::refresh` adds.
-            below1 = pick(c > k + 1, below1 + t, below1);
             below2 = pick(c > k + 2, below2 + t, below2);
         }
+        // The sum below the top is the sum below the layer beneath, plus it:
+        // the last addition of the same bottom-up sum.
+        let below1 = pick(c >= 2, below2 + t2, 0.0);
         let dissolving = cap > s;
         let depositing = s > cap;
 
