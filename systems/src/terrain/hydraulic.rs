@@ -611,14 +611,16 @@ fn cells<const T: u8, const S: u8>(
                     row_at(back[FRONT], 1, m),
                     row_at(front[BACK], 1, m),
                 ],
-                out: [row_at(fl, 1, m), row_at(fr, 1, m), row_at(fb, 1, m), row_at(ff, 1, m)],
+                outflow: [row_at(fl, 1, m), row_at(fr, 1, m), row_at(fb, 1, m), row_at(ff, 1, m)],
                 g2: row_at(g2, 1, m),
-                w: &mut w[1..][..m],
-                u: &mut u[1..][..m],
-                v: &mut v[1..][..m],
-                ra: &mut ra[1..][..m],
-                ca: &mut ca[1..][..m],
-                st: &mut st[1..][..m],
+                cells: CellOut {
+                    w: &mut w[1..][..m],
+                    u: &mut u[1..][..m],
+                    v: &mut v[1..][..m],
+                    ra: &mut ra[1..][..m],
+                    ca: &mut ca[1..][..m],
+                    st: &mut st[1..][..m],
+                },
                 c: ctx,
             });
         }
@@ -627,21 +629,17 @@ fn cells<const T: u8, const S: u8>(
     drained
 }
 
-/// [`local`] on the interior cells of a row: `inflow` and `out` hold the
+/// [`local`] on the interior cells of a row: `inflow` and `outflow` hold the
 /// fluxes into and out of each cell by direction, `g2` its squared gradient;
-/// `ca` receives the capacity. The outputs are separate reference
-/// parameters so the compiler knows they do not alias and vectorizes the loop.
+/// `cells` receives the results (`ca` the capacity). [`cell_interior`] takes
+/// the outputs as separate reference parameters so the compiler knows they
+/// do not alias and vectorizes the loop.
 /// The loop is a [`Kernel`], so it also compiles for wider registers.
 struct CellRow<'a, const T: u8, const S: u8> {
     inflow: [&'a [f32]; 4],
-    out: [&'a [f32]; 4],
+    outflow: [&'a [f32]; 4],
     g2: &'a [f32],
-    w: &'a mut [f32],
-    u: &'a mut [f32],
-    v: &'a mut [f32],
-    ra: &'a mut [f32],
-    ca: &'a mut [f32],
-    st: &'a mut [u8],
+    cells: CellOut<'a>,
     c: &'a CellCtx,
 }
 
@@ -652,17 +650,13 @@ impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
     fn run(self) {
         let Self {
             inflow,
-            out,
+            outflow,
             g2,
-            w,
-            u,
-            v,
-            ra,
-            ca,
-            st,
+            cells,
             c,
         } = self;
-        cell_interior::<T, S>(inflow, out, g2, w, u, v, ra, ca, st, c);
+        let CellOut { w, u, v, ra, ca, st } = cells;
+        cell_interior::<T, S>(inflow, outflow, g2, w, u, v, ra, ca, st, c);
     }
 }
 
