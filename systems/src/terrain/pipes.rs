@@ -103,24 +103,39 @@ impl Pipes {
 
     /// Cell `x` of a row, edges included: new outflows from the old `f`,
     /// squared gradient, and highest and lowest neighbour ground.
+    #[inline(always)]
     fn cell(&self, f: [f32; 4], x: usize, ground: Around<&[f32]>, water: Around<&[f32]>) -> ([f32; 4], f32, [f32; 2]) {
         let [left, right] = self.grid.sides(x);
-        let across = |row: Option<&[f32]>, k: Option<usize>| row.zip(k).map(|(r, k)| r[k]);
-        let beside = |plane: Around<&[f32]>| {
-            [
-                across(Some(plane.here), left),
-                across(Some(plane.here), right),
-                across(plane.back, Some(x)),
-                across(plane.front, Some(x)),
-            ]
-        };
-        let (gn, wn) = (beside(ground), beside(water));
+        // Neighbours' ground and water towards −x, +x, −z, +z, where inside.
+        let mut gn = [None; 4];
+        let mut wn = [0.0; 4];
+        for (d, k) in [left, right].into_iter().enumerate() {
+            if let Some(k) = k {
+                gn[d] = Some(ground.here[k]);
+                wn[d] = water.here[k];
+            }
+        }
+        for (d, (g, w)) in [(ground.back, water.back), (ground.front, water.front)]
+            .into_iter()
+            .enumerate()
+        {
+            if let (Some(g), Some(w)) = (g, w) {
+                gn[2 + d] = Some(g[x]);
+                wn[2 + d] = w[x];
+            }
+        }
         let drain = self.grid.boundary == Boundary::Drain;
         let mut hn = [0.0; 4];
         let mut open = [true; 4];
+        // Only neighbours inside count: a cell without any has no bounds.
+        let (mut rim, mut floor) = (None::<f32>, None::<f32>);
         for d in 0..4 {
-            match gn[d].zip(wn[d]) {
-                Some((g, w)) => hn[d] = g + w,
+            match gn[d] {
+                Some(g) => {
+                    hn[d] = g + wn[d];
+                    rim = Some(rim.map_or(g, |r| r.max(g)));
+                    floor = Some(floor.map_or(g, |r| r.min(g)));
+                }
                 None => open[d] = drain,
             }
         }
@@ -128,14 +143,10 @@ impl Pipes {
         let out = pipes(f, g + w, hn, open, w, self);
         // Beyond an edge the ground counts as level with the cell.
         let at = |d: usize| gn[d].unwrap_or(g);
-        // Only neighbours inside count: a cell without any has no bounds.
-        let inside = gn.into_iter().flatten();
-        let rim = inside.clone().reduce(f32::max).unwrap_or(f32::INFINITY);
-        let floor = inside.reduce(f32::min).unwrap_or(f32::NEG_INFINITY);
         (
             out,
             slope2(at(LEFT), at(RIGHT), at(BACK), at(FRONT), self.l),
-            [rim, floor],
+            [rim.unwrap_or(f32::INFINITY), floor.unwrap_or(f32::NEG_INFINITY)],
         )
     }
 }
