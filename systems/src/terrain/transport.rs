@@ -163,8 +163,8 @@ impl Kernel for AdvectRow<'_> {
 
 /// [`advect`] for row `z`, with the row's velocities `[vx, vz]`, time step
 /// and cell length, using `far` (a byte per cell) for scratch. Standing water
-/// keeps its own value exactly: the row is copied, and only the cells whose
-/// water moves are traced back and sampled. Off the edges, a trace that ends
+/// keeps its own value exactly: only the cells whose water moves are traced
+/// back and sampled. Off the edges, a trace that ends
 /// less than a cell away, as nearly all do, samples the 3 × 3 cells around
 /// its start, in lanes ([`near_row`]); the other moving cells, found 64 at a
 /// time by a vectorized test, are traced one by one.
@@ -184,13 +184,15 @@ fn advect_row(
     let cells = |v: f32| v * dt / l;
     let row = |r: usize| &sed[r * n..][..n];
     let (vx, vz, far) = (&vx[..n], &vz[..n], &mut far[..n]);
-    next[..n].copy_from_slice(row(z));
     let moving = |x: usize| u8::from((vx[x] != 0.0) | (vz[x] != 0.0));
     if n >= 3 && z >= 1 && z + 1 < n {
         near_row([row(z - 1), row(z), row(z + 1)], z, [vx, vz], [dt, l], next, far);
-        far[0] = moving(0);
-        far[n - 1] = moving(n - 1);
+        for x in [0, n - 1] {
+            next[x] = row(z)[x];
+            far[x] = moving(x);
+        }
     } else {
+        next[..n].copy_from_slice(row(z));
         for (x, far) in far.iter_mut().enumerate() {
             *far = moving(x);
         }
@@ -220,7 +222,8 @@ fn advect_row(
 /// cell away, sampled in lanes from `rows` (the sediment of rows z−1, z and
 /// z+1) into `next`, with the same operations as [`bilinear`] on the two of
 /// three columns and rows the trace falls between; within the plane no
-/// boundary mode changes a sample. Marks the other moving cells in `far`.
+/// boundary mode changes a sample. The other cells keep their sediment, and
+/// the other moving ones are marked in `far`.
 /// (A trace just short of a cell in f32 may round to a whole cell: that one
 /// is far.)
 #[inline(always)]
@@ -254,7 +257,7 @@ fn near_row(rows: [&[f32]; 3], z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2
         let traced = a * (1.0 - tz) + b * tz;
         let moving = (u != 0.0) | (v != 0.0);
         let near = (dx.abs() < 1.0) & (dz.abs() < 1.0) & (px < xf + 1.0) & (pz < zf + 1.0);
-        next[i] = if moving & near { traced } else { next[i] };
+        next[i] = if moving & near { traced } else { here[1][i] };
         far[i] = u8::from(moving & !near);
     }
 }
