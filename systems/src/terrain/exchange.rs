@@ -184,13 +184,13 @@ impl ExchangeRow {
         let (lowest, filled) = lowest_slots(&self.slot, &self.fill);
         let cells = start..start + n;
         if lowest < slots {
-            narrow16(&self.slot, &mut self.slot16);
+            narrow(&self.slot, &mut self.slot16, u16::MAX);
             for k in lowest..slots {
                 restart_counters(k as u16, &self.slot16, &mut layers.age[k][cells.clone()]);
             }
         }
         if filled < slots {
-            narrow8(&self.fill, &mut self.fill8);
+            narrow(&self.fill, &mut self.fill8, u8::MAX);
             for k in filled..slots {
                 fill_slot(k as u8, &self.fill8, &mut layers.material[k][cells.clone()]);
             }
@@ -397,22 +397,14 @@ fn lowest_slots(slot: &[u32], fill: &[u32]) -> (usize, usize) {
     (lowest as usize, filled as usize)
 }
 
-/// Slots in u16 lanes (none stays none), for the counters: the compiler does
-/// not vectorize selects across lane widths.
+/// Slots in narrower lanes, u16 for the counters and bytes for the
+/// materials (none stays none: `u32::MAX` becomes `none`, the type's
+/// largest): the compiler does not vectorize selects across lane widths.
 #[inline(always)]
-fn narrow16(slot: &[u32], out: &mut [u16]) {
+fn narrow<T: Copy + TryFrom<u32>>(slot: &[u32], out: &mut [T], none: T) {
     let slot = &slot[..out.len()];
     for (o, &s) in out.iter_mut().zip(slot) {
-        *o = s.min(u32::from(u16::MAX)) as u16;
-    }
-}
-
-/// [`narrow16`] in bytes, for the materials.
-#[inline(always)]
-fn narrow8(slot: &[u32], out: &mut [u8]) {
-    let slot = &slot[..out.len()];
-    for (o, &s) in out.iter_mut().zip(slot) {
-        *o = s.min(u32::from(u8::MAX)) as u8;
+        *o = T::try_from(s).unwrap_or(none);
     }
 }
 

@@ -152,7 +152,7 @@ impl Pipes {
 }
 
 /// `m` cells of `row` from cell 1, and the same shifted to the left and to the right.
-fn shifted(row: &[f32], m: usize) -> [&[f32]; 3] {
+pub(crate) fn shifted(row: &[f32], m: usize) -> [&[f32]; 3] {
     [&row[1..][..m], &row[..m], &row[2..][..m]]
 }
 

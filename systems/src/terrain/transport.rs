@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::columns::{BACK, FRONT, TerrainChunk};
 use super::hydraulic::{Grid, OPPOSITE, ROWS, neighbour_row, row_at};
 use super::params::{Boundary, TerrainParams, Transport};
+use super::pipes::shifted;
 use super::stats::TerrainBalance;
 use crate::registers::{Kernel, Registers};
 
@@ -230,8 +231,8 @@ fn advect_row(
 fn near_row(rows: [&[f32]; 3], z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2], next: &mut [f32], far: &mut [u8]) {
     let n = rows[1].len();
     let m = n - 2;
-    // Columns x−1, x and x+1 of each row, for x = 1..n−1.
-    let [back, here, front] = rows.map(|r| [&r[..m], &r[1..][..m], &r[2..][..m]]);
+    // Columns x, x−1 and x+1 of each row, for x = 1..n−1.
+    let [back, here, front] = rows.map(|r| shifted(r, m));
     let (vx, vz) = (&vx[1..][..m], &vz[1..][..m]);
     let (next, far) = (&mut next[1..][..m], &mut far[1..][..m]);
     let zf = z as f32;
@@ -247,7 +248,7 @@ fn near_row(rows: [&[f32]; 3], z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2
         let (x0, z0) = (if left { xf - 1.0 } else { xf }, if up { zf - 1.0 } else { zf });
         let (tx, tz) = (px - x0, pz - z0);
         let sample = |r: [&[f32]; 3]| {
-            let (w, c, e) = (r[0][i], r[1][i], r[2][i]);
+            let (c, w, e) = (r[0][i], r[1][i], r[2][i]);
             (if left { w } else { c }, if left { c } else { e })
         };
         let (b, h, f) = (sample(back), sample(here), sample(front));
@@ -257,7 +258,7 @@ fn near_row(rows: [&[f32]; 3], z: usize, [vx, vz]: [&[f32]; 2], [dt, l]: [f32; 2
         let traced = a * (1.0 - tz) + b * tz;
         let moving = (u != 0.0) | (v != 0.0);
         let near = (dx.abs() < 1.0) & (dz.abs() < 1.0) & (px < xf + 1.0) & (pz < zf + 1.0);
-        next[i] = if moving & near { traced } else { here[1][i] };
+        next[i] = if moving & near { traced } else { here[0][i] };
         far[i] = u8::from(moving & !near);
     }
 }
