@@ -251,10 +251,15 @@ fn edge_rows(chunk: &TerrainChunk, pipes: &Pipes, edges: &mut Vec<[EdgeRow; 2]>,
 }
 
 /// Per-kernel constants of the cell sweep.
+#[derive(Clone, Copy)]
 struct CellCtx {
     dt: f32,
     l: f32,
     area: f32,
+    /// 1 / area: a multiplication, where a division would cost the cell
+    /// sweep a slot in the divider (the same result for the usual cell
+    /// lengths, powers of two).
+    per_area: f32,
     z_sign: f32,
     min_depth: f32,
     capacity: f32,
@@ -296,7 +301,7 @@ struct Local {
 fn local<const T: u8, const S: u8>(inflow: [f32; 4], out: [f32; 4], w_prev: f32, g2: f32, c: &CellCtx) -> Local {
     let f_in = inflow[LEFT] + inflow[RIGHT] + inflow[BACK] + inflow[FRONT];
     let f_out = out[0] + out[1] + out[2] + out[3];
-    let w_new = (w_prev + c.dt * (f_in - f_out) / c.area).max(0.0);
+    let w_new = (w_prev + c.dt * (f_in - f_out) * c.per_area).max(0.0);
     let mean = 0.5 * (w_prev + w_new);
     // Both sides of every choice are computed and one is selected: the
     // vectorizer keeps selects, where it gives up on branches around a
@@ -410,6 +415,7 @@ fn water_sweep<const T: u8, const S: u8>(
         dt: h.time_step,
         l,
         area: l * l,
+        per_area: 1.0 / (l * l),
         z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
         min_depth: h.min_depth,
         capacity: h.capacity,
@@ -590,7 +596,7 @@ fn cells<const T: u8, const S: u8>(
         if ctx.drain {
             for (&f, nb) in out.iter().zip(inflow) {
                 if nb.is_none() {
-                    drained += f64::from(f * ctx.dt / ctx.area);
+                    drained += f64::from(f * ctx.dt * ctx.per_area);
                 }
             }
         }
@@ -689,13 +695,16 @@ fn cell_interior<const T: u8, const S: u8>(
     );
     let [il, ir, ib, if_] = inflow.map(|p| &p[..m]);
     let [ol, or, ob, of] = out.map(|p| &p[..m]);
+    // The constants as values: read through `c` inside the loop, the ones
+    // under a select are loaded per lane, in gathers.
+    let c = *c;
     for x in 0..m {
         let l = local::<T, S>(
             [il[x], ir[x], ib[x], if_[x]],
             [ol[x], or[x], ob[x], of[x]],
             w[x],
             g2[x],
-            c,
+            &c,
         );
         w[x] = l.water;
         u[x] = l.u;
