@@ -422,8 +422,11 @@ impl WindField {
             }
         }
         for &(k, factor) in &plan.gusts {
+            // A copy, so its fields are values in the lanes: read through a
+            // reference, those under `at`'s branch are gathered per lane.
+            let gust = self.gusts[k];
             for (l, root) in roots.iter().enumerate() {
-                let v = self.gusts[k].at(*root, factor);
+                let v = gust.at(*root, factor);
                 sum.x[l] += v.x;
                 sum.y[l] += v.y;
                 sum.z[l] += v.z;
