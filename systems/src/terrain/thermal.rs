@@ -311,13 +311,14 @@ impl FlowRows {
         let n = self.send.len();
         let (send, recv, active) = (&self.send[..n], &self.recv[..n], &self.active[..n]);
         let left = &mut self.left[..n];
-        let mut any = 0;
-        for x in 0..n {
-            let moving = (send[x] > 0.0) | (recv[x] > 0.0);
-            let done = slow.is_some_and(|slow| (active[x] != 0) & (slow[x] == 0));
-            left[x] = u32::from(moving & !done);
-            any |= left[x];
-        }
+        // A loop per case: `slow` tested per cell kept the one loop scalar.
+        let any = match slow {
+            Some(slow) => {
+                let slow = &slow[..n];
+                mark_left(send, recv, left, |x| (active[x] != 0) & (slow[x] == 0))
+            }
+            None => mark_left(send, recv, left, |_| false),
+        };
         any != 0
     }
 
@@ -334,6 +335,21 @@ impl FlowRows {
         }
         any
     }
+}
+
+/// Marks in `left` the cells that send or receive anything and are not
+/// `done`; returns nonzero where any is.
+#[inline(always)]
+fn mark_left(send: &[f32], recv: &[f32], left: &mut [u32], done: impl Fn(usize) -> bool) -> u32 {
+    let n = left.len();
+    let (send, recv) = (&send[..n], &recv[..n]);
+    let mut any = 0;
+    for x in 0..n {
+        let moving = (send[x] > 0.0) | (recv[x] > 0.0);
+        left[x] = u32::from(moving & !done(x));
+        any |= left[x];
+    }
+    any
 }
 
 /// The sum of four rows, added in order as `Iterator::sum` adds them.
