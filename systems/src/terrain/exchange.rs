@@ -116,6 +116,8 @@ pub(crate) struct ExchangeRow {
     /// The slot whose thickness was set (its counter restarts), or none
     /// (`u32::MAX`).
     slot: Vec<u32>,
+    /// The new thickness of slot `slot`.
+    value: Vec<f32>,
     /// The slot of a new regolith layer, or none (`u32::MAX`).
     fill: Vec<u32>,
     /// `slot` in u16 lanes, for the counters, and `fill` in bytes, for the
@@ -150,6 +152,7 @@ impl ExchangeRow {
         for v in [&mut self.slot, &mut self.fill, &mut self.slow] {
             v.resize(n, 0);
         }
+        self.value.resize(n, 0.0);
         self.slot16.resize(n, 0);
         self.fill8.resize(n, 0);
         let highest = layers.count[start..][..n].iter().copied().fold(0, u8::max);
@@ -162,15 +165,16 @@ impl ExchangeRow {
             rates,
         };
         let out = [&mut self.slot, &mut self.fill, &mut self.slow].map(|v| v.as_mut_slice());
+        let value = &mut self.value[..];
         self.slow_cells = match slots {
-            1 => lanes.run::<1>(layers, start, sed, out),
-            2 => lanes.run::<2>(layers, start, sed, out),
-            3 => lanes.run::<3>(layers, start, sed, out),
-            4 => lanes.run::<4>(layers, start, sed, out),
-            5 => lanes.run::<5>(layers, start, sed, out),
-            6 => lanes.run::<6>(layers, start, sed, out),
-            7 => lanes.run::<7>(layers, start, sed, out),
-            LANE_SLOTS => lanes.run::<LANE_SLOTS>(layers, start, sed, out),
+            1 => lanes.run::<1>(layers, start, sed, out, value),
+            2 => lanes.run::<2>(layers, start, sed, out, value),
+            3 => lanes.run::<3>(layers, start, sed, out, value),
+            4 => lanes.run::<4>(layers, start, sed, out, value),
+            5 => lanes.run::<5>(layers, start, sed, out, value),
+            6 => lanes.run::<6>(layers, start, sed, out, value),
+            7 => lanes.run::<7>(layers, start, sed, out, value),
+            LANE_SLOTS => lanes.run::<LANE_SLOTS>(layers, start, sed, out, value),
             _ => {
                 self.slot.fill(u32::MAX);
                 self.fill.fill(u32::MAX);
@@ -178,12 +182,20 @@ impl ExchangeRow {
                 n as u32
             }
         };
-        // Most rows change the top slot or two only: the counters and
-        // materials of the others are not written back at all, and a row
-        // without a new layer writes no material.
+        // Most rows change the top slot or two only: the thicknesses,
+        // counters and materials of the others are not written back at all,
+        // and a row without a new layer writes no material.
         let (lowest, filled) = lowest_slots(&self.slot, &self.fill);
         let cells = start..start + n;
         if lowest < slots {
+            for k in lowest..slots {
+                set_slot(
+                    k as u32,
+                    &self.slot,
+                    &self.value,
+                    &mut layers.thickness[k][cells.clone()],
+                );
+            }
             narrow(&self.slot, &mut self.slot16, u16::MAX);
             for k in lowest..slots {
                 restart_counters(k as u16, &self.slot16, &mut layers.age[k][cells.clone()]);
@@ -215,18 +227,22 @@ struct Lanes<'a> {
 
 impl Lanes<'_> {
     /// The lanes over columns of at most `K` slots (those above are none of
-    /// their business): changes count, thickness, ground and sediment, and
-    /// writes per cell the slot whose thickness was set, the slot filled with
-    /// a new layer, and whether the cell is left slow; returns how many are.
+    /// their business): changes count, ground and sediment, and writes per
+    /// cell the slot whose thickness changes and its new `value`, the slot
+    /// filled with a new layer, and whether the cell is left slow; returns
+    /// how many are.
     #[inline(always)]
-    fn run<const K: usize>(&self, layers: &mut Layers<'_>, start: usize, sed: &mut [f32], out: [&mut [u32]; 3]) -> u32 {
+    fn run<const K: usize>(
+        &self,
+        layers: &mut Layers<'_>,
+        start: usize,
+        sed: &mut [f32],
+        out: [&mut [u32]; 3],
+        value: &mut [f32],
+    ) -> u32 {
         let cells = start..start + sed.len();
         let material: [&[u8]; K] = std::array::from_fn(|k| &layers.material[k][cells.clone()]);
-        let mut planes = layers.thickness.iter_mut();
-        let thickness: [&mut [f32]; K] = std::array::from_fn(|_| {
-            let plane = planes.next().expect("K is at most the slot count");
-            &mut plane[cells.clone()]
-        });
+        let thickness: [&[f32]; K] = std::array::from_fn(|k| &layers.thickness[k][cells.clone()]);
         exchange(
             self,
             &mut layers.count[cells.clone()],
@@ -235,6 +251,7 @@ impl Lanes<'_> {
             &mut layers.ground[cells],
             sed,
             out,
+            value,
         )
     }
 }
@@ -252,26 +269,31 @@ fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
 
 /// The exchange of every cell of a row, in one pass over its `K` slots: the
 /// top layer (slot count − 1) and the one beneath (count − 2) and the
-/// bottom-up sums below each are read, the new count, thickness, ground and
-/// sediment written in place, and the slots changed noted; cells left slow
-/// keep everything as it was. Returns how many cells are left slow.
+/// bottom-up sums below each are read, the new count, ground and sediment
+/// written in place, and the slot changed and its new thickness `value`
+/// noted; cells left slow keep everything as it was. The planes are only
+/// read: a loop that also wrote `K` of them would not vectorize for seven
+/// slots or more (too many slices to check for overlap). Returns how many
+/// cells are left slow.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn exchange<const K: usize>(
     lanes: &Lanes<'_>,
     count: &mut [u8],
     material: [&[u8]; K],
-    thickness: [&mut [f32]; K],
+    thickness: [&[f32]; K],
     ground: &mut [f32],
     sed: &mut [f32],
     [slot, fill, slow]: [&mut [u32]; 3],
+    value: &mut [f32],
 ) -> u32 {
     let n = sed.len();
     let input = lanes.input;
     let (cap, rim, floor, stand) = (&input.cap[..n], &input.rim[..n], &input.floor[..n], &input.stand[..n]);
     let (count, ground) = (&mut count[..n], &mut ground[..n]);
     let material = material.map(|m| &m[..n]);
-    let mut thickness = thickness.map(|t| &mut t[..n]);
-    let (slot, fill, slow) = (&mut slot[..n], &mut fill[..n], &mut slow[..n]);
+    let thickness = thickness.map(|t| &t[..n]);
+    let (slot, fill, slow, value) = (&mut slot[..n], &mut fill[..n], &mut slow[..n], &mut value[..n]);
     let regolith = u32::from(REGOLITH);
     let (ks, deposit, capacity) = (lanes.rates.ks, lanes.rates.deposit, lanes.capacity);
     let mut slows = 0;
@@ -350,20 +372,16 @@ fn exchange<const K: usize>(
         );
         sed[x] = pick(dissolving, s + taken, pick(join | new, s - amount, s));
         let top_slot = c.wrapping_sub(1);
-        let changed = pick_u32(
+        slot[x] = pick_u32(
             part1 | join,
             top_slot,
             pick_u32(part2, c.wrapping_sub(2), pick_u32(new, c, u32::MAX)),
         );
-        slot[x] = changed;
-        let value = pick(
+        value[x] = pick(
             part1,
             t1 - want1,
             pick(part2, t2 - want2, pick(join, t1 + amount, amount)),
         );
-        for (k, thickness) in thickness.iter_mut().enumerate() {
-            thickness[x] = pick(changed == k as u32, value, thickness[x]);
-        }
         fill[x] = pick_u32(new, c, u32::MAX);
         count[x] = (c - u32::from(gone1) + u32::from(new)) as u8;
     }
@@ -415,6 +433,16 @@ fn narrow<T: Copy + TryFrom<u32>>(slot: &[u32], out: &mut [T], none: T) {
     }
 }
 
+/// The new thickness `value` where slot `k` is the one that changes.
+#[inline(always)]
+fn set_slot(k: u32, slot: &[u32], value: &[f32], thickness: &mut [f32]) {
+    let n = thickness.len();
+    let (slot, value) = (&slot[..n], &value[..n]);
+    for x in 0..n {
+        thickness[x] = pick(slot[x] == k, value[x], thickness[x]);
+    }
+}
+
 #[inline(always)]
 fn restart_counters(k: u16, slot: &[u16], age: &mut [u16]) {
     let slot = &slot[..age.len()];
@@ -437,6 +465,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::registers::Registers;
     use crate::terrain::columns::TerrainChunk;
     use crate::terrain::materials::MaterialTable;
 
@@ -452,11 +481,12 @@ mod tests {
     /// rim lies above and the floor below its ground, standing water, water.
     type Case = (Vec<(u8, f32)>, f32, f32, f32, f32, bool, f32);
 
-    /// Runs a row of cases both ways: column by column, and lanes with the
-    /// slow cells by column. Returns both results (chunk, sediment, water,
-    /// water absorbed) and how many cells the lanes left slow.
+    /// Runs a row of cases both ways: column by column, and lanes (compiled
+    /// for `registers`) with the slow cells by column. Returns both results
+    /// (chunk, sediment, water, water absorbed) and how many cells the lanes
+    /// left slow.
     #[allow(clippy::type_complexity)]
-    fn both(slots: u8, cases: &[Case]) -> ([(TerrainChunk, Vec<f32>, Vec<f32>, f32); 2], usize) {
+    fn both(slots: u8, cases: &[Case], registers: Registers) -> ([(TerrainChunk, Vec<f32>, Vec<f32>, f32); 2], usize) {
         let n = cases.len();
         let mut chunk = TerrainChunk::new([0, 0], n as u32, slots).unwrap();
         for (x, c) in cases.iter().enumerate() {
@@ -493,7 +523,14 @@ mod tests {
                 floor: &floor,
                 stand: &stand,
             };
-            lanes.run(&mut layers, 0, &input, &mut sed, &rates);
+            registers.run(ExchangeKernel {
+                lanes: &mut lanes,
+                layers: &mut layers,
+                start: 0,
+                input,
+                sed: &mut sed,
+                rates: &rates,
+            });
             for x in lanes.slow().collect::<Vec<_>>() {
                 let here = [cap[x], rim[x], floor[x]];
                 absorbed += column(&mut layers, x, here, stand[x] != 0, &mut sed[x], &mut water[x], &rates);
@@ -508,13 +545,32 @@ mod tests {
         v.iter().map(|f| f.to_bits()).collect()
     }
 
+    /// Both ways alike on every register build this CPU runs; returns how
+    /// many cells the lanes left slow.
     fn assert_same(slots: u8, cases: &[Case]) -> usize {
-        let ([a, b], slow) = both(slots, cases);
-        assert_eq!(a.0, b.0, "layers");
-        assert_eq!(bits(&a.1), bits(&b.1), "sediment");
-        assert_eq!(bits(&a.2), bits(&b.2), "water");
-        assert_eq!(a.3.to_bits(), b.3.to_bits(), "absorbed");
-        slow
+        let mut builds = vec![Registers::Portable];
+        #[cfg(target_arch = "x86_64")]
+        builds.extend(
+            [Registers::Avx2, Registers::Avx512]
+                .into_iter()
+                .filter(|r| r.available()),
+        );
+        let slows: Vec<usize> = builds
+            .into_iter()
+            .map(|registers| {
+                let ([a, b], slow) = both(slots, cases, registers);
+                assert_eq!(a.0, b.0, "layers, {registers:?}");
+                assert_eq!(bits(&a.1), bits(&b.1), "sediment, {registers:?}");
+                assert_eq!(bits(&a.2), bits(&b.2), "water, {registers:?}");
+                assert_eq!(a.3.to_bits(), b.3.to_bits(), "absorbed, {registers:?}");
+                slow
+            })
+            .collect();
+        assert!(
+            slows.windows(2).all(|w| w[0] == w[1]),
+            "slow cells per build: {slows:?}"
+        );
+        slows[0]
     }
 
     const REG: u8 = REGOLITH;
@@ -541,7 +597,7 @@ mod tests {
             (stack.clone(), 0.2, 0.2, 1.0, 1.0, false, 0.3),
         ];
         assert_eq!(assert_same(4, &cases), 0);
-        let ([column_path, _], _) = both(4, &cases);
+        let ([column_path, _], _) = both(4, &cases, Registers::Portable);
         let (chunk, sed, _, _) = column_path;
         // Dissolving through the regolith into the sandstone left two layers.
         assert_eq!(chunk.column(1, 0).unwrap().len(), 2);
