@@ -52,6 +52,17 @@ impl Registers {
         }
     }
 
+    /// Every build this CPU runs, the baseline first: what tests that
+    /// compare the builds go through.
+    #[cfg(test)]
+    pub(crate) fn all_available() -> Vec<Registers> {
+        #[cfg(target_arch = "x86_64")]
+        let builds = [Registers::Portable, Registers::Avx2, Registers::Avx512];
+        #[cfg(not(target_arch = "x86_64"))]
+        let builds = [Registers::Portable];
+        builds.into_iter().filter(|r| r.available()).collect()
+    }
+
     /// Runs `kernel` compiled for this build.
     ///
     /// The build reaches what [`Kernel::run`] inlines, so the loops it calls

@@ -548,14 +548,7 @@ mod tests {
     /// Both ways alike on every register build this CPU runs; returns how
     /// many cells the lanes left slow.
     fn assert_same(slots: u8, cases: &[Case]) -> usize {
-        let mut builds = vec![Registers::Portable];
-        #[cfg(target_arch = "x86_64")]
-        builds.extend(
-            [Registers::Avx2, Registers::Avx512]
-                .into_iter()
-                .filter(|r| r.available()),
-        );
-        let slows: Vec<usize> = builds
+        let slows: Vec<usize> = Registers::all_available()
             .into_iter()
             .map(|registers| {
                 let ([a, b], slow) = both(slots, cases, registers);

@@ -311,13 +311,7 @@ mod tests {
     fn both_ways(n: usize, boundary: Boundary, [dt, l]: [f32; 2], sed: &[f32], vx: &[f32], vz: &[f32]) {
         let grid = Grid { n, boundary };
         let (mut next, mut far) = (vec![0.0; n], vec![0; n]);
-        let mut builds = vec![Registers::Portable];
-        #[cfg(target_arch = "x86_64")]
-        builds.extend(
-            [Registers::Avx2, Registers::Avx512]
-                .into_iter()
-                .filter(|r| r.available()),
-        );
+        let builds = Registers::all_available();
         for (z, &registers) in (0..n).flat_map(|z| builds.iter().map(move |r| (z, r))) {
             let row = z * n..(z + 1) * n;
             registers.run(AdvectRow {
