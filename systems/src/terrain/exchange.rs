@@ -188,6 +188,7 @@ impl ExchangeRow {
         let (lowest, filled) = lowest_slots(&self.slot, &self.fill);
         let cells = start..start + n;
         if lowest < slots {
+            narrow(&self.slot, &mut self.slot16, u16::MAX);
             for k in lowest..slots {
                 set_slot(
                     k as u32,
@@ -195,9 +196,6 @@ impl ExchangeRow {
                     &self.value,
                     &mut layers.thickness[k][cells.clone()],
                 );
-            }
-            narrow(&self.slot, &mut self.slot16, u16::MAX);
-            for k in lowest..slots {
                 restart_counters(k as u16, &self.slot16, &mut layers.age[k][cells.clone()]);
             }
         }
@@ -306,7 +304,7 @@ fn exchange<const K: usize>(
             // Indexed with a check, the first plane read keeps that check
             // in the loop (the compiler does not see the cut length in
             // time), and the exit it adds makes the vector loop leave its
-            // last 1–16 cells to a scalar loop: a fifth of the kernel's
+            // last 1–16 cells to a scalar loop: a sixth of the kernel's
             // time on 512-cell rows.
             let (m, t) = unsafe { (*material.get_unchecked(x), *thickness.get_unchecked(x)) };
             let (k, m) = (k as u32, u32::from(m));
