@@ -25,6 +25,8 @@ pub use scene::{
 };
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
+/// The Vulkan renderer (feature `render`, on by default).
+#[cfg(feature = "render")]
 pub use sylva_vk as vk;
 
 use sylva_runtime::glam::Vec3;
@@ -246,6 +248,7 @@ pub fn simulate(app: &mut App, frames: u32, steps_per_frame: u32, mut on_frame: 
     }
 }
 
+#[cfg(feature = "render")]
 /// Draws the app's extraction batches — springs, trees, attractor points
 /// (when `show_points`), terrain — with the scene's camera and sun.
 pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Result<vk::FrameStats, vk::RenderError> {

@@ -87,6 +87,7 @@ pub struct RenderReport {
 
 impl RenderReport {
     /// The report of a renderer's totals.
+    #[cfg(feature = "render")]
     pub fn new(s: &sylva_vk::RenderStats) -> RenderReport {
         let per_frame = |x: f64| if s.frames == 0 { 0.0 } else { x / s.frames as f64 };
         RenderReport {

@@ -9,6 +9,7 @@
 //! - [`metrics`]: per-system timings, frame-time percentiles, peak memory.
 //! - [`snapshot`]: versioned, checksummed state files.
 //! - [`extract`]: the plain batches a renderer draws.
+//! - [`FieldError`] and [`Validate`]: the one shape of a parameter that is out of range.
 #![warn(missing_docs)]
 
 mod access;
@@ -22,6 +23,7 @@ mod schedule;
 pub mod snapshot;
 mod spatial;
 mod system;
+mod validate;
 mod world;
 
 pub use access::Access;
@@ -33,6 +35,7 @@ pub use schedule::Schedule;
 pub use snapshot::{SnapshotError, SnapshotRegistry, StatePart};
 pub use spatial::{Hit, SpatialIndex};
 pub use system::{System, SystemContext, SystemFn, Time};
+pub use validate::{FieldError, Validate};
 pub use world::World;
 
 pub use glam;
