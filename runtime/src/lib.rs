@@ -7,21 +7,26 @@
 //! - [`rng`]: deterministic random streams keyed by (seed, chunk or entity, purpose).
 //! - [`SpatialIndex`]: nearest and within-radius queries (kiddo).
 //! - [`metrics`]: per-system timings, frame-time percentiles, peak memory.
-//! - [`snapshot`]: versioned, checksummed state files.
+//! - [`snapshot`]: versioned, checksummed state files; [`framed`]: the header and atomic write they share.
 //! - [`extract`]: the plain batches a renderer draws.
+//! - [`stream`]: chunks generated around moving viewers on a pool of their own, within
+//!   per-frame budgets, cached on disk by [`chunk_cache`].
 //! - [`FieldError`] and [`Validate`]: the one shape of a parameter that is out of range.
 #![warn(missing_docs)]
 
 mod access;
 mod app;
+pub mod chunk_cache;
 mod clock;
 pub mod extract;
+pub mod framed;
 pub mod metrics;
 mod resources;
 pub mod rng;
 mod schedule;
 pub mod snapshot;
 mod spatial;
+pub mod stream;
 mod system;
 mod validate;
 mod world;

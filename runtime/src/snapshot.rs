@@ -26,14 +26,18 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::framed::{self, Frame, FrameError};
 use crate::resources::Resources;
 use crate::system::Time;
 use crate::world::World;
 
-const MAGIC: &[u8; 8] = b"SYLVASNP";
 /// Version of the snapshot layout this build writes and reads.
 pub const FORMAT_VERSION: u32 = 1;
-const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 8;
+/// Snapshot files: the registry's schema hash is the frame's key.
+const FRAME: Frame = Frame {
+    magic: *b"SYLVASNP",
+    version: FORMAT_VERSION,
+};
 
 /// Why a snapshot could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -153,21 +157,12 @@ pub struct SnapshotRegistry {
     resources: Vec<ResourceCodec>,
 }
 
-fn config() -> bincode::config::Configuration {
-    bincode::config::standard()
-}
-
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, SnapshotError> {
-    bincode::serde::encode_to_vec(value, config()).map_err(|e| SnapshotError::Encode(e.to_string()))
+    framed::encode(value).map_err(SnapshotError::Encode)
 }
 
 fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, SnapshotError> {
-    let (value, used) =
-        bincode::serde::decode_from_slice::<T, _>(bytes, config()).map_err(|e| SnapshotError::Decode(e.to_string()))?;
-    if used != bytes.len() {
-        return Err(SnapshotError::Decode(format!("{} trailing bytes", bytes.len() - used)));
-    }
-    Ok(value)
+    framed::decode(bytes).map_err(SnapshotError::Decode)
 }
 
 fn save_column<T: hecs::Component + Serialize>(world: &hecs::World) -> Result<Vec<u8>, SnapshotError> {
@@ -345,15 +340,7 @@ impl SnapshotRegistry {
 
     /// Encodes the registered state of `world` into snapshot bytes.
     pub fn save(&self, world: &World, time: Time) -> Result<Vec<u8>, SnapshotError> {
-        let payload = self.payload(world, time)?;
-        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&self.schema_hash().to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        Ok(out)
+        Ok(FRAME.seal(self.schema_hash(), &self.payload(world, time)?))
     }
 
     /// Replaces `world`'s entities and registered resources with the snapshot's
@@ -406,35 +393,17 @@ impl SnapshotRegistry {
     }
 
     fn check_header<'b>(&self, bytes: &'b [u8]) -> Result<&'b [u8], SnapshotError> {
-        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
-            return Err(SnapshotError::NotASnapshot);
-        }
-        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
-        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        let version = u32_at(8);
-        if version != FORMAT_VERSION {
-            return Err(SnapshotError::Version {
-                found: version,
-                supported: FORMAT_VERSION,
-            });
-        }
-        let schema = u64_at(12);
+        let (schema, payload) = FRAME.open(bytes).map_err(|e| match e {
+            FrameError::Magic => SnapshotError::NotASnapshot,
+            FrameError::Version { found, supported } => SnapshotError::Version { found, supported },
+            FrameError::Length { expected, found } => SnapshotError::Length { expected, found },
+            FrameError::Checksum => SnapshotError::Checksum,
+        })?;
         if schema != self.schema_hash() {
             return Err(SnapshotError::Schema {
                 found: schema,
                 expected: self.schema_hash(),
             });
-        }
-        let len = u64_at(20);
-        let payload = &bytes[HEADER_LEN..];
-        if payload.len() as u64 != len {
-            return Err(SnapshotError::Length {
-                expected: len,
-                found: payload.len() as u64,
-            });
-        }
-        if xxh3_64(payload) != u64_at(28) {
-            return Err(SnapshotError::Checksum);
         }
         Ok(payload)
     }
@@ -446,9 +415,7 @@ impl SnapshotRegistry {
             path: path.to_owned(),
             source,
         };
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, bytes).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        framed::write_atomic(path, &bytes).map_err(io)
     }
 
     /// Reads a snapshot file written by [`save_file`](Self::save_file).
@@ -464,6 +431,7 @@ impl SnapshotRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::framed::HEADER_LEN;
 
     #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
     struct Pos([f32; 3]);
@@ -647,13 +615,7 @@ mod tests {
     fn valid_checksum_over_garbage_is_a_decode_error() {
         let reg = registry();
         let payload = vec![0xFFu8; 64];
-        let mut v = Vec::new();
-        v.extend_from_slice(MAGIC);
-        v.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        v.extend_from_slice(&reg.schema_hash().to_le_bytes());
-        v.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        v.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-        v.extend_from_slice(&payload);
+        let v = FRAME.seal(reg.schema_hash(), &payload);
         assert!(matches!(
             reg.load_into(&v, &mut World::new()),
             Err(SnapshotError::Decode(_))

@@ -1,0 +1,183 @@
+//! Framed files: the header every Sylva file shares (magic, format version,
+//! key, payload length, checksum), checked in full before a payload is
+//! decoded, and the atomic write that puts a file in place only when complete.
+//!
+//! ```
+//! use sylva_runtime::framed::{Frame, FrameError};
+//!
+//! let frame = Frame { magic: *b"EXAMPLE!", version: 2 };
+//! let bytes = frame.seal(7, b"payload");
+//! assert_eq!(frame.open(&bytes), Ok((7, &b"payload"[..])));
+//! assert_eq!(frame.open(&bytes[..bytes.len() - 1]), Err(FrameError::Length { expected: 7, found: 6 }));
+//! ```
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Header bytes: magic 8, version 4, key 8, length 8, checksum 8.
+pub const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 8;
+
+/// The kind of a framed file: its magic bytes and the layout version this build reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// First eight bytes of every file of this kind.
+    pub magic: [u8; 8],
+    /// Layout version written and accepted.
+    pub version: u32,
+}
+
+/// Why framed bytes were refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// The bytes do not start with the expected magic.
+    #[error("bad magic bytes (not this kind of file)")]
+    Magic,
+    /// Written by an incompatible build.
+    #[error("format version {found} is not supported (this build reads version {supported})")]
+    Version {
+        /// Version in the file.
+        found: u32,
+        /// Version this build reads.
+        supported: u32,
+    },
+    /// Shorter or longer than the header says.
+    #[error("truncated or padded: header promises {expected} payload bytes, file has {found}")]
+    Length {
+        /// Payload length in the header.
+        expected: u64,
+        /// Payload bytes present.
+        found: u64,
+    },
+    /// The payload does not match its checksum.
+    #[error("checksum mismatch (the file is corrupt)")]
+    Checksum,
+}
+
+impl Frame {
+    /// The payload behind a header naming `key`.
+    pub fn seal(&self, key: u64, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+        out.extend_from_slice(&self.magic);
+        out.extend_from_slice(&self.version.to_le_bytes());
+        out.extend_from_slice(&key.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&xxh3_64(payload).to_le_bytes());
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// The key and the payload of sealed bytes, after checking magic, version, length and checksum.
+    pub fn open<'b>(&self, bytes: &'b [u8]) -> Result<(u64, &'b [u8]), FrameError> {
+        if bytes.len() < HEADER_LEN || bytes[..8] != self.magic {
+            return Err(FrameError::Magic);
+        }
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+        if version != self.version {
+            return Err(FrameError::Version {
+                found: version,
+                supported: self.version,
+            });
+        }
+        let payload = &bytes[HEADER_LEN..];
+        let expected = u64_at(20);
+        if payload.len() as u64 != expected {
+            return Err(FrameError::Length {
+                expected,
+                found: payload.len() as u64,
+            });
+        }
+        if xxh3_64(payload) != u64_at(28) {
+            return Err(FrameError::Checksum);
+        }
+        Ok((u64_at(12), payload))
+    }
+}
+
+/// The one bincode configuration of Sylva's files.
+fn config() -> bincode::config::Configuration {
+    bincode::config::standard()
+}
+
+/// `value` as bincode bytes.
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
+    bincode::serde::encode_to_vec(value, config()).map_err(|e| e.to_string())
+}
+
+/// A value decoded from all of `bytes` (trailing bytes are an error).
+pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    let (value, used) = bincode::serde::decode_from_slice::<T, _>(bytes, config()).map_err(|e| e.to_string())?;
+    if used != bytes.len() {
+        return Err(format!("{} trailing bytes", bytes.len() - used));
+    }
+    Ok(value)
+}
+
+/// Writes `bytes` to `path` atomically: a unique temporary file in the same
+/// directory, flushed to disk, then renamed over `path`. A reader sees the old
+/// file or the new one, never a part; a crash leaves at most a stray temporary file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".sylva-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FRAME: Frame = Frame {
+        magic: *b"TESTTEST",
+        version: 1,
+    };
+
+    #[test]
+    fn every_corruption_is_refused() {
+        let bytes = FRAME.seal(42, b"hello world");
+        assert_eq!(FRAME.open(&bytes), Ok((42, &b"hello world"[..])));
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert_eq!(FRAME.open(&flipped), Err(FrameError::Checksum));
+        assert_eq!(FRAME.open(&bytes[..10]), Err(FrameError::Magic));
+        let other = Frame { version: 2, ..FRAME };
+        assert!(matches!(other.open(&bytes), Err(FrameError::Version { found: 1, .. })));
+        let mut padded = bytes.clone();
+        padded.push(0);
+        assert!(matches!(FRAME.open(&padded), Err(FrameError::Length { .. })));
+    }
+
+    #[test]
+    fn atomic_writes_replace_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        write_atomic(&path, b"first").unwrap();
+        write_atomic(&path, b"second").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary file is left"
+        );
+    }
+
+    #[test]
+    fn decode_refuses_trailing_bytes() {
+        let mut bytes = encode(&(1u32, 2.5f32)).unwrap();
+        assert_eq!(decode::<(u32, f32)>(&bytes), Ok((1, 2.5)));
+        bytes.push(0);
+        assert!(decode::<(u32, f32)>(&bytes).is_err());
+    }
+}

@@ -1,0 +1,510 @@
+//! Chunk streaming around moving viewers: which chunks to generate, in what
+//! order, on which threads, and how many to install per frame.
+//!
+//! A chunk goes `Requested → Generating → Ready → Installed`, and is evicted
+//! when every viewer is farther than the evict radius (larger than the load
+//! radius, so a viewer on a border does not make chunks flicker). Each frame the
+//! host calls [`Streamer::update`] with its viewers and a [`FrameBudget`]:
+//!
+//! 1. finished jobs become `Ready` (a result for a chunk that was evicted in the
+//!    meantime is dropped);
+//! 2. chunks beyond the evict radius leave: a `Requested` one is cancelled
+//!    before it starts, a `Generating` one is told to cancel (if it has not
+//!    started yet it never does), an `Installed` one is handed back as
+//!    [`StreamEvent::Evicted`];
+//! 3. chunks within the load radius are requested, and the nearest ones (chunks
+//!    ahead of a viewer first) start on the generation pool, at most
+//!    `max_in_flight` at a time;
+//! 4. `Ready` chunks, nearest first, are handed to the host as
+//!    [`StreamEvent::Ready`] while the budget allows (installs, milliseconds
+//!    spent in the host's callback, upload bytes; at least one per frame).
+//!
+//! Generation runs on a pool of its own (or one the host hands over), never on
+//! the simulation's, and is a pure function of the coordinate
+//! ([`ChunkSource::generate`]), so the content of a chunk does not depend on the
+//! order, the thread count or the cache. With a [`ChunkCache`], a job reads the
+//! chunk from disk when a valid file exists and writes it after generating.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender};
+use glam::{Vec2, Vec3};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::chunk_cache::{CacheRead, ChunkCache};
+use crate::metrics::Histogram;
+
+/// A chunk's coordinate on the grid of chunks (x, z).
+pub type ChunkCoord = [i32; 2];
+
+/// What a streamer generates: a pure function from a coordinate to a payload.
+pub trait ChunkSource: Send + Sync + 'static {
+    /// A generated chunk, as the host installs it.
+    type Payload: Send + Serialize + DeserializeOwned + 'static;
+
+    /// Generates chunk `coord`. Must depend on `coord` and the source's own
+    /// parameters only.
+    fn generate(&self, coord: ChunkCoord) -> Self::Payload;
+
+    /// The cache key of chunk `coord`: a hash of everything its content depends on.
+    fn cache_key(&self, coord: ChunkCoord) -> u64;
+
+    /// Bytes installing `payload` uploads to a renderer (counted against the budget).
+    fn upload_bytes(payload: &Self::Payload) -> u64;
+}
+
+/// Radii and limits of a [`Streamer`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StreamSettings {
+    /// Side of a chunk, metres.
+    pub chunk_size: f32,
+    /// Chunks nearer than this to a viewer (x, z distance to the chunk's square) are loaded, metres.
+    pub load_radius: f32,
+    /// Chunks farther than this from every viewer are evicted, metres; at least `load_radius`.
+    pub evict_radius: f32,
+    /// A chunk this near a viewer that is not installed is a hole, metres.
+    pub near_radius: f32,
+    /// Most jobs on the generation pool at once.
+    pub max_in_flight: usize,
+}
+
+/// What one frame may spend on installing chunks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameBudget {
+    /// Most chunks installed per frame.
+    pub installs: u32,
+    /// Most milliseconds spent in the install callback per frame.
+    pub millis: f32,
+    /// Most bytes uploaded per frame.
+    pub upload_bytes: u64,
+}
+
+/// Where a viewer is and where it looks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Viewer {
+    /// Position, world metres (Y up).
+    pub position: Vec3,
+    /// View direction (need not be normalized; zero means none).
+    pub forward: Vec3,
+}
+
+/// What the host must do.
+#[derive(Debug)]
+pub enum StreamEvent<P> {
+    /// Chunk `coord` is generated: install it.
+    Ready {
+        /// The chunk.
+        coord: ChunkCoord,
+        /// Its content.
+        payload: P,
+    },
+    /// Chunk `coord` left: remove what was installed for it.
+    Evicted {
+        /// The chunk.
+        coord: ChunkCoord,
+    },
+}
+
+/// Where a chunk is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkState {
+    /// Wanted, waiting for a generation slot.
+    Requested,
+    /// On the generation pool.
+    Generating,
+    /// Generated, waiting to be installed.
+    Ready,
+    /// Handed to the host.
+    Installed,
+}
+
+/// Counters and latencies over a streamer's life.
+#[derive(Clone, Debug, Default)]
+pub struct StreamStats {
+    /// Chunks requested.
+    pub requested: u64,
+    /// Chunks generated (not read from the cache).
+    pub generated: u64,
+    /// Chunks read from the cache.
+    pub from_cache: u64,
+    /// Cache files refused (corrupt, truncated, wrong key) and regenerated.
+    pub cache_rejected: u64,
+    /// Cache files that could not be written.
+    pub cache_write_failed: u64,
+    /// Chunks handed to the host.
+    pub installed: u64,
+    /// Installed chunks taken back.
+    pub evicted: u64,
+    /// Chunks that left before their job started.
+    pub cancelled: u64,
+    /// Results that arrived for chunks no longer wanted.
+    pub dropped: u64,
+    /// Most chunks installed at once.
+    pub resident_max: usize,
+    /// Request to ready, per chunk.
+    pub ready: Histogram,
+    /// Generation (or cache read) time on the pool, per chunk.
+    pub generate: Histogram,
+    /// Time in the install callback, per frame.
+    pub install: Histogram,
+}
+
+/// What one [`Streamer::update`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameStream {
+    /// Chunks installed this frame.
+    pub installs: u32,
+    /// Milliseconds in the install callback (evictions included).
+    pub install_ms: f64,
+    /// Bytes the installs upload.
+    pub upload_bytes: u64,
+    /// Chunks within the near radius that are not installed.
+    pub holes: u32,
+    /// Chunks installed after this frame.
+    pub resident: usize,
+}
+
+struct Slot<P> {
+    state: ChunkState,
+    requested_at: Instant,
+    cancel: Arc<AtomicBool>,
+    payload: Option<P>,
+}
+
+enum Outcome<P> {
+    Done {
+        coord: ChunkCoord,
+        payload: P,
+        cache: CacheUse,
+        ms: f64,
+    },
+    Cancelled,
+}
+
+#[derive(Clone, Copy)]
+enum CacheUse {
+    None,
+    Hit,
+    Generated { rejected: bool, write_failed: bool },
+}
+
+/// Streams the chunks of a [`ChunkSource`] around viewers (see the module docs).
+pub struct Streamer<S: ChunkSource> {
+    source: Arc<S>,
+    cache: Option<ChunkCache>,
+    pool: Arc<rayon::ThreadPool>,
+    settings: StreamSettings,
+    slots: BTreeMap<ChunkCoord, Slot<S::Payload>>,
+    tx: Sender<Outcome<S::Payload>>,
+    rx: Receiver<Outcome<S::Payload>>,
+    stats: StreamStats,
+}
+
+impl<S: ChunkSource> Streamer<S> {
+    /// A streamer generating on `pool` (the host's, or one made for it).
+    pub fn new(source: Arc<S>, settings: StreamSettings, pool: Arc<rayon::ThreadPool>) -> Self {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Self {
+            source,
+            cache: None,
+            pool,
+            settings,
+            slots: BTreeMap::new(),
+            tx,
+            rx,
+            stats: StreamStats::default(),
+        }
+    }
+
+    /// A generation pool of `threads` threads named `sylva-gen-N`.
+    pub fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>, rayon::ThreadPoolBuildError> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("sylva-gen-{i}"))
+            .build()
+            .map(Arc::new)
+    }
+
+    /// Reads chunks from, and writes them to, `cache`.
+    pub fn with_cache(mut self, cache: ChunkCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The source chunks come from.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// The radii and limits.
+    pub fn settings(&self) -> &StreamSettings {
+        &self.settings
+    }
+
+    /// Counters and latencies so far.
+    pub fn stats(&self) -> &StreamStats {
+        &self.stats
+    }
+
+    /// The state of chunk `coord`, `None` when it is not wanted.
+    pub fn state(&self, coord: ChunkCoord) -> Option<ChunkState> {
+        self.slots.get(&coord).map(|s| s.state)
+    }
+
+    /// Chunks installed now.
+    pub fn resident(&self) -> usize {
+        self.slots.values().filter(|s| s.state == ChunkState::Installed).count()
+    }
+
+    /// Whether every chunk within the load radius of `viewers` is installed.
+    pub fn is_settled(&self, viewers: &[Viewer]) -> bool {
+        self.wanted(viewers, self.settings.load_radius)
+            .all(|c| self.state(c) == Some(ChunkState::Installed))
+    }
+
+    /// One frame of streaming (see the module docs); `on_event` installs and evicts.
+    pub fn update(
+        &mut self,
+        viewers: &[Viewer],
+        budget: &FrameBudget,
+        mut on_event: impl FnMut(StreamEvent<S::Payload>),
+    ) -> FrameStream {
+        self.collect_results();
+        let mut frame = FrameStream::default();
+        let started = Instant::now();
+        self.evict(viewers, &mut on_event);
+        self.request(viewers);
+        self.dispatch(viewers);
+        self.install(viewers, budget, &mut frame, &mut on_event);
+        frame.install_ms = started.elapsed().as_secs_f64() * 1e3;
+        self.stats.install.record(started.elapsed());
+        frame.resident = self.resident();
+        self.stats.resident_max = self.stats.resident_max.max(frame.resident);
+        frame.holes = self
+            .wanted(viewers, self.settings.near_radius)
+            .filter(|c| self.state(*c) != Some(ChunkState::Installed))
+            .count() as u32;
+        frame
+    }
+
+    fn collect_results(&mut self) {
+        while let Ok(outcome) = self.rx.try_recv() {
+            match outcome {
+                Outcome::Cancelled => self.stats.cancelled += 1,
+                Outcome::Done {
+                    coord,
+                    payload,
+                    cache,
+                    ms,
+                } => {
+                    self.stats.generate.record(std::time::Duration::from_secs_f64(ms / 1e3));
+                    match cache {
+                        CacheUse::Hit => self.stats.from_cache += 1,
+                        CacheUse::None => self.stats.generated += 1,
+                        CacheUse::Generated { rejected, write_failed } => {
+                            self.stats.generated += 1;
+                            self.stats.cache_rejected += u64::from(rejected);
+                            self.stats.cache_write_failed += u64::from(write_failed);
+                        }
+                    }
+                    match self.slots.get_mut(&coord) {
+                        Some(slot) if slot.state == ChunkState::Generating => {
+                            slot.state = ChunkState::Ready;
+                            slot.payload = Some(payload);
+                            self.stats.ready.record(slot.requested_at.elapsed());
+                        }
+                        _ => self.stats.dropped += 1,
+                    }
+                }
+            }
+        }
+    }
+
+    fn evict(&mut self, viewers: &[Viewer], on_event: &mut impl FnMut(StreamEvent<S::Payload>)) {
+        let far: Vec<ChunkCoord> = self
+            .slots
+            .keys()
+            .copied()
+            .filter(|&c| self.distance(viewers, c).0 > self.settings.evict_radius)
+            .collect();
+        for coord in far {
+            let slot = self.slots.remove(&coord).expect("listed above");
+            match slot.state {
+                ChunkState::Requested => self.stats.cancelled += 1,
+                // Counted when the job reports back: cancelled if it had not started, dropped if it had.
+                ChunkState::Generating => slot.cancel.store(true, Ordering::Relaxed),
+                ChunkState::Ready => self.stats.dropped += 1,
+                ChunkState::Installed => {
+                    self.stats.evicted += 1;
+                    on_event(StreamEvent::Evicted { coord });
+                }
+            }
+        }
+    }
+
+    fn request(&mut self, viewers: &[Viewer]) {
+        let wanted: Vec<ChunkCoord> = self.wanted(viewers, self.settings.load_radius).collect();
+        for coord in wanted {
+            self.slots.entry(coord).or_insert_with(|| {
+                self.stats.requested += 1;
+                Slot {
+                    state: ChunkState::Requested,
+                    requested_at: Instant::now(),
+                    cancel: Arc::new(AtomicBool::new(false)),
+                    payload: None,
+                }
+            });
+        }
+    }
+
+    fn dispatch(&mut self, viewers: &[Viewer]) {
+        let in_flight = self.in_state(ChunkState::Generating).count();
+        let free = self.settings.max_in_flight.max(1).saturating_sub(in_flight);
+        for coord in self.by_priority(viewers, ChunkState::Requested).into_iter().take(free) {
+            let slot = self.slots.get_mut(&coord).expect("listed by priority");
+            slot.state = ChunkState::Generating;
+            let job = Job {
+                coord,
+                source: Arc::clone(&self.source),
+                cache: self.cache.clone(),
+                cancel: Arc::clone(&slot.cancel),
+                tx: self.tx.clone(),
+            };
+            self.pool.spawn(move || job.run());
+        }
+    }
+
+    fn install(
+        &mut self,
+        viewers: &[Viewer],
+        budget: &FrameBudget,
+        frame: &mut FrameStream,
+        on_event: &mut impl FnMut(StreamEvent<S::Payload>),
+    ) {
+        let started = Instant::now();
+        for coord in self.by_priority(viewers, ChunkState::Ready) {
+            let slot = self.slots.get_mut(&coord).expect("listed by priority");
+            let bytes = slot.payload.as_ref().map_or(0, S::upload_bytes);
+            let spent = started.elapsed().as_secs_f64() * 1e3;
+            let over = frame.installs >= budget.installs
+                || spent >= f64::from(budget.millis)
+                || frame.upload_bytes + bytes > budget.upload_bytes;
+            if over && frame.installs > 0 {
+                break;
+            }
+            let payload = slot.payload.take().expect("a ready chunk holds its payload");
+            slot.state = ChunkState::Installed;
+            frame.installs += 1;
+            frame.upload_bytes += bytes;
+            self.stats.installed += 1;
+            on_event(StreamEvent::Ready { coord, payload });
+        }
+    }
+
+    fn in_state(&self, state: ChunkState) -> impl Iterator<Item = ChunkCoord> + '_ {
+        self.slots
+            .iter()
+            .filter(move |(_, s)| s.state == state)
+            .map(|(c, _)| *c)
+    }
+
+    /// Chunks in `state`, most urgent first: nearest to a viewer, those behind it
+    /// counted half again as far; ties by coordinate.
+    fn by_priority(&self, viewers: &[Viewer], state: ChunkState) -> Vec<ChunkCoord> {
+        let mut list: Vec<(f32, ChunkCoord)> = self.in_state(state).map(|c| (self.distance(viewers, c).1, c)).collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        list.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// (Nearest distance from a viewer to the chunk's square, the same weighted by view direction.)
+    fn distance(&self, viewers: &[Viewer], coord: ChunkCoord) -> (f32, f32) {
+        let size = self.settings.chunk_size;
+        let lo = Vec2::new(coord[0] as f32, coord[1] as f32) * size;
+        let centre = lo + Vec2::splat(size * 0.5);
+        viewers
+            .iter()
+            .fold((f32::INFINITY, f32::INFINITY), |(near, urgent), v| {
+                let p = Vec2::new(v.position.x, v.position.z);
+                let d = (p.clamp(lo, lo + Vec2::splat(size)) - p).length();
+                let ahead = Vec2::new(v.forward.x, v.forward.z)
+                    .normalize_or_zero()
+                    .dot((centre - p).normalize_or_zero());
+                (near.min(d), urgent.min(d * (1.25 - 0.25 * ahead)))
+            })
+    }
+
+    /// Chunks whose square lies within `radius` of some viewer.
+    fn wanted(&self, viewers: &[Viewer], radius: f32) -> impl Iterator<Item = ChunkCoord> + '_ {
+        let size = self.settings.chunk_size;
+        let mut set = std::collections::BTreeSet::new();
+        for v in viewers {
+            let cell = |x: f32| (x / size).floor() as i32;
+            let (x0, x1) = (cell(v.position.x - radius), cell(v.position.x + radius));
+            let (z0, z1) = (cell(v.position.z - radius), cell(v.position.z + radius));
+            for z in z0..=z1 {
+                for x in x0..=x1 {
+                    if self.distance(std::slice::from_ref(v), [x, z]).0 <= radius {
+                        set.insert([x, z]);
+                    }
+                }
+            }
+        }
+        set.into_iter()
+    }
+}
+
+impl<S: ChunkSource> Drop for Streamer<S> {
+    fn drop(&mut self) {
+        // Jobs still queued on a shared pool need not run.
+        for slot in self.slots.values() {
+            slot.cancel.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One chunk's generation, as it runs on the pool.
+struct Job<S: ChunkSource> {
+    coord: ChunkCoord,
+    source: Arc<S>,
+    cache: Option<ChunkCache>,
+    cancel: Arc<AtomicBool>,
+    tx: Sender<Outcome<S::Payload>>,
+}
+
+impl<S: ChunkSource> Job<S> {
+    fn run(self) {
+        let coord = self.coord;
+        if self.cancel.load(Ordering::Relaxed) {
+            // The streamer may be gone; then nobody counts.
+            let _ = self.tx.send(Outcome::Cancelled);
+            return;
+        }
+        let started = Instant::now();
+        let (payload, cache) = match &self.cache {
+            None => (self.source.generate(coord), CacheUse::None),
+            Some(cache) => {
+                let key = self.source.cache_key(coord);
+                match cache.read(key) {
+                    CacheRead::Hit(payload) => (payload, CacheUse::Hit),
+                    found => {
+                        let payload = self.source.generate(coord);
+                        let write_failed = cache.write(key, &payload).is_err();
+                        let rejected = matches!(found, CacheRead::Rejected(_));
+                        (payload, CacheUse::Generated { rejected, write_failed })
+                    }
+                }
+            }
+        };
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let _ = self.tx.send(Outcome::Done {
+            coord,
+            payload,
+            cache,
+            ms,
+        });
+    }
+}
