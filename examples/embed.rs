@@ -21,10 +21,10 @@ struct LowWater(f32);
 struct Lowest(f32);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // 1. A world from a scene file (or the built-in showcase), on 2 threads.
+    // 1. A world from a scene file (or the built-in hanging chains), on 2 threads.
     let scene = match std::env::args().nth(1) {
         Some(path) => sylva::Scene::load(path.as_ref())?,
-        None => sylva::Scene::showcase(),
+        None => sylva::Scene::chains(),
     };
     let mut app = sylva::build(&scene, 2)?;
     println!("scene `{}`: {} entities", scene.name, app.world.entities.len());

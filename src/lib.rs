@@ -5,6 +5,9 @@
 //! the extraction batches, and write a [`Report`]. The `sylva` binary is a thin
 //! command-line layer over the same calls.
 //!
+//! World scenes stream their chunks around viewers: [`build_all`] hands back a
+//! [`WorldStreamer`] to call once per frame (`examples/stream.rs`).
+//!
 //! ```
 //! let scene = sylva::Scene::from_str("(chains: (columns: 2, rows: 2, links: 3))", "tiny.ron").unwrap();
 //! let mut app = sylva::build(&scene, 1).unwrap();
@@ -16,15 +19,20 @@
 
 use std::time::Instant;
 
+mod flight;
 mod report;
 mod scene;
 
-pub use report::{GrassReport, ParticleReport, RenderReport, Report, TreeReport};
+pub use flight::{Flight, FlightLog};
+pub use report::{
+    ChunkCounts, GrassReport, ParticleReport, Quantiles, RenderReport, Report, RssReport, StreamingReport, TreeReport,
+};
 pub use scene::{
-    BladeSource, GRASS_PRESETS, GrassScene, GrassSpecies, SHOWCASE, Scene, SceneError, Simulation, TreeScene,
+    BladeSource, CHAINS, GRASS_PRESETS, GrassScene, GrassSpecies, Scene, SceneError, Simulation, TreeScene, WORLD,
 };
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
+pub use sylva_systems::world::WorldStreamer;
 /// The Vulkan renderer (feature `render`, on by default).
 #[cfg(feature = "render")]
 pub use sylva_vk as vk;
@@ -39,6 +47,7 @@ use sylva_systems::placement::{Plane, TerrainGround};
 use sylva_systems::species::{GrowError, GrownTree, TreeStats, grow_lsystem_tree};
 use sylva_systems::terrain;
 use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, prepare_graph, spawn_tree};
+use sylva_systems::world::WorldError;
 
 /// Radius of the tubes springs are drawn as, metres.
 const SPRING_RADIUS: f32 = 0.02;
@@ -64,6 +73,9 @@ pub enum BuildError {
     /// The scene's grass could not be baked or planted.
     #[error(transparent)]
     Grass(#[from] GrassError),
+    /// The scene's world could not start.
+    #[error(transparent)]
+    World(#[from] WorldError),
 }
 
 /// An app built from a scene, plus what was generated on the way.
@@ -72,6 +84,9 @@ pub struct Built {
     pub app: App,
     /// The scene's tree with its mesh, if the scene has one.
     pub tree: Option<GrownTree>,
+    /// The scene's world, if it has one: call [`WorldStreamer::update`] every
+    /// frame with the viewers to stream it into `app`.
+    pub world: Option<WorldStreamer>,
 }
 
 /// Builds a ready-to-step app for `scene` on `threads` worker threads (0: one per core).
@@ -79,6 +94,7 @@ pub struct Built {
 /// Installs the domain systems the scene needs, spawns its content (chains,
 /// tree segments, terrain chunks), and puts the scene's camera and sun into
 /// the world as resources. A grown tree's [`TreeStats`](systems::species::TreeStats) become a resource too.
+/// A world scene's chunks stream in through the [`WorldStreamer`] that [`build_all`] hands back.
 pub fn build(scene: &Scene, threads: usize) -> Result<App, BuildError> {
     Ok(build_all(scene, threads)?.app)
 }
@@ -207,9 +223,21 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
             None => grass::install(&mut app, &settings, &Plane { y: 0.0 })?,
         }
     }
+    let world = match &scene.world {
+        Some(w) => {
+            let world = WorldStreamer::new(w, scene.seed, None)?;
+            world.install(&mut app);
+            Some(world)
+        }
+        None => None,
+    };
     app.world.resources.insert(scene.camera);
     app.world.resources.insert(scene.sun);
-    Ok(Built { app, tree: grown })
+    Ok(Built {
+        app,
+        tree: grown,
+        world,
+    })
 }
 
 /// The systems-level grass settings of a scene section: every species' blade derived.
@@ -253,9 +281,11 @@ pub fn simulate(app: &mut App, frames: u32, steps_per_frame: u32, mut on_frame: 
 /// (when `show_points`), terrain — with the scene's camera and sun.
 pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Result<vk::FrameStats, vk::RenderError> {
     use sylva_runtime::extract::{Camera, Sun, TerrainBatch};
+    use sylva_systems::world::WorldBatch;
     let res = &app.world.resources;
     let mut springs = res.get_mut::<particles::SpringBatch>();
     let mut trees = res.get_mut::<tree::TreeBatch>();
+    let mut world = res.get_mut::<WorldBatch>();
     let mut attractors = res.get_mut::<sylva_systems::colonize::AttractorBatch>();
     let mut terrain = res.get_mut::<TerrainBatch>();
     let mut grass = res.get_mut::<sylva_runtime::extract::GrassBatch>();
@@ -265,6 +295,9 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     }
     if let Some(t) = trees.as_deref_mut() {
         cylinders.push(&mut t.cylinders);
+    }
+    if let Some(w) = world.as_deref_mut() {
+        cylinders.extend(w.chunks.iter_mut());
     }
     renderer.render(vk::FrameInput {
         cylinders,

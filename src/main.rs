@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod fly;
+
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sylva::systems::grass::GrassLayers;
@@ -15,7 +17,8 @@ use sylva::{RenderReport, Report, Scene};
 
 /// Procedural nature at game scale: trees, terrain and grass as ECS entities.
 ///
-/// With no command, runs the built-in showcase scene.
+/// With no command, flies through the built-in world scene (scenes/world.ron)
+/// and writes its last frame to world.png where a Vulkan driver exists.
 #[derive(Parser)]
 #[command(name = "sylva", version, about, long_about = None)]
 struct Cli {
@@ -27,13 +30,13 @@ struct Cli {
 
 /// Flags every command takes.
 #[derive(Args, Clone)]
-struct Common {
+pub(crate) struct Common {
     /// Worker threads (default: one per core).
     #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..))]
-    threads: Option<u16>,
+    pub(crate) threads: Option<u16>,
     /// World seed, overriding the scene's.
     #[arg(long, global = true)]
-    seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Write a JSON report of the run to this file.
     #[arg(long, global = true, value_name = "PATH")]
     report: Option<PathBuf>,
@@ -43,7 +46,7 @@ struct Common {
 enum Command {
     /// Simulate a scene for its configured number of frames.
     Run {
-        /// Scene file (default: the built-in showcase).
+        /// Scene file (default: the built-in world).
         scene: Option<PathBuf>,
         /// Frames to run, overriding the scene's `simulation.frames`.
         #[arg(long)]
@@ -94,12 +97,15 @@ enum Command {
     /// Open a window on a scene and fly through it while it runs: W/S/A/D move,
     /// E/Q up and down, Shift faster, drag to look, V attractor points, Esc pause, F11 fullscreen.
     View {
-        /// Scene file (default: the built-in showcase).
+        /// Scene file (default: the built-in world).
         scene: Option<PathBuf>,
         /// Close the window after this many frames.
         #[arg(long)]
         frames: Option<u64>,
     },
+    /// Fly through a world scene at real frame pacing: along the scene's path, or
+    /// straight ahead with --speed and --seconds; report streaming and frame times.
+    Fly(FlyArgs),
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
         /// Scene file.
@@ -110,20 +116,70 @@ enum Command {
     },
 }
 
+/// The flags of `sylva fly`.
+#[derive(Args, Clone)]
+struct FlyArgs {
+    /// Scene file with a `world` section (default: the built-in world).
+    scene: Option<PathBuf>,
+    /// Fly straight ahead at this speed, m/s, instead of the scene's path.
+    #[arg(long, value_name = "M/S", value_parser = positive_f32)]
+    speed: Option<f32>,
+    /// Seconds to fly straight ahead (default 60; with --speed, or for a scene without a path).
+    #[arg(long, value_parser = positive_f32)]
+    seconds: Option<f32>,
+    /// Frame rate the flight is paced at, frames per second.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    hz: u32,
+    /// Measure generation and streaming only: no renderer.
+    #[arg(long)]
+    no_render: bool,
+    /// Write a PNG every this many flight seconds into --out.
+    #[arg(long, value_name = "SECONDS", value_parser = positive_f32)]
+    screenshot_every: Option<f32>,
+    /// Directory of the PNG sequence.
+    #[arg(long, value_name = "DIR", default_value = "fly")]
+    out: PathBuf,
+    /// Write the last frame as a PNG.
+    #[arg(long, value_name = "PATH")]
+    screenshot: Option<PathBuf>,
+    /// Chunk cache directory (overrides the scene's `world.cache`).
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Image width, pixels.
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    width: u32,
+    /// Image height, pixels.
+    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    height: u32,
+}
+
+fn positive_f32(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a positive number")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(
-            None,
-            None,
-            &cli.common,
-            &Snapshots::default(),
-            false,
-            &Screenshot {
-                path: Some(PathBuf::from("showcase.png")),
-                ..Screenshot::default()
+        None => fly::fly(
+            &FlyArgs {
+                scene: None,
+                speed: None,
+                seconds: None,
+                hz: 60,
+                no_render: true,
+                screenshot_every: None,
+                out: PathBuf::from("fly"),
+                screenshot: Some(PathBuf::from("world.png")),
+                cache: None,
+                width: 1280,
+                height: 720,
             },
+            &cli.common,
         ),
+        Some(Command::Fly(args)) => fly::fly(&args, &cli.common),
         Some(Command::Run {
             scene,
             frames,
@@ -185,16 +241,11 @@ fn run(
     bench: bool,
     screenshot: &Screenshot,
 ) -> Result<(), String> {
-    let mut scene = match path {
-        Some(p) => load(p, common)?,
-        None => Scene::showcase(),
-    };
-    if let (None, Some(seed)) = (path, common.seed) {
-        scene.seed = seed;
-    }
+    let scene = scene_or_default(path, common)?;
     let frames = frames.unwrap_or(scene.simulation.frames);
     let threads = common.threads.map_or(0, usize::from);
-    let mut app = sylva::build(&scene, threads).map_err(|e| e.to_string())?;
+    let built = sylva::build_all(&scene, threads).map_err(|e| e.to_string())?;
+    let (mut app, mut world) = (built.app, built.world);
     if let Some(path) = &snapshots.resume {
         app.load_snapshot(path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -202,7 +253,18 @@ fn run(
 
     let progress = progress_bar(u64::from(frames), &scene.name);
     let t0 = Instant::now();
-    sylva::simulate(&mut app, frames, scene.simulation.steps_per_frame, |_| progress.inc(1));
+    if let Some(world) = &mut world {
+        // A world streams around the scene's camera; the run starts once its first ring is in.
+        let viewer = sylva::Flight::straight(&scene.camera, 1.0, 0.0, 0.0).viewer(0.0);
+        world.settle(&mut app, &[viewer], |_| {});
+        for _ in 0..frames {
+            world.update(&mut app, &[viewer]);
+            app.advance(scene.simulation.steps_per_frame);
+            progress.inc(1);
+        }
+    } else {
+        sylva::simulate(&mut app, frames, scene.simulation.steps_per_frame, |_| progress.inc(1));
+    }
     let wall = t0.elapsed();
     progress.finish_and_clear();
 
@@ -272,14 +334,20 @@ fn take_screenshot(app: &sylva::runtime::App, shot: &Screenshot) -> Result<Optio
 
 /// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
 fn view(path: Option<&Path>, frames: Option<u64>, common: &Common) -> Result<(), String> {
-    let scene = match path {
-        Some(p) => load(p, common)?,
-        None => Scene::showcase(),
-    };
-    let mut app = sylva::build(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let scene = scene_or_default(path, common)?;
+    let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let (mut app, mut world) = (built.app, built.world);
     let title = format!("sylva: {}", scene.name);
     let result = sylva::vk::window::run(&title, scene.camera, frames, |renderer, controls, dt| {
         app.world.resources.insert(controls.camera);
+        if let Some(world) = &mut world {
+            let c = controls.camera;
+            let viewer = sylva::runtime::stream::Viewer {
+                position: c.position,
+                forward: c.target - c.position,
+            };
+            world.update(&mut app, &[viewer]);
+        }
         // Paused: the frame systems still run, with no step, so nothing is re-extracted.
         app.update(if controls.paused { 0.0 } else { dt });
         sylva::render(renderer, &app, controls.show_points)
@@ -293,8 +361,22 @@ fn view(path: Option<&Path>, frames: Option<u64>, common: &Common) -> Result<(),
     }
 }
 
+/// The scene at `path`, or the built-in world; the common flags applied.
+pub(crate) fn scene_or_default(path: Option<&Path>, common: &Common) -> Result<Scene, String> {
+    match path {
+        Some(p) => load(p, common),
+        None => {
+            let mut scene = Scene::world();
+            if let Some(seed) = common.seed {
+                scene.seed = seed;
+            }
+            Ok(scene)
+        }
+    }
+}
+
 /// Loads a scene and applies the common flags.
-fn load(path: &Path, common: &Common) -> Result<Scene, String> {
+pub(crate) fn load(path: &Path, common: &Common) -> Result<Scene, String> {
     let mut scene = Scene::load(path).map_err(|e| e.to_string())?;
     if let Some(seed) = common.seed {
         scene.seed = seed;
@@ -302,7 +384,7 @@ fn load(path: &Path, common: &Common) -> Result<Scene, String> {
     Ok(scene)
 }
 
-fn write_report(report: &Report, common: &Common) -> Result<(), String> {
+pub(crate) fn write_report(report: &Report, common: &Common) -> Result<(), String> {
     if let Some(path) = &common.report {
         report
             .write(path)
@@ -492,7 +574,7 @@ fn numbered(path: &Path, k: usize) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn progress_bar(frames: u64, scene: &str) -> ProgressBar {
+pub(crate) fn progress_bar(frames: u64, scene: &str) -> ProgressBar {
     if !std::io::stdout().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -506,7 +588,7 @@ fn progress_bar(frames: u64, scene: &str) -> ProgressBar {
     bar
 }
 
-fn print_summary(r: &Report) {
+pub(crate) fn print_summary(r: &Report) {
     println!(
         "{}: {} frames ({} steps, {:.2} s simulated) in {:.2} s on {} threads",
         r.scene,

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Serialize;
-use sylva_runtime::metrics::{FrameReport, SystemReport, peak_rss_bytes};
+use sylva_runtime::metrics::{FrameReport, Histogram, SystemReport, peak_rss_bytes, rss_bytes};
 use sylva_runtime::{App, SnapshotError};
 use sylva_systems::colonize::ColonizeStats;
 use sylva_systems::colonize::{Attractor, Colonizing};
@@ -15,6 +15,9 @@ use sylva_systems::placement::forest::ForestStats;
 use sylva_systems::species::TreeStats;
 use sylva_systems::terrain::{self, TerrainChunk, TerrainReport};
 use sylva_systems::tree::{Segment, Tree};
+use sylva_systems::world::{StageMillis, WorldStreamer};
+
+use crate::flight::FlightLog;
 
 /// Everything measured in one run. Later domains add their own sections.
 #[derive(Clone, Debug, Serialize)]
@@ -57,9 +60,152 @@ pub struct Report {
     /// The scene's grass, when it has some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grass: Option<GrassReport>,
+    /// Chunk streaming, for world scenes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<StreamingReport>,
     /// The renderer, when the run rendered (`--screenshot`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<RenderReport>,
+}
+
+/// The report's `streaming` object: chunk counts, latencies, frame times, memory.
+#[derive(Clone, Debug, Serialize)]
+pub struct StreamingReport {
+    /// Chunks by what happened to them.
+    pub chunks: ChunkCounts,
+    /// Most chunks installed at once.
+    pub resident_max: usize,
+    /// Request to ready per chunk, milliseconds.
+    pub ready_ms: Quantiles,
+    /// Generation (or cache read) plus preparation per chunk on the pool, milliseconds.
+    pub generate_ms: Quantiles,
+    /// Mean generation cost per chunk by stage, milliseconds.
+    pub stages_ms: StageMillis,
+    /// Main-thread install work per frame, milliseconds.
+    pub install_ms_per_frame: Quantiles,
+    /// Main-thread frame time, milliseconds.
+    pub frame_ms: Quantiles,
+    /// Frames over twice the median or over 16.7 ms.
+    pub hitches: u64,
+    /// Frames in which a chunk within the near radius was not installed.
+    pub holes: u64,
+    /// Frames flown after the warm-up.
+    pub frames: u64,
+    /// Until the first ring was installed, milliseconds.
+    pub warmup_ms: f64,
+    /// Growing the tree variants and baking the grass, milliseconds.
+    pub content_ms: f64,
+    /// Resident memory, bytes.
+    pub rss_bytes: RssReport,
+    /// Content hash of every installed chunk, keyed `"x,z"`.
+    pub chunk_hashes: BTreeMap<String, String>,
+}
+
+/// Chunk counters of the streaming report.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ChunkCounts {
+    /// Requested.
+    pub requested: u64,
+    /// Generated.
+    pub generated: u64,
+    /// Read from the cache.
+    pub from_cache: u64,
+    /// Cache files refused and regenerated.
+    pub cache_rejected: u64,
+    /// Installed.
+    pub installed: u64,
+    /// Evicted after being installed.
+    pub evicted: u64,
+    /// Cancelled before generation started.
+    pub cancelled: u64,
+    /// Generated but no longer wanted when ready.
+    pub dropped: u64,
+}
+
+/// Percentiles of a distribution, milliseconds.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Quantiles {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Quantiles {
+    fn of(h: &Histogram) -> Self {
+        Self {
+            p50: h.quantile_ms(0.5),
+            p95: h.quantile_ms(0.95),
+            p99: h.quantile_ms(0.99),
+            max: h.max_ms(),
+        }
+    }
+}
+
+/// Resident memory of a flight.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct RssReport {
+    /// After the warm-up.
+    pub after_warmup: Option<u64>,
+    /// At the end.
+    pub end: Option<u64>,
+    /// Most seen.
+    pub max: u64,
+}
+
+impl StreamingReport {
+    /// The report of a world's streaming over a flight.
+    pub fn new(world: &WorldStreamer, log: &FlightLog) -> Self {
+        let s = world.stats();
+        let mut frames = Histogram::default();
+        for &ms in &log.frame_ms {
+            frames.record(Duration::from_secs_f64(f64::from(ms) / 1e3));
+        }
+        let median = frames.quantile_ms(0.5);
+        let hitches = log
+            .frame_ms
+            .iter()
+            .filter(|&&ms| f64::from(ms) > 2.0 * median || ms > 16.7)
+            .count() as u64;
+        let end = rss_bytes();
+        Self {
+            chunks: ChunkCounts {
+                requested: s.requested,
+                generated: s.generated,
+                from_cache: s.from_cache,
+                cache_rejected: s.cache_rejected,
+                installed: s.installed,
+                evicted: s.evicted,
+                cancelled: s.cancelled,
+                dropped: s.dropped,
+            },
+            resident_max: s.resident_max,
+            ready_ms: Quantiles::of(&s.ready),
+            generate_ms: Quantiles::of(&s.generate),
+            stages_ms: world.stages(),
+            install_ms_per_frame: Quantiles::of(&log.install),
+            frame_ms: Quantiles::of(&frames),
+            hitches,
+            holes: log.holes,
+            frames: log.frame_ms.len() as u64,
+            warmup_ms: log.warmup_ms,
+            content_ms: world.content().grow_ms + world.content().bake_ms,
+            rss_bytes: RssReport {
+                after_warmup: log.rss_after_warmup,
+                end,
+                max: log.rss_max.max(end.unwrap_or(0)),
+            },
+            chunk_hashes: world
+                .hashes()
+                .iter()
+                .map(|(c, h)| (format!("{},{}", c[0], c[1]), format!("{h:016x}")))
+                .collect(),
+        }
+    }
 }
 
 /// The report's `render` object.
@@ -244,6 +390,7 @@ impl Report {
             forest: world.resources.get::<ForestStats>().map(|f| f.clone()),
             terrain: (world.count::<TerrainChunk>() > 0).then(|| terrain::report(app)),
             grass: GrassReport::of(app),
+            streaming: None,
             render: None,
         })
     }

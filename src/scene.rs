@@ -18,6 +18,7 @@ use std::path::Path;
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
+use sylva_runtime::Validate;
 use sylva_runtime::extract::{Camera, Sun};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::grass::{BakeSettings, BladeShape, Dynamics, LiveSettings, Walker, WindField, blade_from_grammar};
@@ -27,9 +28,13 @@ use sylva_systems::placement::ScatterParams;
 use sylva_systems::placement::forest::ForestParams;
 use sylva_systems::terrain::TerrainParams;
 use sylva_systems::tree::{MeshParams, RadiusParams};
+use sylva_systems::world::WorldParams;
 
-/// The default scene, embedded so `sylva` runs from any directory.
-pub const SHOWCASE: &str = include_str!("../scenes/showcase.ron");
+/// The default scene, the streamed world, embedded so `sylva` runs from any directory.
+pub const WORLD: &str = include_str!("../scenes/world.ron");
+
+/// The hanging chains (the particle solver's showcase), embedded.
+pub const CHAINS: &str = include_str!("../scenes/chains.ron");
 
 /// The grass presets (`Preset("name")`): scene files whose first species is written as a grammar.
 pub const GRASS_PRESETS: [(&str, &str); 5] = [
@@ -66,6 +71,8 @@ pub struct Scene {
     /// Grass moved by baked wind, with walkers pushing it (on the terrain where there is one),
     /// if any. Default: none.
     pub grass: Option<GrassScene>,
+    /// An endless world streamed chunk by chunk around the camera, if any. Default: none.
+    pub world: Option<WorldParams>,
     /// Where the camera looks from.
     pub camera: Camera,
     /// The sun.
@@ -325,9 +332,14 @@ impl fmt::Display for SceneError {
 impl std::error::Error for SceneError {}
 
 impl Scene {
-    /// The embedded showcase scene.
-    pub fn showcase() -> Self {
-        Self::from_str(SHOWCASE, "scenes/showcase.ron").expect("the embedded showcase scene is valid")
+    /// The embedded default scene: the streamed world.
+    pub fn world() -> Self {
+        Self::from_str(WORLD, "scenes/world.ron").expect("the embedded world scene is valid")
+    }
+
+    /// The embedded hanging chains.
+    pub fn chains() -> Self {
+        Self::from_str(CHAINS, "scenes/chains.ron").expect("the embedded chains scene is valid")
     }
 
     /// Reads and validates a scene file.
@@ -457,6 +469,13 @@ impl Scene {
             grass.validate().map_err(|(mut p, m)| {
                 p.insert(0, "grass".to_owned());
                 (p, m)
+            })?;
+        }
+        if let Some(world) = &self.world {
+            world.validate().map_err(|e| {
+                let mut p = vec!["world".to_owned()];
+                p.extend(e.path);
+                (p, e.message)
             })?;
         }
         if let Some(terrain) = &self.terrain {
@@ -635,10 +654,37 @@ mod tests {
     }
 
     #[test]
-    fn showcase_parses_and_is_valid() {
-        let s = Scene::showcase();
-        assert_eq!(s.name, "showcase");
+    fn embedded_scenes_parse_and_are_valid() {
+        let s = Scene::chains();
+        assert_eq!(s.name, "chains");
         assert!(s.chains.is_some());
+        let w = Scene::world();
+        assert_eq!(w.name, "world");
+        assert!(w.world.is_some());
+    }
+
+    #[test]
+    fn bad_world_values_name_the_field_and_line() {
+        let cases = [
+            ("(world: (\n  chunk_cells: 0))", "world.chunk_cells", 2),
+            (
+                "(world: (load_radius: 500.0,\n evict_radius: 100.0))",
+                "world.evict_radius",
+                2,
+            ),
+            ("(world: (\n\n cell_size: NaN))", "world.cell_size", 3),
+            ("(world: (budget: (\n installs: 0)))", "world.budget.installs", 2),
+            (
+                "(world: (trees: [(species: (lsystem: ()), placement: (\n min_distance: -1.0))]))",
+                "world.trees[0].placement.min_distance",
+                2,
+            ),
+            ("(world: (threads: 100000))", "world.threads", 1),
+        ];
+        for (text, field, line) in cases {
+            let e = err(text);
+            assert_eq!((e.field.as_deref(), e.line), (Some(field), line), "{text}: {e}");
+        }
     }
 
     #[test]

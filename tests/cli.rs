@@ -87,12 +87,99 @@ fn report_has_the_contract_keys() {
 }
 
 #[test]
-fn no_arguments_runs_the_showcase() {
+fn run_without_a_scene_streams_the_world() {
     let out = sylva(&["--threads", "2", "run", "--frames", "3"]);
-    assert!(out.status.success());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.starts_with("showcase: 3 frames"), "{stdout}");
+    assert!(stdout.starts_with("world: 3 frames"), "{stdout}");
+    assert!(stdout.contains("terrain_chunks"), "{stdout}");
     assert!(stdout.contains("rendering: off"), "{stdout}");
+}
+
+/// A small world: 64-cell chunks, a short radius, one tree species and one grass species.
+fn small_world(name: &str) -> PathBuf {
+    let path = temp(name);
+    std::fs::write(
+        &path,
+        r#"(name: "small world", seed: 3, world: (
+            chunk_cells: 64, load_radius: 150.0, evict_radius: 220.0, threads: 1,
+            terrain: (generator: (height: Some(Fbm((frequency: 0.01, amplitude: 20.0, octaves: 3, lacunarity: 2.0, gain: 0.5))),
+                layers: [(material: Granite, thickness: Share(1.0))])),
+            trees: [(species: (variants: 2, lsystem: (grammar: "axiom: F(100)[+F(50)][-F(50)]", iterations: 1)),
+                placement: (density: 40.0, min_distance: 5.0))],
+            grass: (species: [(placement: (density: 2000.0, min_distance: 0.5))], bake: (cells: 4, frames: 4, max_warmup_seconds: 0.0)),
+        ), camera: (position: (0.0, 40.0, 0.0), target: (10.0, 30.0, 0.0)))"#,
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn fly_streams_reports_and_reads_its_cache_back() {
+    let scene = small_world("world.ron");
+    let cache = temp("chunk-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let fly = |name| {
+        report(
+            &[
+                "fly",
+                scene.to_str().unwrap(),
+                "--no-render",
+                "--speed",
+                "60",
+                "--seconds",
+                "2",
+                "--hz",
+                "30",
+                "--cache",
+                cache.to_str().unwrap(),
+            ],
+            name,
+        )
+    };
+    let cold = fly("cold.json");
+    let s = &cold["streaming"];
+    for key in [
+        "requested",
+        "generated",
+        "from_cache",
+        "cache_rejected",
+        "installed",
+        "evicted",
+        "cancelled",
+    ] {
+        assert!(s["chunks"][key].is_u64(), "{key}");
+    }
+    for key in ["ready_ms", "install_ms_per_frame", "frame_ms"] {
+        assert!(s[key]["p99"].as_f64().unwrap() >= 0.0, "{key}");
+    }
+    assert!(s["chunks"]["installed"].as_u64().unwrap() >= 16);
+    assert_eq!(s["chunks"]["from_cache"], 0);
+    assert!(s["rss_bytes"]["max"].as_u64().unwrap() > 0);
+    assert_eq!(s["frames"], 60);
+    let warm = fly("warm.json");
+    let w = &warm["streaming"];
+    assert!(w["chunks"]["from_cache"].as_u64().unwrap() >= 16, "{w}");
+    assert_eq!(w["chunks"]["cache_rejected"], 0);
+    // Chunks near the end of the flight may be cancelled in one run and not the other; every
+    // chunk both runs installed has the same content.
+    let (a, b) = (
+        s["chunk_hashes"].as_object().unwrap(),
+        w["chunk_hashes"].as_object().unwrap(),
+    );
+    let common: Vec<_> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    assert!(common.len() >= 16);
+    for k in common {
+        assert_eq!(a[k], b[k], "chunk {k}");
+    }
+}
+
+#[test]
+fn fly_refuses_a_scene_without_a_world() {
+    let scene = small_scene("noworld.ron");
+    let out = sylva(&["fly", scene.to_str().unwrap(), "--no-render"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no `world` section"));
 }
 
 #[test]

@@ -105,7 +105,7 @@ fn single_tree_scenes_still_load_and_have_no_forest() {
     for name in [
         "scenes/thesis/fig2_6a.ron",
         "scenes/thesis/fig5_11a.ron",
-        "scenes/showcase.ron",
+        "scenes/chains.ron",
     ] {
         let scene = Scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap();
         assert!(scene.forest.is_none(), "{name}");

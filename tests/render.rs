@@ -120,8 +120,8 @@ fn valley_camera() -> Camera {
 }
 
 #[test]
-fn showcase_renders_like_its_golden_image() {
-    let Some((pixels, stats)) = render_scene(&Scene::showcase(), 10) else {
+fn chains_render_like_their_golden_image() {
+    let Some((pixels, stats)) = render_scene(&Scene::chains(), 10) else {
         return;
     };
     assert_eq!(stats.cylinders, 16384);
@@ -301,6 +301,7 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_sylva"))
         .args([
             "run",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron"),
             "--frames",
             "2",
             "--width",

@@ -152,7 +152,7 @@ fn tree_command_exports_glb_and_obj_and_reports() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown export format"));
     let no_tree = Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(["tree", concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/showcase.ron")])
+        .args(["tree", concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron")])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&no_tree.stderr).contains("has no `tree` section"));

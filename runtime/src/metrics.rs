@@ -180,8 +180,18 @@ impl Metrics {
 ///
 /// Reads `VmHWM` from `/proc/self/status` on Linux; `None` elsewhere.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// Resident set size of this process now, in bytes, where the OS tells it
+/// (`VmRSS` on Linux; `None` elsewhere).
+pub fn rss_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
@@ -232,6 +242,7 @@ mod tests {
     fn peak_rss_is_read_on_linux() {
         if cfg!(target_os = "linux") {
             assert!(peak_rss_bytes().unwrap() > 1024 * 1024);
+            assert!(rss_bytes().unwrap() <= peak_rss_bytes().unwrap());
         }
     }
 }

@@ -43,18 +43,23 @@ pub type ChunkCoord = [i32; 2];
 
 /// What a streamer generates: a pure function from a coordinate to a payload.
 pub trait ChunkSource: Send + Sync + 'static {
-    /// A generated chunk, as the host installs it.
+    /// A generated chunk, as it is cached.
     type Payload: Send + Serialize + DeserializeOwned + 'static;
+    /// A chunk made ready to install (render data derived on the pool, not cached).
+    type Ready: Send + 'static;
 
     /// Generates chunk `coord`. Must depend on `coord` and the source's own
     /// parameters only.
     fn generate(&self, coord: ChunkCoord) -> Self::Payload;
 
+    /// Prepares a generated or cached payload for installing, on the pool.
+    fn prepare(&self, payload: Self::Payload) -> Self::Ready;
+
     /// The cache key of chunk `coord`: a hash of everything its content depends on.
     fn cache_key(&self, coord: ChunkCoord) -> u64;
 
-    /// Bytes installing `payload` uploads to a renderer (counted against the budget).
-    fn upload_bytes(payload: &Self::Payload) -> u64;
+    /// Bytes installing `ready` uploads to a renderer (counted against the budget).
+    fn upload_bytes(ready: &Self::Ready) -> u64;
 }
 
 /// Radii and limits of a [`Streamer`].
@@ -147,7 +152,7 @@ pub struct StreamStats {
     pub resident_max: usize,
     /// Request to ready, per chunk.
     pub ready: Histogram,
-    /// Generation (or cache read) time on the pool, per chunk.
+    /// Generation (or cache read) and preparation time on the pool, per chunk.
     pub generate: Histogram,
     /// Time in the install callback, per frame.
     pub install: Histogram,
@@ -198,9 +203,9 @@ pub struct Streamer<S: ChunkSource> {
     cache: Option<ChunkCache>,
     pool: Arc<rayon::ThreadPool>,
     settings: StreamSettings,
-    slots: BTreeMap<ChunkCoord, Slot<S::Payload>>,
-    tx: Sender<Outcome<S::Payload>>,
-    rx: Receiver<Outcome<S::Payload>>,
+    slots: BTreeMap<ChunkCoord, Slot<S::Ready>>,
+    tx: Sender<Outcome<S::Ready>>,
+    rx: Receiver<Outcome<S::Ready>>,
     stats: StreamStats,
 }
 
@@ -250,6 +255,14 @@ impl<S: ChunkSource> Streamer<S> {
         &self.stats
     }
 
+    /// Forgets the latencies (ready, generate, install), keeping the counters:
+    /// called after a loading screen, so they describe streaming while moving.
+    pub fn reset_latencies(&mut self) {
+        self.stats.ready = Histogram::default();
+        self.stats.generate = Histogram::default();
+        self.stats.install = Histogram::default();
+    }
+
     /// The state of chunk `coord`, `None` when it is not wanted.
     pub fn state(&self, coord: ChunkCoord) -> Option<ChunkState> {
         self.slots.get(&coord).map(|s| s.state)
@@ -271,7 +284,7 @@ impl<S: ChunkSource> Streamer<S> {
         &mut self,
         viewers: &[Viewer],
         budget: &FrameBudget,
-        mut on_event: impl FnMut(StreamEvent<S::Payload>),
+        mut on_event: impl FnMut(StreamEvent<S::Ready>),
     ) -> FrameStream {
         self.collect_results();
         let mut frame = FrameStream::default();
@@ -324,7 +337,7 @@ impl<S: ChunkSource> Streamer<S> {
         }
     }
 
-    fn evict(&mut self, viewers: &[Viewer], on_event: &mut impl FnMut(StreamEvent<S::Payload>)) {
+    fn evict(&mut self, viewers: &[Viewer], on_event: &mut impl FnMut(StreamEvent<S::Ready>)) {
         let far: Vec<ChunkCoord> = self
             .slots
             .keys()
@@ -383,7 +396,7 @@ impl<S: ChunkSource> Streamer<S> {
         viewers: &[Viewer],
         budget: &FrameBudget,
         frame: &mut FrameStream,
-        on_event: &mut impl FnMut(StreamEvent<S::Payload>),
+        on_event: &mut impl FnMut(StreamEvent<S::Ready>),
     ) {
         let started = Instant::now();
         for coord in self.by_priority(viewers, ChunkState::Ready) {
@@ -472,7 +485,7 @@ struct Job<S: ChunkSource> {
     source: Arc<S>,
     cache: Option<ChunkCache>,
     cancel: Arc<AtomicBool>,
-    tx: Sender<Outcome<S::Payload>>,
+    tx: Sender<Outcome<S::Ready>>,
 }
 
 impl<S: ChunkSource> Job<S> {
@@ -499,6 +512,7 @@ impl<S: ChunkSource> Job<S> {
                 }
             }
         };
+        let payload = self.source.prepare(payload);
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let _ = self.tx.send(Outcome::Done {
             coord,

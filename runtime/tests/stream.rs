@@ -19,10 +19,14 @@ struct Toy {
 
 impl ChunkSource for Toy {
     type Payload = Vec<i64>;
+    type Ready = Vec<i64>;
     fn generate(&self, c: ChunkCoord) -> Vec<i64> {
         self.generated.fetch_add(1, Ordering::Relaxed);
         std::thread::sleep(self.delay);
         vec![c[0].into(), c[1].into(), i64::from(c[0]) * i64::from(c[1])]
+    }
+    fn prepare(&self, p: Vec<i64>) -> Vec<i64> {
+        p
     }
     fn cache_key(&self, c: ChunkCoord) -> u64 {
         ((c[0] as u32 as u64) << 32) | c[1] as u32 as u64

@@ -11,3 +11,4 @@ mod registers;
 pub mod species;
 pub mod terrain;
 pub mod tree;
+pub mod world;

@@ -261,7 +261,7 @@ pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u
 }
 
 /// One variant's prepared graph.
-fn grow_variant(sp: &SpeciesParams, species: usize, seed: u64) -> Result<BranchGraph, ForestError> {
+pub(crate) fn grow_variant(sp: &SpeciesParams, species: usize, seed: u64) -> Result<BranchGraph, ForestError> {
     if let Some(l) = &sp.lsystem {
         let mut builder = TreeBuilder::new();
         builder

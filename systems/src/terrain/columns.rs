@@ -235,6 +235,47 @@ impl TerrainChunk {
         })
     }
 
+    /// The `size`² columns from local cell `(x0, z0)` on, as chunk `coord`:
+    /// every plane copied, the rock heights summed again (to the same bits).
+    /// `None` when the square does not fit inside this chunk.
+    pub fn crop(&self, x0: u32, z0: u32, size: u32, coord: [i32; 2]) -> Option<TerrainChunk> {
+        let fits = |a: u32| a.checked_add(size).is_some_and(|end| end <= self.size);
+        if !(fits(x0) && fits(z0)) {
+            return None;
+        }
+        let mut out = TerrainChunk::new(coord, size, self.slots)?;
+        let (from_n, to_n) = (self.cells(), out.cells());
+        let rows = |src: &[f32], dst: &mut [f32]| copy_square(src, dst, self.size, x0, z0, size);
+        for k in 0..usize::from(self.slots) {
+            let (s, d) = (k * from_n..(k + 1) * from_n, k * to_n..(k + 1) * to_n);
+            copy_square(
+                &self.material[s.clone()],
+                &mut out.material[d.clone()],
+                self.size,
+                x0,
+                z0,
+                size,
+            );
+            copy_square(&self.age[s.clone()], &mut out.age[d.clone()], self.size, x0, z0, size);
+            rows(&self.thickness[s], &mut out.thickness[d]);
+        }
+        copy_square(&self.count, &mut out.count, self.size, x0, z0, size);
+        rows(&self.water, &mut out.water);
+        rows(&self.sediment, &mut out.sediment);
+        for (src, dst) in self
+            .flux
+            .iter()
+            .chain(&self.velocity)
+            .zip(out.flux.iter_mut().chain(&mut out.velocity))
+        {
+            rows(src, dst);
+        }
+        let mut ground = Vec::new();
+        out.ground_heights(&mut ground);
+        out.ground = ground;
+        Some(out)
+    }
+
     /// Bytes of state per cell for a given layer capacity.
     pub const fn bytes_per_cell(max_layers: u8) -> usize {
         37 + 7 * max_layers as usize
@@ -550,5 +591,14 @@ impl Layers<'_> {
                 k += 1;
             }
         }
+    }
+}
+
+/// Copies the `size`² square at `(x0, z0)` of a `from_size`² plane into `dst`.
+fn copy_square<T: Copy>(src: &[T], dst: &mut [T], from_size: u32, x0: u32, z0: u32, size: u32) {
+    let (w, s, x0) = (from_size as usize, size as usize, x0 as usize);
+    for (z, row) in dst.chunks_exact_mut(s).enumerate() {
+        let at = (z0 as usize + z) * w + x0;
+        row.copy_from_slice(&src[at..at + s]);
     }
 }

@@ -273,10 +273,23 @@ impl GeneratorParams {
     /// The result depends only on (seed, coord, parameters). `None` when the
     /// parameters fail validation or the size or layer count is out of range.
     pub fn generate(&self, seed: u64, coord: [i32; 2], size: u32, max_layers: u8) -> Option<TerrainChunk> {
-        self.validate().ok()?;
-        let mut chunk = TerrainChunk::new(coord, size, max_layers)?;
-        let n = size as usize;
+        let chunk = TerrainChunk::new(coord, size, max_layers)?;
         let origin = chunk.origin();
+        self.fill(seed, origin, chunk)
+    }
+
+    /// Generates the `size`² columns whose first cell is world cell `origin`,
+    /// whatever the chunk grid: what a chunk plus an apron around it needs.
+    /// Every column equals the one [`generate`](Self::generate) gives the chunk
+    /// that holds it. The result is labelled chunk (0, 0); take chunks out of it
+    /// with [`TerrainChunk::crop`].
+    pub fn generate_region(&self, seed: u64, origin: [i64; 2], size: u32, max_layers: u8) -> Option<TerrainChunk> {
+        self.fill(seed, origin, TerrainChunk::new([0, 0], size, max_layers)?)
+    }
+
+    fn fill(&self, seed: u64, origin: [i64; 2], mut chunk: TerrainChunk) -> Option<TerrainChunk> {
+        self.validate().ok()?;
+        let n = chunk.size() as usize;
         let mut height = vec![0.0f32; n * n];
         if let Some(h) = &self.height {
             h.add_to(

@@ -1,0 +1,221 @@
+//! `sylva fly`: a viewer flown through a streamed world at real frame pacing,
+//! measuring streaming, frame times and memory (the report's `streaming`).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use sylva::runtime::App;
+use sylva::vk::Renderer;
+use sylva::{Flight, FlightLog, RenderReport, Report, StreamingReport, WorldStreamer};
+
+use crate::{Common, FlyArgs, print_summary, progress_bar, scene_or_default, write_report};
+
+/// Seconds a straight flight lasts when only --speed is given.
+const DEFAULT_SECONDS: f32 = 60.0;
+
+pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
+    let scene = scene_or_default(args.scene.as_deref(), common)?;
+    let Some(params) = &scene.world else {
+        return Err(format!("{}: the scene has no `world` section", scene.name));
+    };
+    let started = Instant::now();
+    println!("{}: growing species and baking grass", scene.name);
+    let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let mut app = built.app;
+    let mut world = built.world.expect("a world scene builds a world");
+    if let Some(dir) = &args.cache {
+        world = world.with_cache(dir).map_err(|e| e.to_string())?;
+    }
+    let content = world.content();
+    println!(
+        "  {} tree species ({} variants) in {:.0} ms, {} grass species baked in {:.0} ms; {} generation threads",
+        content.trees.len(),
+        content.trees.iter().map(|t| t.variants.len()).sum::<usize>(),
+        content.grow_ms,
+        content.grass.len(),
+        content.bake_ms,
+        params.generation_threads()
+    );
+    let flight = match (args.speed, args.seconds) {
+        (None, None) => Flight::of_scene(&params.flight, &scene.camera, DEFAULT_SECONDS),
+        (speed, seconds) => Flight::straight(
+            &scene.camera,
+            speed.unwrap_or(params.flight.speed),
+            seconds.unwrap_or(DEFAULT_SECONDS),
+            params.flight.pitch_degrees,
+        ),
+    };
+    let mut renderer = if args.no_render {
+        None
+    } else {
+        renderer(args.width, args.height)?
+    };
+    let mut log = FlightLog::default();
+    let start = flight.viewer(0.0);
+    app.world.resources.insert(Flight::camera(&scene.camera, &start));
+    let warmup = world.settle(&mut app, &[start], |_| {});
+    log.warmed_up(warmup);
+    world.reset_latencies();
+    println!("  first ring: {} chunks in {:.0} ms", world.stats().installed, warmup);
+    let frames = (flight.seconds() * args.hz as f32).ceil().max(1.0) as u64;
+    let progress = progress_bar(frames, &scene.name);
+    let mut shots = Shots::new(args)?;
+    let dt = 1.0 / f64::from(args.hz);
+    let paced = Instant::now();
+    for k in 0..frames {
+        // Real pacing: a frame starts no earlier than its time on the clock.
+        let due = paced + Duration::from_secs_f64(k as f64 * dt);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let frame_start = Instant::now();
+        let t = (k as f64 * dt) as f32;
+        let viewer = flight.viewer(t);
+        app.world.resources.insert(Flight::camera(&scene.camera, &viewer));
+        let stream = world.update(&mut app, &[viewer]);
+        app.update(dt);
+        if let Some(r) = &mut renderer {
+            sylva::render(r, &app, false).map_err(|e| format!("renderer: {e}"))?;
+            shots.maybe_write(r, t)?;
+        }
+        log.record(frame_start.elapsed(), &stream);
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let mut report = Report::gather(&app, &scene.name, started.elapsed()).map_err(|e| e.to_string())?;
+    report.streaming = Some(StreamingReport::new(&world, &log));
+    print_summary(&report);
+    print_streaming(report.streaming.as_ref().expect("set above"), &world);
+    if let Some(path) = &args.screenshot {
+        report.render = final_shot(&app, renderer.as_mut(), path, args)?;
+    }
+    if let Some(r) = &renderer {
+        report.render = Some(RenderReport::new(&r.stats()));
+    }
+    write_report(&report, common)
+}
+
+/// A headless renderer, or none (with the hint) when there is no Vulkan driver.
+fn renderer(width: u32, height: u32) -> Result<Option<Renderer>, String> {
+    match Renderer::new_headless(width, height) {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if e.is_no_driver() => {
+            println!("{}", sylva::vk::NO_DRIVER_HINT);
+            Ok(None)
+        }
+        Err(e) => Err(format!("renderer: {e}")),
+    }
+}
+
+/// The PNG sequence of `--screenshot-every`.
+struct Shots<'a> {
+    every: Option<f32>,
+    dir: &'a Path,
+    next: f32,
+    count: u32,
+}
+
+impl<'a> Shots<'a> {
+    fn new(args: &'a FlyArgs) -> Result<Self, String> {
+        if args.screenshot_every.is_some() {
+            std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+        }
+        Ok(Self {
+            every: args.screenshot_every,
+            dir: &args.out,
+            next: 0.0,
+            count: 0,
+        })
+    }
+
+    fn maybe_write(&mut self, r: &Renderer, t: f32) -> Result<(), String> {
+        let Some(every) = self.every else {
+            return Ok(());
+        };
+        if t + 1e-4 < self.next {
+            return Ok(());
+        }
+        let path = self.dir.join(format!("frame-{:04}.png", self.count));
+        r.save_png(&path).map_err(|e| e.to_string())?;
+        self.count += 1;
+        self.next += every;
+        Ok(())
+    }
+}
+
+/// Renders the last frame to `path` (with the renderer of the flight, or a new one).
+fn final_shot(
+    app: &App,
+    renderer: Option<&mut Renderer>,
+    path: &Path,
+    args: &FlyArgs,
+) -> Result<Option<RenderReport>, String> {
+    let mut own = None;
+    let r = match renderer {
+        Some(r) => r,
+        None => match self::renderer(args.width, args.height)? {
+            Some(r) => own.insert(r),
+            None => return Ok(None),
+        },
+    };
+    let frame = sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
+    r.save_png(path).map_err(|e| e.to_string())?;
+    println!(
+        "screenshot: {} ({}x{}, {} instances on {}, {} draw calls, {:.1} ms)",
+        path.display(),
+        args.width,
+        args.height,
+        frame.instances(),
+        r.device_name(),
+        frame.draw_calls,
+        frame.frame_ms
+    );
+    Ok(Some(RenderReport::new(&r.stats())))
+}
+
+fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
+    let c = &s.chunks;
+    println!(
+        "  chunks: {} requested, {} generated, {} from cache ({} rejected), {} installed, {} evicted, {} cancelled, {} dropped; at most {} resident",
+        c.requested,
+        c.generated,
+        c.from_cache,
+        c.cache_rejected,
+        c.installed,
+        c.evicted,
+        c.cancelled,
+        c.dropped,
+        s.resident_max
+    );
+    println!(
+        "  ready ms p50 {:.1} p95 {:.1} max {:.1}; generate ms p50 {:.1} (terrain {:.1}, trees {:.1}, grass {:.1} per chunk)",
+        s.ready_ms.p50,
+        s.ready_ms.p95,
+        s.ready_ms.max,
+        s.generate_ms.p50,
+        s.stages_ms.terrain,
+        s.stages_ms.trees,
+        s.stages_ms.grass
+    );
+    println!(
+        "  frame ms p50 {:.2} p99 {:.2} max {:.2}; install ms p50 {:.3} p99 {:.3} max {:.3}; {} hitches, {} frames with holes of {}",
+        s.frame_ms.p50,
+        s.frame_ms.p99,
+        s.frame_ms.max,
+        s.install_ms_per_frame.p50,
+        s.install_ms_per_frame.p99,
+        s.install_ms_per_frame.max,
+        s.hitches,
+        s.holes,
+        s.frames
+    );
+    let mib = |b: Option<u64>| b.map_or("?".to_owned(), |b| format!("{:.0} MiB", b as f64 / (1 << 20) as f64));
+    println!(
+        "  RSS after warm-up {}, end {}, max {}; radius {:.0} m (evict {:.0} m)",
+        mib(s.rss_bytes.after_warmup),
+        mib(s.rss_bytes.end),
+        mib(Some(s.rss_bytes.max)),
+        world.settings().load_radius,
+        world.settings().evict_radius
+    );
+}

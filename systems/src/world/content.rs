@@ -1,0 +1,147 @@
+//! What a world grows once and every chunk instances: a few variants per tree
+//! species, and one bake per grass species.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use sylva_runtime::extract::{GrassMotion, GrassShape};
+use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
+
+use super::params::WorldParams;
+use crate::grass::extraction::motion;
+use crate::grass::{BakeError, BakeSettings, bake, blade_from_grammar};
+use crate::lsystem::LSystemError;
+use crate::placement::forest::{ForestError, grow_variant};
+use crate::tree::BranchGraph;
+
+/// Default bark colour (linear RGBA).
+pub const BARK: [u8; 4] = [110, 85, 60, 255];
+
+/// One tree species' grown variants.
+#[derive(Clone, Debug)]
+pub struct TreeKind {
+    /// Prepared graphs (radii, Z up, graph units), one per variant.
+    pub variants: Vec<BranchGraph>,
+    /// Metres per graph unit.
+    pub scale: f32,
+    /// Bark colour.
+    pub colour: [u8; 4],
+}
+
+/// One grass species' shape and baked motion.
+#[derive(Clone, Debug)]
+pub struct GrassKind {
+    /// The blade as drawn.
+    pub shape: GrassShape,
+    /// The baked motion.
+    pub motion: GrassMotion,
+    /// Colour of every blade.
+    pub colour: [u8; 4],
+}
+
+/// Everything grown for a world before its chunks are installed.
+#[derive(Clone, Debug, Default)]
+pub struct WorldContent {
+    /// Tree species in the world's order.
+    pub trees: Vec<TreeKind>,
+    /// Grass species in the world's order.
+    pub grass: Vec<GrassKind>,
+    /// Growing the tree variants, milliseconds.
+    pub grow_ms: f64,
+    /// Baking the grass, milliseconds.
+    pub bake_ms: f64,
+}
+
+/// Why a world's content could not be grown.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    /// A tree species failed to grow.
+    #[error("trees[{species}]: {source}")]
+    Tree {
+        /// Species index.
+        species: usize,
+        /// Why.
+        source: ForestError,
+    },
+    /// A grass species' grammar failed.
+    #[error("grass.species[{species}].grammar: {source}")]
+    Blade {
+        /// Species index.
+        species: usize,
+        /// Why.
+        source: LSystemError,
+    },
+    /// A grass species could not be baked.
+    #[error("grass.species[{species}]: bake: {source}")]
+    Bake {
+        /// Species index.
+        species: usize,
+        /// Why.
+        source: BakeError,
+    },
+}
+
+/// Grows every tree variant and bakes every grass species of `params`, in
+/// parallel on the current rayon pool. Variant `v` of species `s` grows from
+/// `stream_seed(seed, Index(v), "world.tree.<s>")`.
+pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, ContentError> {
+    let started = Instant::now();
+    let jobs: Vec<(usize, u32)> = params
+        .trees
+        .iter()
+        .enumerate()
+        .flat_map(|(s, t)| (0..t.species.variants.max(1)).map(move |v| (s, v)))
+        .collect();
+    let grown: Vec<Result<BranchGraph, ContentError>> = jobs
+        .par_iter()
+        .map(|&(s, v)| {
+            let seed = stream_seed(seed, StreamKey::Index(u64::from(v)), &format!("world.tree.{s}"));
+            grow_variant(&params.trees[s].species, s, seed).map_err(|source| ContentError::Tree { species: s, source })
+        })
+        .collect();
+    let mut trees: Vec<TreeKind> = params
+        .trees
+        .iter()
+        .map(|t| TreeKind {
+            variants: Vec::new(),
+            scale: t.species.scale,
+            colour: t.colour.unwrap_or(BARK),
+        })
+        .collect();
+    for (&(s, _), graph) in jobs.iter().zip(grown) {
+        trees[s].variants.push(graph?);
+    }
+    let grow_ms = started.elapsed().as_secs_f64() * 1e3;
+    let started = Instant::now();
+    let g = &params.grass;
+    let grass = g
+        .species
+        .par_iter()
+        .enumerate()
+        .map(|(k, sp)| {
+            let shape = blade_from_grammar(&sp.grammar, sp.iterations)
+                .map_err(|source| ContentError::Blade { species: k, source })?;
+            let settings = BakeSettings {
+                seed: hash_words(&[seed, k as u64, g.bake.seed]),
+                ..g.bake
+            };
+            let (baked, _) = bake(&shape, &g.dynamics, &g.wind, &settings)
+                .map_err(|source| ContentError::Bake { species: k, source })?;
+            Ok(GrassKind {
+                shape: GrassShape {
+                    parent: shape.parent.clone(),
+                    rest: shape.rest.clone(),
+                    width: shape.segment.iter().map(|s| s.width).collect(),
+                },
+                motion: motion(&baked),
+                colour: sp.colour,
+            })
+        })
+        .collect::<Result<Vec<_>, ContentError>>()?;
+    Ok(WorldContent {
+        trees,
+        grass,
+        grow_ms,
+        bake_ms: started.elapsed().as_secs_f64() * 1e3,
+    })
+}

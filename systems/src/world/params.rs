@@ -1,0 +1,450 @@
+//! The `world` scene section: chunk grid, streaming radii and budgets, and the
+//! content every chunk is generated from.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
+
+use crate::grass::{BakeSettings, Dynamics, WindField};
+use crate::placement::Rules;
+use crate::placement::forest::SpeciesParams;
+use crate::terrain::{GeneratorParams, MAX_LAYER_SLOTS};
+
+/// Most candidates one species may throw per chunk (density × chunk area).
+pub const MAX_CANDIDATES_PER_CHUNK: f64 = 1_000_000.0;
+
+/// Most cells along a chunk side: a chunk with its apron and 32 layer slots stays
+/// under about 300 MB while it is generated.
+pub const MAX_CHUNK_CELLS: u32 = 1024;
+
+/// Most cells a min distance may span (it sets the apron each chunk generates around itself).
+pub const MAX_REACH_CELLS: f32 = 128.0;
+
+/// Most tree or grass species a world may have.
+pub const MAX_SPECIES: usize = 64;
+
+/// An endless world streamed chunk by chunk (scene section `world`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldParams {
+    /// Cells along a chunk's side. Default 256.
+    pub chunk_cells: u32,
+    /// Side of a cell, metres. Default 1.
+    pub cell_size: f32,
+    /// Chunks within this distance of a viewer are loaded, metres. Default 640.
+    pub load_radius: f32,
+    /// Chunks beyond this distance of every viewer are evicted, metres; at least
+    /// `load_radius`. Default 900.
+    pub evict_radius: f32,
+    /// A chunk this near a viewer that is not installed is a hole, metres.
+    /// Default: half the load radius.
+    pub near_radius: Option<f32>,
+    /// Generation threads; 0 (default) is one less than the cores, at least 1.
+    pub threads: u32,
+    /// What one frame may spend installing chunks.
+    pub budget: BudgetParams,
+    /// Directory of the chunk cache. Default: none (no cache).
+    pub cache: Option<PathBuf>,
+    /// The ground.
+    pub terrain: WorldTerrain,
+    /// Tree species and where they grow. Default: none.
+    pub trees: Vec<WorldTrees>,
+    /// Grass species and where they grow, with their shared bake. Default: no grass.
+    pub grass: WorldGrass,
+    /// The path `sylva fly` and the default run follow. Default: none (a straight line).
+    pub flight: FlightParams,
+}
+
+/// A camera path through the world.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlightParams {
+    /// Positions flown through in order, world metres. Default: none.
+    pub waypoints: Vec<glam::Vec3>,
+    /// Speed along the path, metres per second. Default 30.
+    pub speed: f32,
+    /// How far below the horizon the camera looks, degrees. Default 12.
+    pub pitch_degrees: f32,
+}
+
+impl Default for FlightParams {
+    fn default() -> Self {
+        Self {
+            waypoints: Vec::new(),
+            speed: 30.0,
+            pitch_degrees: 12.0,
+        }
+    }
+}
+
+impl Default for WorldParams {
+    fn default() -> Self {
+        Self {
+            chunk_cells: 256,
+            cell_size: 1.0,
+            load_radius: 640.0,
+            evict_radius: 900.0,
+            near_radius: None,
+            threads: 0,
+            budget: BudgetParams::default(),
+            cache: None,
+            terrain: WorldTerrain::default(),
+            trees: Vec::new(),
+            grass: WorldGrass::default(),
+            flight: FlightParams::default(),
+        }
+    }
+}
+
+/// Per-frame install budget.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetParams {
+    /// Most chunks installed per frame. Default 2.
+    pub installs: u32,
+    /// Most main-thread milliseconds spent installing per frame. Default 2.
+    pub millis: f32,
+    /// Most bytes uploaded to the renderer per frame. Default 32 MiB.
+    pub upload_bytes: u64,
+}
+
+impl Default for BudgetParams {
+    fn default() -> Self {
+        Self {
+            installs: 2,
+            millis: 2.0,
+            upload_bytes: 32 << 20,
+        }
+    }
+}
+
+/// The ground of a world: a generator sampled in world cells, so chunks meet exactly.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldTerrain {
+    /// Height and layers. Default: see [`GeneratorParams`].
+    pub generator: GeneratorParams,
+    /// Layer slots per column. Default 4.
+    pub max_layers: u8,
+}
+
+impl Default for WorldTerrain {
+    fn default() -> Self {
+        Self {
+            generator: GeneratorParams::default(),
+            max_layers: 4,
+        }
+    }
+}
+
+/// Where instances of one species may stand and how they vary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlacementParams {
+    /// Candidates thrown per hectare (10,000 m²); fewer survive the rules and the spacing.
+    /// Default 50.
+    pub density: f32,
+    /// No two instances (of any species of the same kind) closer than the larger of their
+    /// min distances, metres; at most one chunk side. Default 6.
+    pub min_distance: f32,
+    /// Slope, height and material rules. Default: anywhere.
+    pub rules: Rules,
+    /// Range of the random scale per instance. Default (0.8, 1.2).
+    pub scale: (f32, f32),
+}
+
+impl Default for PlacementParams {
+    fn default() -> Self {
+        Self {
+            density: 50.0,
+            min_distance: 6.0,
+            rules: Rules::default(),
+            scale: (0.8, 1.2),
+        }
+    }
+}
+
+/// A tree species of a world and where it grows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldTrees {
+    /// How the species grows (L-system or colonization) and how many variants. Its
+    /// `weight` is unused: each species has its own density.
+    pub species: SpeciesParams,
+    /// Where it stands.
+    pub placement: PlacementParams,
+    /// Bark colour, linear RGBA. Default (110, 85, 60, 255).
+    pub colour: Option<[u8; 4]>,
+}
+
+/// Grass of a world: species placed per chunk, each baked once under one wind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldGrass {
+    /// The species. Default: none.
+    pub species: Vec<WorldGrassSpecies>,
+    /// The bake every species shares the settings of. Default: 16 cells, 32 frames,
+    /// at most 3 s of warm-up.
+    pub bake: BakeSettings,
+    /// The wind of the bakes. Default: still air.
+    pub wind: WindField,
+    /// Step, gravity, spring, damper, drag. Default: see [`Dynamics`].
+    pub dynamics: Dynamics,
+    /// Displacement multiplier of playback. Default 1.
+    pub wind_power: f32,
+    /// Time multiplier of playback. Default 1.
+    pub wave_speed: f32,
+}
+
+impl Default for WorldGrass {
+    fn default() -> Self {
+        Self {
+            species: Vec::new(),
+            bake: BakeSettings {
+                frames: 32,
+                max_warmup_seconds: 3.0,
+                ..BakeSettings::default()
+            },
+            wind: WindField::default(),
+            dynamics: Dynamics::default(),
+            wind_power: 1.0,
+            wave_speed: 1.0,
+        }
+    }
+}
+
+/// A grass species of a world.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldGrassSpecies {
+    /// The blade grammar (see `grass::grammar` for its symbols).
+    pub grammar: String,
+    /// Derivation steps of the grammar. Default 0.
+    pub iterations: u32,
+    /// Where it grows; density is per hectare as for trees.
+    pub placement: PlacementParams,
+    /// Linear RGBA colour. Default meadow green (70, 140, 40, 255).
+    pub colour: [u8; 4],
+}
+
+impl Default for WorldGrassSpecies {
+    fn default() -> Self {
+        Self {
+            grammar: "axiom: S(0.1, 0.01) S S S".into(),
+            iterations: 0,
+            placement: PlacementParams {
+                density: 5000.0,
+                min_distance: 0.3,
+                ..PlacementParams::default()
+            },
+            colour: [70, 140, 40, 255],
+        }
+    }
+}
+
+impl WorldParams {
+    /// Side of a chunk, metres.
+    pub fn chunk_size(&self) -> f32 {
+        self.chunk_cells as f32 * self.cell_size
+    }
+
+    /// The near radius, defaulted.
+    pub fn near(&self) -> f32 {
+        self.near_radius.unwrap_or(self.load_radius * 0.5)
+    }
+
+    /// Generation threads: the setting, or one less than the cores (at least 1).
+    pub fn generation_threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1)),
+            n => n as usize,
+        }
+    }
+}
+
+fn positive(v: f32) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+impl Validate for WorldParams {
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check((8..=MAX_CHUNK_CELLS).contains(&self.chunk_cells), "chunk_cells", || {
+            format!("must be within 8..={MAX_CHUNK_CELLS}, got {}", self.chunk_cells)
+        })?;
+        FieldError::check(positive(self.cell_size) && self.cell_size <= 100.0, "cell_size", || {
+            format!("must be within (0, 100] metres, got {}", self.cell_size)
+        })?;
+        let size = self.chunk_size();
+        FieldError::check(
+            positive(self.load_radius) && self.load_radius <= 64.0 * size,
+            "load_radius",
+            || {
+                format!(
+                    "must be positive and at most 64 chunks ({} m), got {}",
+                    64.0 * size,
+                    self.load_radius
+                )
+            },
+        )?;
+        FieldError::check(
+            self.evict_radius.is_finite() && self.evict_radius >= self.load_radius && self.evict_radius <= 96.0 * size,
+            "evict_radius",
+            || {
+                format!(
+                    "must be at least the load radius ({}) and at most 96 chunks, got {}",
+                    self.load_radius, self.evict_radius
+                )
+            },
+        )?;
+        FieldError::check(
+            positive(self.near()) && self.near() <= self.load_radius,
+            "near_radius",
+            || format!("must be positive and at most the load radius, got {}", self.near()),
+        )?;
+        FieldError::check(self.threads <= 256, "threads", || {
+            format!("must be at most 256 (0: one less than the cores), got {}", self.threads)
+        })?;
+        self.budget.validate().map_err(|e| e.within("budget"))?;
+        self.terrain.validate().map_err(|e| e.within("terrain"))?;
+        FieldError::check(self.trees.len() <= MAX_SPECIES, "trees", || {
+            format!("at most {MAX_SPECIES} species, got {}", self.trees.len())
+        })?;
+        for (k, t) in self.trees.iter().enumerate() {
+            t.validate_in(self).map_err(|e| e.within(format!("trees[{k}]")))?;
+        }
+        self.grass.validate_in(self).map_err(|e| e.within("grass"))?;
+        self.flight.validate().map_err(|e| e.within("flight"))
+    }
+}
+
+impl Validate for FlightParams {
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(self.waypoints.len() <= 10_000, "waypoints", || {
+            format!("at most 10000 waypoints, got {}", self.waypoints.len())
+        })?;
+        FieldError::check(self.waypoints.iter().all(|w| w.is_finite()), "waypoints", || {
+            "every waypoint must be finite".into()
+        })?;
+        FieldError::check(positive(self.speed), "speed", || {
+            format!("must be a positive number, got {}", self.speed)
+        })?;
+        FieldError::check((-89.0..=89.0).contains(&self.pitch_degrees), "pitch_degrees", || {
+            format!("must be within -89..=89, got {}", self.pitch_degrees)
+        })
+    }
+}
+
+impl Validate for BudgetParams {
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(self.installs >= 1, "installs", || "must be at least 1".into())?;
+        FieldError::check(positive(self.millis), "millis", || {
+            format!("must be a positive number, got {}", self.millis)
+        })?;
+        FieldError::check(self.upload_bytes >= 1, "upload_bytes", || "must be at least 1".into())
+    }
+}
+
+impl Validate for WorldTerrain {
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check((1..=MAX_LAYER_SLOTS).contains(&self.max_layers), "max_layers", || {
+            format!("must be within 1..={MAX_LAYER_SLOTS}, got {}", self.max_layers)
+        })?;
+        self.generator
+            .validate()
+            .map_err(|(path, message)| FieldError::new(&path.join("."), message))
+    }
+}
+
+impl PlacementParams {
+    fn validate_in(&self, world: &WorldParams) -> Result<(), FieldError> {
+        let area_ha = f64::from(world.chunk_size()).powi(2) / 1e4;
+        FieldError::check(
+            self.density.is_finite()
+                && self.density >= 0.0
+                && f64::from(self.density) * area_ha <= MAX_CANDIDATES_PER_CHUNK,
+            "density",
+            || {
+                format!(
+                    "must be >= 0 and give at most {MAX_CANDIDATES_PER_CHUNK} candidates per chunk ({:.0} per hectare here), got {}",
+                    MAX_CANDIDATES_PER_CHUNK / area_ha,
+                    self.density
+                )
+            },
+        )?;
+        let most = world.chunk_size().min(MAX_REACH_CELLS * world.cell_size);
+        FieldError::check(
+            positive(self.min_distance) && self.min_distance <= most,
+            "min_distance",
+            || {
+                format!(
+                    "must be positive and at most {most} m (a chunk side, and {MAX_REACH_CELLS} cells), got {}",
+                    self.min_distance
+                )
+            },
+        )?;
+        let (s, h) = (self.rules.slope, self.rules.height);
+        FieldError::check(!(s.0.is_nan() || s.1.is_nan() || s.0 > s.1), "rules.slope", || {
+            format!("is {s:?}, must be an ordered range")
+        })?;
+        FieldError::check(!(h.0.is_nan() || h.1.is_nan() || h.0 > h.1), "rules.height", || {
+            format!("is {h:?}, must be an ordered range")
+        })?;
+        let (lo, hi) = self.scale;
+        FieldError::check(positive(lo) && hi.is_finite() && lo <= hi, "scale", || {
+            format!("need 0 < min <= max, got ({lo}, {hi})")
+        })
+    }
+}
+
+impl WorldTrees {
+    fn validate_in(&self, world: &WorldParams) -> Result<(), FieldError> {
+        let forest = crate::placement::forest::ForestParams {
+            species: vec![self.species.clone()],
+            ..Default::default()
+        };
+        forest.validate().map_err(|(mut path, message)| {
+            // The forest names its one species `species[0]`; here it is `species`.
+            path[0] = "species".into();
+            FieldError { path, message }
+        })?;
+        self.placement.validate_in(world).map_err(|e| e.within("placement"))
+    }
+}
+
+impl WorldGrass {
+    fn validate_in(&self, world: &WorldParams) -> Result<(), FieldError> {
+        FieldError::check(self.species.len() <= MAX_SPECIES, "species", || {
+            format!("at most {MAX_SPECIES} species, got {}", self.species.len())
+        })?;
+        for (k, sp) in self.species.iter().enumerate() {
+            sp.placement
+                .validate_in(world)
+                .map_err(|e| e.within("placement").within(format!("species[{k}]")))?;
+        }
+        let b = &self.bake;
+        FieldError::check((1..=256).contains(&b.cells), "bake.cells", || {
+            format!("must be within 1..=256, got {}", b.cells)
+        })?;
+        FieldError::check(
+            (2..=1024).contains(&b.frames) && b.record_every >= 1 && b.instances >= 1 && b.instances <= 64,
+            "bake.frames",
+            || "need frames in 2..=1024, record_every >= 1 and instances in 1..=64".into(),
+        )?;
+        FieldError::check(
+            positive(b.cell_size) && positive(b.rgb8_scale) && (0.0..=60.0).contains(&b.max_warmup_seconds),
+            "bake.cell_size",
+            || "cell_size and rgb8_scale must be positive, max_warmup_seconds within 0..=60".into(),
+        )?;
+        self.wind
+            .validate()
+            .map_err(|e| FieldError::new("wind", e.to_string()))?;
+        self.dynamics.validate().map_err(|m| FieldError::new("dynamics", m))?;
+        FieldError::check(
+            self.wind_power.is_finite() && self.wind_power >= 0.0,
+            "wind_power",
+            || format!("must be >= 0, got {}", self.wind_power),
+        )?;
+        FieldError::check(self.wave_speed.is_finite(), "wave_speed", || "must be finite".into())
+    }
+}

@@ -1,0 +1,122 @@
+//! The world as a [`ChunkSource`]: generate a chunk, then derive on the
+//! generation pool what installing it needs (cylinders, terrain patch, blades),
+//! so the main thread only moves data.
+
+use std::sync::Arc;
+
+use glam::{Quat, Vec3};
+use sylva_runtime::extract::{CylinderBatch, TerrainPatch};
+use sylva_runtime::stream::{ChunkCoord, ChunkSource};
+
+use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
+use super::content::{TreeKind, WorldContent};
+use crate::tree::UpAxis;
+
+/// Bytes per cylinder instance a renderer uploads (start, end, two radii, colour).
+const CYLINDER_BYTES: u64 = 12 + 12 + 4 + 4 + 4;
+/// Bytes per blade instance a renderer uploads (root, yaw, scale, colour).
+const BLADE_BYTES: u64 = 12 + 4 + 4 + 4;
+
+/// A chunk ready to install.
+#[derive(Debug)]
+pub struct ReadyChunk {
+    /// The generated content (what the cache holds and the hash covers).
+    pub payload: ChunkPayload,
+    /// One cylinder per branch segment of every tree.
+    pub cylinders: CylinderBatch,
+    /// The ground as a renderer draws it.
+    pub patch: TerrainPatch,
+}
+
+impl ReadyChunk {
+    /// Bytes a renderer uploads to draw this chunk.
+    pub fn upload_bytes(&self) -> u64 {
+        let blades: usize = self.payload.grass.iter().map(|g| g.root.len()).sum();
+        let samples = self.patch.height.len() as u64;
+        self.cylinders.len() as u64 * CYLINDER_BYTES + blades as u64 * BLADE_BYTES + samples * (4 + 4 + 1)
+    }
+}
+
+/// Chunks of one world with its grown content.
+#[derive(Debug)]
+pub struct WorldSource {
+    chunks: WorldGen,
+    content: Arc<WorldContent>,
+}
+
+impl WorldSource {
+    /// The source of `gen`'s chunks, instancing `content`.
+    pub fn new(chunks: WorldGen, content: Arc<WorldContent>) -> Self {
+        Self { chunks, content }
+    }
+
+    /// The chunk function.
+    pub fn chunks(&self) -> &WorldGen {
+        &self.chunks
+    }
+
+    /// The grown content.
+    pub fn content(&self) -> &Arc<WorldContent> {
+        &self.content
+    }
+}
+
+impl ChunkSource for WorldSource {
+    type Payload = ChunkPayload;
+    type Ready = ReadyChunk;
+
+    fn generate(&self, coord: ChunkCoord) -> ChunkPayload {
+        self.chunks.chunk(coord)
+    }
+
+    fn prepare(&self, payload: ChunkPayload) -> ReadyChunk {
+        let mut cylinders = CylinderBatch::default();
+        for t in &payload.trees {
+            push_tree(&mut cylinders, &self.content.trees[usize::from(t.species)], t);
+        }
+        let p = self.chunks.params();
+        let c = payload.coord;
+        let patch = TerrainPatch {
+            key: c,
+            origin: Vec3::new(c[0] as f32, 0.0, c[1] as f32) * p.chunk_size(),
+            cell_size: p.cell_size,
+            resolution: payload.surface.resolution,
+            height: payload.surface.height.clone(),
+            material: payload.surface.material.clone(),
+            water: vec![0.0; payload.surface.height.len()],
+            dirty: true,
+        };
+        ReadyChunk {
+            payload,
+            cylinders,
+            patch,
+        }
+    }
+
+    fn cache_key(&self, coord: ChunkCoord) -> u64 {
+        self.chunks.cache_key(coord)
+    }
+
+    fn upload_bytes(ready: &ReadyChunk) -> u64 {
+        ready.upload_bytes()
+    }
+}
+
+/// Appends one cylinder per segment of the tree's variant, turned by its yaw and scaled.
+fn push_tree(batch: &mut CylinderBatch, kind: &TreeKind, t: &TreeInstance) {
+    let Some(graph) = kind.variants.get(usize::from(t.variant)) else {
+        return;
+    };
+    let turn = Quat::from_rotation_y(t.yaw);
+    let scale = kind.scale * t.scale;
+    let point = |p: Vec3| t.position + turn * UpAxis::Z.to_y_up(p) * scale;
+    for i in 0..graph.len() {
+        batch.push(
+            point(graph.start[i]),
+            point(graph.end[i]),
+            graph.start_radius[i] * scale,
+            graph.end_radius[i] * scale,
+            kind.colour,
+        );
+    }
+}

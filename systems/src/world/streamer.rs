@@ -1,0 +1,203 @@
+//! [`WorldStreamer`]: the world an engine drives, frame by frame.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use sylva_runtime::chunk_cache::ChunkCache;
+use sylva_runtime::stream::{FrameBudget, FrameStream, StreamEvent, StreamSettings, StreamStats, Streamer, Viewer};
+use sylva_runtime::{App, FieldError, Validate};
+
+use super::chunk::{StageMillis, WorldGen};
+use super::content::{ContentError, WorldContent, grow_content};
+use super::install::{evict_chunk, install_chunk, install_world};
+use super::params::WorldParams;
+use super::source::{ReadyChunk, WorldSource};
+
+/// Why a world could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum WorldError {
+    /// A parameter is out of range.
+    #[error("world.{0}")]
+    Invalid(#[from] FieldError),
+    /// A species could not be grown or baked.
+    #[error("world.{0}")]
+    Content(#[from] ContentError),
+    /// The generation pool could not start.
+    #[error("generation pool: {0}")]
+    Pool(#[from] rayon::ThreadPoolBuildError),
+    /// The cache directory could not be opened.
+    #[error("cache {path}: {source}")]
+    Cache {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// A world streamed around viewers: the chunk function, its grown content, the
+/// [`Streamer`] and the budget. Each frame, [`update`](Self::update) installs
+/// into and evicts from an [`App`]; a host that keeps its own world calls
+/// [`update_with`](Self::update_with) and handles the events itself.
+///
+/// ```no_run
+/// use sylva_systems::world::{WorldParams, WorldStreamer};
+/// use sylva_runtime::stream::Viewer;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut app = sylva_runtime::App::new(Default::default())?;
+/// let mut world = WorldStreamer::new(&WorldParams::default(), 1, None)?;
+/// world.install(&mut app);
+/// let viewer = Viewer { position: glam::Vec3::ZERO, forward: glam::Vec3::X };
+/// loop {
+///     world.update(&mut app, &[viewer]);
+///     app.update(1.0 / 60.0);
+///     # break;
+/// }
+/// # Ok(()) }
+/// ```
+pub struct WorldStreamer {
+    streamer: Streamer<WorldSource>,
+    budget: FrameBudget,
+    grass: super::params::WorldGrass,
+    content: Arc<WorldContent>,
+    hashes: BTreeMap<[i32; 2], u64>,
+}
+
+impl WorldStreamer {
+    /// Validates `params`, grows the species and bakes the grass on the
+    /// generation pool (`pool`, or one of `params.threads` threads), and opens
+    /// the cache when the world names one.
+    pub fn new(params: &WorldParams, seed: u64, pool: Option<Arc<rayon::ThreadPool>>) -> Result<Self, WorldError> {
+        params.validate()?;
+        let pool = match pool {
+            Some(p) => p,
+            None => Streamer::<WorldSource>::pool(params.generation_threads())?,
+        };
+        let content = Arc::new(pool.install(|| grow_content(params, seed))?);
+        let settings = StreamSettings {
+            chunk_size: params.chunk_size(),
+            load_radius: params.load_radius,
+            evict_radius: params.evict_radius,
+            near_radius: params.near(),
+            max_in_flight: pool.current_num_threads() * 2,
+        };
+        let source = WorldSource::new(WorldGen::new(params.clone(), seed), Arc::clone(&content));
+        let mut streamer = Streamer::new(Arc::new(source), settings, pool);
+        if let Some(dir) = &params.cache {
+            let cache = ChunkCache::open(dir).map_err(|source| WorldError::Cache {
+                path: dir.clone(),
+                source,
+            })?;
+            streamer = streamer.with_cache(cache);
+        }
+        Ok(Self {
+            streamer,
+            budget: FrameBudget {
+                installs: params.budget.installs,
+                millis: params.budget.millis,
+                upload_bytes: params.budget.upload_bytes,
+            },
+            grass: params.grass.clone(),
+            content,
+            hashes: BTreeMap::new(),
+        })
+    }
+
+    /// Reads and writes chunks in `dir` instead of the scene's cache.
+    pub fn with_cache(mut self, dir: &std::path::Path) -> Result<Self, WorldError> {
+        let cache = ChunkCache::open(dir).map_err(|source| WorldError::Cache {
+            path: dir.to_owned(),
+            source,
+        })?;
+        self.streamer = self.streamer.with_cache(cache);
+        Ok(self)
+    }
+
+    /// Inserts the world's resources and frame systems into `app` (once).
+    pub fn install(&self, app: &mut App) {
+        install_world(app, &self.content, &self.grass);
+    }
+
+    /// One frame: installs ready chunks into `app` within the budget and evicts far ones.
+    pub fn update(&mut self, app: &mut App, viewers: &[Viewer]) -> FrameStream {
+        let content = Arc::clone(&self.content);
+        let hashes = &mut self.hashes;
+        self.streamer.update(viewers, &self.budget, |event| match event {
+            StreamEvent::Ready { coord, payload } => {
+                hashes.insert(coord, payload.payload.hash);
+                install_chunk(app, payload, &content);
+            }
+            StreamEvent::Evicted { coord } => evict_chunk(app, coord),
+        })
+    }
+
+    /// One frame for a host with its own world: `on_event` receives each ready
+    /// chunk (payload and render data) and each eviction.
+    pub fn update_with(
+        &mut self,
+        viewers: &[Viewer],
+        mut on_event: impl FnMut(StreamEvent<ReadyChunk>),
+    ) -> FrameStream {
+        let hashes = &mut self.hashes;
+        self.streamer.update(viewers, &self.budget, |event| {
+            if let StreamEvent::Ready { coord, payload } = &event {
+                hashes.insert(*coord, payload.payload.hash);
+            }
+            on_event(event)
+        })
+    }
+
+    /// The content hash of every chunk installed so far.
+    pub fn hashes(&self) -> &BTreeMap<[i32; 2], u64> {
+        &self.hashes
+    }
+
+    /// Streams until every chunk within the load radius of `viewers` is
+    /// installed (a loading screen), calling `progress` with the chunks
+    /// installed so far after every frame; returns the milliseconds it took.
+    pub fn settle(&mut self, app: &mut App, viewers: &[Viewer], mut progress: impl FnMut(u64)) -> f64 {
+        let started = Instant::now();
+        while !self.streamer.is_settled(viewers) {
+            self.update(app, viewers);
+            progress(self.streamer.stats().installed);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        started.elapsed().as_secs_f64() * 1e3
+    }
+
+    /// Forgets the streaming latencies (after a loading screen), keeping the counters.
+    pub fn reset_latencies(&mut self) {
+        self.streamer.reset_latencies();
+    }
+
+    /// Whether every chunk within the load radius of `viewers` is installed.
+    pub fn is_settled(&self, viewers: &[Viewer]) -> bool {
+        self.streamer.is_settled(viewers)
+    }
+
+    /// Counters and latencies.
+    pub fn stats(&self) -> &StreamStats {
+        self.streamer.stats()
+    }
+
+    /// Generation cost per stage.
+    pub fn stages(&self) -> StageMillis {
+        self.streamer.source().chunks().stages()
+    }
+
+    /// The grown content.
+    pub fn content(&self) -> &WorldContent {
+        &self.content
+    }
+
+    /// The streaming radii.
+    pub fn settings(&self) -> &StreamSettings {
+        self.streamer.settings()
+    }
+
+    /// The per-frame budget.
+    pub fn budget(&self) -> &FrameBudget {
+        &self.budget
+    }
+}

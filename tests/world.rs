@@ -1,0 +1,202 @@
+//! The world's contracts (DESIGN.md, "The world"): a chunk is a pure function of
+//! (scene, seed, coordinate) whatever the visit order, thread count or cache;
+//! placement keeps its min distances across chunk borders; chunks meet without
+//! seams; residency and batches stay bounded on a long flight.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use sylva::Scene;
+use sylva::runtime::App;
+use sylva::runtime::extract::{GrassBatch, TerrainBatch};
+use sylva::runtime::glam::{Vec2, Vec3};
+use sylva::runtime::stream::Viewer;
+use sylva::systems::terrain::TerrainChunk;
+use sylva::systems::world::{WorldBatch, WorldGen, WorldParams, WorldState, WorldStreamer};
+
+/// The bundled world with small chunks, so tests stay quick.
+fn world(chunk_cells: u32) -> (WorldParams, u64) {
+    let scene = Scene::world();
+    let mut w = scene.world.expect("the world scene has a world");
+    w.chunk_cells = chunk_cells;
+    w.load_radius = 2.5 * w.chunk_size();
+    w.evict_radius = 3.5 * w.chunk_size();
+    w.near_radius = None;
+    (w, scene.seed)
+}
+
+fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
+    Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap())
+}
+
+#[test]
+fn a_chunk_is_the_same_in_any_visit_order_thread_count_and_cache_state() {
+    let (params, seed) = world(64);
+    let coords: Vec<[i32; 2]> = (-1..=1).flat_map(|z| (-1..=1).map(move |x| [x, z])).collect();
+    let reference: BTreeMap<[i32; 2], u64> = {
+        let g = WorldGen::new(params.clone(), seed);
+        coords.iter().map(|&c| (c, g.chunk(c).hash)).collect()
+    };
+    for threads in [1, 2, 7] {
+        // A fresh generator, the chunks in reverse order, several at once.
+        let g = WorldGen::new(params.clone(), seed);
+        let hashes: BTreeMap<[i32; 2], u64> = pool(threads).install(|| {
+            use rayon::prelude::*;
+            coords.par_iter().rev().map(|&c| (c, g.chunk(c).hash)).collect()
+        });
+        assert_eq!(hashes, reference, "{threads} threads");
+    }
+    let other = WorldGen::new(params.clone(), seed + 1);
+    assert_ne!(other.chunk([0, 0]).hash, reference[&[0, 0]], "the seed matters");
+
+    // Through the streamer: cold cache, warm cache, then every file corrupted.
+    let dir = tempfile::tempdir().unwrap();
+    let viewer = [Viewer {
+        position: Vec3::new(32.0, 100.0, 32.0),
+        forward: Vec3::X,
+    }];
+    let stream = |threads| {
+        let mut app = App::new(Default::default()).unwrap();
+        let mut w = WorldStreamer::new(&params, seed, Some(pool(threads)))
+            .unwrap()
+            .with_cache(dir.path())
+            .unwrap();
+        w.install(&mut app);
+        w.settle(&mut app, &viewer, |_| {});
+        (w.hashes().clone(), w.stats().clone())
+    };
+    let (cold, s) = stream(2);
+    assert_eq!((s.from_cache, s.cache_rejected), (0, 0));
+    let (warm, s) = stream(1);
+    assert_eq!(s.generated, 0);
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0xA5;
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let (fixed, s) = stream(7);
+    assert_eq!(s.cache_rejected, s.generated);
+    assert!(s.cache_rejected >= 9, "{s:?}");
+    assert_eq!(cold, warm);
+    assert_eq!(cold, fixed);
+    for (c, h) in &reference {
+        assert_eq!(cold[c], *h, "chunk {c:?}");
+    }
+}
+
+#[test]
+fn trees_and_grass_keep_their_min_distance_across_chunk_borders() {
+    for seed in 0..4u64 {
+        let (mut params, _) = world(48);
+        for t in &mut params.trees {
+            t.placement.density = 400.0;
+        }
+        params.grass.species[0].placement.density = 20_000.0;
+        let g = WorldGen::new(params.clone(), seed);
+        // A 3 × 3 block somewhere else for every seed.
+        let at = [seed as i32 * 7 - 10, 5 - seed as i32 * 3];
+        let block: Vec<_> = (0..3)
+            .flat_map(|z| (0..3).map(move |x| [at[0] + x, at[1] + z]))
+            .map(|c| g.chunk(c))
+            .collect();
+        let trees: Vec<(Vec2, f32, [i32; 2])> = block
+            .iter()
+            .flat_map(|c| {
+                c.trees.iter().map(|t| {
+                    let d = params.trees[usize::from(t.species)].placement.min_distance;
+                    (Vec2::new(t.position.x, t.position.z), d, c.coord)
+                })
+            })
+            .collect();
+        let mut across = 0;
+        for (i, a) in trees.iter().enumerate() {
+            for b in &trees[i + 1..] {
+                let d = a.0.distance(b.0);
+                assert!(
+                    d >= a.1.max(b.1) * 0.999,
+                    "seed {seed}: trees {d} m apart in {:?} and {:?}",
+                    a.2,
+                    b.2
+                );
+                across += usize::from(a.2 != b.2 && d < 2.0 * a.1.max(b.1));
+            }
+        }
+        assert!(across > 0, "seed {seed}: no close pair across a border was tested");
+        let min = params.grass.species[0].placement.min_distance;
+        let blades: Vec<Vec2> = block
+            .iter()
+            .flat_map(|c| c.grass.iter().flat_map(|p| p.root.iter().map(|r| Vec2::new(r.x, r.z))))
+            .collect();
+        assert!(blades.len() > 100, "seed {seed}: {} blades", blades.len());
+        let index = sylva::runtime::SpatialIndex::build(blades.iter().map(|b| (Vec3::new(b.x, 0.0, b.y), ())));
+        for b in &blades {
+            let near = index.within(Vec3::new(b.x, 0.0, b.y), min * 0.999);
+            assert_eq!(near.len(), 1, "seed {seed}: blades closer than {min} m at {b}");
+        }
+    }
+}
+
+#[test]
+fn chunks_meet_without_seams_and_match_the_generator() {
+    let (params, seed) = world(64);
+    let g = WorldGen::new(params.clone(), seed);
+    let (a, b, c) = (g.chunk([0, 0]), g.chunk([1, 0]), g.chunk([0, 1]));
+    let r = a.surface.resolution as usize;
+    for k in 0..r {
+        // The last column of (0, 0) is the first of (1, 0); its last row the first of (0, 1).
+        assert_eq!(a.surface.height[k * r + r - 1], b.surface.height[k * r]);
+        assert_eq!(a.surface.height[(r - 1) * r + k], c.surface.height[k]);
+        assert_eq!(a.surface.material[k * r + r - 1], b.surface.material[k * r]);
+    }
+    let direct: TerrainChunk = params
+        .terrain
+        .generator
+        .generate(seed, [1, 0], params.chunk_cells, params.terrain.max_layers)
+        .unwrap();
+    assert_eq!(b.terrain, direct, "the apron does not change the chunk's own columns");
+}
+
+#[test]
+fn residency_and_batches_stay_bounded_on_a_long_flight() {
+    let (params, seed) = world(32);
+    let mut app = App::new(Default::default()).unwrap();
+    let mut w = WorldStreamer::new(&params, seed, Some(pool(1))).unwrap();
+    w.install(&mut app);
+    let size = params.chunk_size();
+    // Chunks whose square lies within the evict radius: a bound on what may be resident.
+    let bound = ((2.0 * params.evict_radius / size).ceil() as usize + 2).pow(2);
+    let mut most_slots = 0;
+    for step in 0..40 {
+        let viewer = [Viewer {
+            position: Vec3::new(step as f32 * size * 0.75, 100.0, step as f32 * size * 0.3),
+            forward: Vec3::X,
+        }];
+        w.settle(&mut app, &viewer, |_| {});
+        let res = &app.world.resources;
+        let resident = res.get::<WorldState>().unwrap().resident();
+        assert!(resident <= bound, "{resident} resident chunks");
+        assert_eq!(res.get::<TerrainBatch>().unwrap().patches.len(), resident);
+        let slots = res.get::<WorldBatch>().unwrap().chunks.len();
+        assert!(slots <= bound, "{slots} cylinder slots");
+        most_slots = most_slots.max(slots);
+        let terrain_entities = app.world.entities.query::<&TerrainChunk>().iter().count();
+        assert_eq!(terrain_entities, resident);
+    }
+    let s = w.stats();
+    assert!(s.evicted > 100, "{s:?}");
+    assert_eq!(
+        s.installed - s.evicted,
+        app.world.resources.get::<WorldState>().unwrap().resident() as u64
+    );
+    // Blade runs are reused: the layer holds at most the resident blades plus the gaps left by evictions.
+    let grass = app.world.resources.get::<GrassBatch>().unwrap();
+    let live: usize = grass.layers[0].scale.iter().filter(|&&s| s > 0.0).count();
+    assert!(
+        grass.layers[0].len() <= 3 * live.max(1000),
+        "{} slots for {live} blades",
+        grass.layers[0].len()
+    );
+    assert!(most_slots > 0);
+}
