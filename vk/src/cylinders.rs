@@ -12,8 +12,9 @@ use crate::frame::{FrameStats, View};
 use crate::memory::Memory;
 use crate::mesh::{self, Mesh};
 use crate::pipeline::{self, PipelineDesc, attribute, binding};
+use crate::pod::slice_bytes;
 use crate::shaders;
-use crate::upload::{SoaBuffer, Uploads, bytes};
+use crate::upload::{SoaBuffer, Uploads};
 
 /// Bytes per instance of each array: start, end, start radius, end radius, colour.
 const STRIDES: &[u64] = &[12, 12, 4, 4, 4];
@@ -80,7 +81,7 @@ impl Cylinders {
         };
         for sides in SIDES {
             let (v, i) = mesh::ring(sides);
-            match Mesh::new(memory, device, uploads, bytes(&v), &i, "cylinder ring") {
+            match Mesh::new(memory, device, uploads, slice_bytes(&v), &i, "cylinder ring") {
                 Ok(m) => this.rings.push(m),
                 Err(e) => {
                     this.destroy(memory, device);
@@ -199,11 +200,11 @@ fn update(
     };
     if a < b {
         let r = a as usize..b as usize;
-        s.gpu.upload(uploads, 0, a, bytes(&batch.start[r.clone()]));
-        s.gpu.upload(uploads, 1, a, bytes(&batch.end[r.clone()]));
-        s.gpu.upload(uploads, 2, a, bytes(&batch.start_radius[r.clone()]));
-        s.gpu.upload(uploads, 3, a, bytes(&batch.end_radius[r.clone()]));
-        s.gpu.upload(uploads, 4, a, bytes(&batch.colour[r]));
+        s.gpu.upload(uploads, 0, a, slice_bytes(&batch.start[r.clone()]));
+        s.gpu.upload(uploads, 1, a, slice_bytes(&batch.end[r.clone()]));
+        s.gpu.upload(uploads, 2, a, slice_bytes(&batch.start_radius[r.clone()]));
+        s.gpu.upload(uploads, 3, a, slice_bytes(&batch.end_radius[r.clone()]));
+        s.gpu.upload(uploads, 4, a, slice_bytes(&batch.colour[r]));
     }
     // Bounds only grow under partial updates (conservative); a full or
     // shrinking update recomputes them.

@@ -18,6 +18,7 @@
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use half::f16;
 use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassMotion, GrassTexel};
 use sylva_runtime::glam::Vec3;
 
@@ -26,8 +27,9 @@ use crate::cull::Aabb;
 use crate::frame::{FrameStats, View};
 use crate::memory::{Buffer, Image, Memory};
 use crate::pipeline::{self, PipelineDesc, attribute, binding};
+use crate::pod::{Pod, bytes_of, slice_bytes};
 use crate::shaders;
-use crate::upload::{SoaBuffer, Uploads, bytes};
+use crate::upload::{SoaBuffer, Uploads};
 
 /// Blades closer than this are all drawn, metres.
 pub const LOD_FULL_METRES: f32 = 40.0;
@@ -61,11 +63,11 @@ struct ProbeConstants {
     count: [u32; 4],
 }
 
-/// The byte view of a repr(C) constants block of 4-byte fields.
-fn constant_bytes<T: Copy>(c: &T) -> &[u8] {
-    // SAFETY: the constants structs are repr(C) of f32/u32 arrays without padding.
-    unsafe { std::slice::from_raw_parts((c as *const T).cast::<u8>(), std::mem::size_of::<T>()) }
-}
+// SAFETY: repr(C) of three 16-byte arrays of 4-byte elements: no padding.
+unsafe impl Pod for LayerConstants {}
+
+// SAFETY: as above.
+unsafe impl Pod for ProbeConstants {}
 
 /// A layer's motion and shape on the GPU.
 struct Motion {
@@ -316,13 +318,7 @@ impl Grass {
                     continue;
                 };
                 device.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::GRAPHICS, self.layout, 1, &[s.set], &[]);
-                device.cmd_push_constants(
-                    cmd,
-                    self.layout,
-                    vk::ShaderStageFlags::VERTEX,
-                    0,
-                    constant_bytes(constants),
-                );
+                device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX, 0, bytes_of(constants));
                 let buffers = [instances.buffer.raw; 5];
                 device.cmd_bind_vertex_buffers(cmd, 0, &buffers, &instances.offsets());
                 device.cmd_draw(cmd, 6 * s.motion.links, s.len, 0, 0);
@@ -418,11 +414,11 @@ impl Grass {
         };
         if let Some(gpu) = s.instances.as_ref().filter(|_| a < b) {
             let r = a as usize..b as usize;
-            gpu.upload(uploads, 0, a, bytes(&layer.root[r.clone()]));
-            gpu.upload(uploads, 1, a, bytes(&layer.yaw[r.clone()]));
-            gpu.upload(uploads, 2, a, bytes(&layer.scale[r.clone()]));
-            gpu.upload(uploads, 3, a, bytes(&layer.colour[r.clone()]));
-            gpu.upload(uploads, 4, a, bytes(&layer.live_slot[r]));
+            gpu.upload(uploads, 0, a, slice_bytes(&layer.root[r.clone()]));
+            gpu.upload(uploads, 1, a, slice_bytes(&layer.yaw[r.clone()]));
+            gpu.upload(uploads, 2, a, slice_bytes(&layer.scale[r.clone()]));
+            gpu.upload(uploads, 3, a, slice_bytes(&layer.colour[r.clone()]));
+            gpu.upload(uploads, 4, a, slice_bytes(&layer.live_slot[r]));
         }
         if a < b || len != s.len {
             s.roots = Aabb::EMPTY;
@@ -438,7 +434,7 @@ impl Grass {
             .iter()
             .map(|d| d.extend(0.0).to_array())
             .collect();
-        let needed = (bytes(&live).len() as u64).max(16);
+        let needed = (slice_bytes(&live).len() as u64).max(16);
         if s.live.size < needed {
             let grown = memory.buffer(
                 device,
@@ -450,7 +446,7 @@ impl Grass {
             memory.free_buffer(device, std::mem::replace(&mut s.live, grown));
             write_set(device, sampler, s.set, &s.motion.image, &s.motion.shape, &s.live);
         }
-        uploads.copy_to_buffer(s.live.raw, 0, bytes(&live));
+        uploads.copy_to_buffer(s.live.raw, 0, slice_bytes(&live));
         Ok(())
     }
 
@@ -585,7 +581,7 @@ impl Grass {
             let motion = resources.0.as_ref().expect("motion made above");
             let q: Vec<[f32; 4]> = queries.iter().map(|&(l, x, z, t)| [l as f32, x, z, t]).collect();
             write_mapped(staging, uploads.staged())?;
-            write_mapped(input, bytes(&q))?;
+            write_mapped(input, slice_bytes(&q))?;
             let set = self.allocate_set(device, self.probe_set_layout)?;
             self.write_set(device, set, &motion.image, input, output);
             let constants = ProbeConstants {
@@ -618,7 +614,7 @@ impl Grass {
                         self.probe_layout,
                         vk::ShaderStageFlags::COMPUTE,
                         0,
-                        constant_bytes(&constants),
+                        bytes_of(&constants),
                     );
                     device.cmd_dispatch(cmd, (queries.len() as u32).div_ceil(64), 1, 1);
                     let to_host = vk::MemoryBarrier::default()
@@ -788,7 +784,7 @@ fn max_displacement(m: &GrassMotion) -> f32 {
             .chunks_exact(8)
             .map(|t| {
                 (0..3)
-                    .map(|k| f16_to_f32(u16::from_le_bytes([t[2 * k], t[2 * k + 1]])))
+                    .map(|k| f16::from_le_bytes([t[2 * k], t[2 * k + 1]]).to_f32())
                     .map(|c| c * c)
                     .sum::<f32>()
                     .sqrt()
@@ -805,29 +801,19 @@ fn max_displacement(m: &GrassMotion) -> f32 {
     }
 }
 
-/// An IEEE half float's value (infinities and NaN become infinite: the box only grows).
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((h >> 10) & 0x1f);
-    let mantissa = f32::from(h & 0x3ff);
-    sign * match exponent {
-        0 => mantissa * 2f32.powi(-24),
-        31 => f32::INFINITY,
-        e => (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn half_floats_decode() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
-        assert_eq!(f16_to_f32(0x7bff), 65504.0);
-        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+    fn half_float_displacements_are_measured() {
+        let texel = |v: [f32; 4]| v.map(|c| f16::from_f32(c).to_le_bytes()).concat();
+        let m = GrassMotion {
+            texel: GrassTexel::Rgba16F,
+            texels: [texel([3.0, 0.0, -4.0, 9.0]), texel([0.5, 0.5, 0.5, 0.0])].concat(),
+            ..GrassMotion::default()
+        };
+        assert_eq!(max_displacement(&m), 5.0);
     }
 
     #[test]

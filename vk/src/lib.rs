@@ -34,6 +34,7 @@ mod grass;
 mod memory;
 mod mesh;
 mod pipeline;
+mod pod;
 mod points;
 mod renderer;
 pub mod shaders;

@@ -5,7 +5,8 @@ use gpu_allocator::MemoryLocation;
 
 use crate::RenderError;
 use crate::memory::{Buffer, Memory};
-use crate::upload::{Uploads, bytes};
+use crate::pod::slice_bytes;
+use crate::upload::Uploads;
 
 /// A vertex and an index buffer.
 pub(crate) struct Mesh {
@@ -46,7 +47,7 @@ impl Mesh {
             }
         };
         uploads.copy_to_buffer(v.raw, 0, vertices);
-        uploads.copy_to_buffer(i.raw, 0, bytes(indices));
+        uploads.copy_to_buffer(i.raw, 0, slice_bytes(indices));
         Ok(Mesh {
             vertices: v,
             indices: i,

@@ -8,8 +8,9 @@ use crate::cull::Aabb;
 use crate::frame::{FrameStats, View};
 use crate::memory::Memory;
 use crate::pipeline::{self, PipelineDesc, attribute, binding};
+use crate::pod::slice_bytes;
 use crate::shaders;
-use crate::upload::{SoaBuffer, Uploads, bytes};
+use crate::upload::{SoaBuffer, Uploads};
 
 /// Bytes per point of each array: position, colour.
 const STRIDES: &[u64] = &[12, 4];
@@ -92,8 +93,8 @@ impl Points {
             && a < b
         {
             let r = a as usize..b as usize;
-            gpu.upload(uploads, 0, a, bytes(&batch.position[r.clone()]));
-            gpu.upload(uploads, 1, a, bytes(&batch.colour[r]));
+            gpu.upload(uploads, 0, a, slice_bytes(&batch.position[r.clone()]));
+            gpu.upload(uploads, 1, a, slice_bytes(&batch.colour[r]));
         }
         if full || len < self.len || (a == 0 && b == len) {
             self.bounds = Aabb::EMPTY;

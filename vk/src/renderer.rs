@@ -16,6 +16,7 @@ use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::grass::Grass;
 use crate::memory::{Buffer, Memory, layout_barrier};
 use crate::pipeline;
+use crate::pod::{Pod, bytes_of};
 use crate::points::Points;
 use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
@@ -34,6 +35,9 @@ struct Globals {
     ambient: [f32; 4],
     viewport: [f32; 4],
 }
+
+// SAFETY: repr(C) of a 64-byte and six 16-byte arrays of `f32`: no padding.
+unsafe impl Pod for Globals {}
 
 /// Totals over the renderer's life, for reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -324,9 +328,7 @@ impl Renderer {
             .allocation
             .mapped_slice_mut()
             .ok_or_else(|| RenderError::Memory("globals are not host-visible".into()))?;
-        // SAFETY (bytes): `Globals` is repr(C) of f32 arrays without padding.
-        let raw =
-            unsafe { std::slice::from_raw_parts((&g as *const Globals).cast::<u8>(), std::mem::size_of::<Globals>()) };
+        let raw = bytes_of(&g);
         mapped[..raw.len()].copy_from_slice(raw);
 
         let cmd = self.cmd;

@@ -16,8 +16,9 @@ use crate::frame::{FrameStats, View};
 use crate::memory::{Image, Memory};
 use crate::mesh::{self, Mesh};
 use crate::pipeline::{self, PipelineDesc, attribute, binding};
+use crate::pod::{Pod, bytes_of, slice_bytes};
 use crate::shaders;
-use crate::upload::{Uploads, bytes};
+use crate::upload::Uploads;
 
 /// Chunks the descriptor pool has room for.
 const MAX_CHUNKS: u32 = 4096;
@@ -29,6 +30,9 @@ struct ChunkConstants {
     origin_cell: [f32; 4],
     size: [i32; 4],
 }
+
+// SAFETY: repr(C) of two 16-byte arrays of 4-byte elements: no padding.
+unsafe impl Pod for ChunkConstants {}
 
 /// One chunk on the GPU.
 struct Chunk {
@@ -184,7 +188,7 @@ impl Terrain {
                 width: patch.resolution,
                 height: patch.resolution,
             };
-            uploads.copy_to_image(chunk.surface.raw, extent, bytes(&self.scratch));
+            uploads.copy_to_image(chunk.surface.raw, extent, slice_bytes(&self.scratch));
             uploads.copy_to_image(chunk.material.raw, extent, &patch.material);
         }
         for (key, c) in &self.chunks {
@@ -207,7 +211,7 @@ impl Terrain {
             let grid = (c.samples, step);
             if let Entry::Vacant(slot) = self.grids.entry(grid) {
                 let (v, i) = mesh::grid(c.samples, step);
-                slot.insert(Mesh::new(memory, device, uploads, bytes(&v), &i, "terrain grid")?);
+                slot.insert(Mesh::new(memory, device, uploads, slice_bytes(&v), &i, "terrain grid")?);
             }
             self.draws.push((*key, grid));
         }
@@ -238,12 +242,7 @@ impl Terrain {
                     origin_cell: [c.origin.x, c.origin.y, c.origin.z, c.cell_size],
                     size: [c.samples as i32, 0, 0, 0],
                 };
-                // SAFETY (bytes): `ChunkConstants` is repr(C) of f32/i32 without padding.
-                let raw = std::slice::from_raw_parts(
-                    (&constants as *const ChunkConstants).cast::<u8>(),
-                    std::mem::size_of::<ChunkConstants>(),
-                );
-                device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX, 0, raw);
+                device.cmd_push_constants(cmd, self.layout, vk::ShaderStageFlags::VERTEX, 0, bytes_of(&constants));
                 device.cmd_draw_indexed(cmd, mesh.index_count, 1, 0, 0, 0);
                 stats.draw_calls += 1;
                 stats.chunks += 1;

@@ -4,26 +4,9 @@
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use sylva_runtime::glam::Vec3;
 
 use crate::RenderError;
 use crate::memory::{Buffer, Memory};
-
-/// Plain data with no padding, safe to view as bytes.
-pub(crate) trait Pod: Copy {}
-impl Pod for f32 {}
-impl Pod for u8 {}
-impl Pod for u32 {}
-impl Pod for [u8; 4] {}
-impl Pod for [f32; 2] {}
-impl Pod for [f32; 4] {}
-impl Pod for Vec3 {}
-
-/// The bytes of a slice of plain data.
-pub(crate) fn bytes<T: Pod>(s: &[T]) -> &[u8] {
-    // SAFETY: `Pod` types have no padding and no invalid bit patterns as bytes.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
-}
 
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).
 const ALIGN: u64 = 16;
