@@ -29,7 +29,7 @@ use crate::memory::{Buffer, Image, Memory};
 use crate::pipeline::{self, PipelineDesc, attribute, binding};
 use crate::pod::{Pod, bytes_of, slice_bytes};
 use crate::shaders;
-use crate::upload::{SoaBuffer, Uploads};
+use crate::upload::{SoaBuffer, Uploads, record_uploads};
 
 /// Blades closer than this are all drawn, metres.
 pub const LOD_FULL_METRES: f32 = 40.0;
@@ -599,7 +599,7 @@ impl Grass {
                             &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                         )
                         .map_err(|e| RenderError::vk("vkBeginCommandBuffer", e))?;
-                    crate::renderer::record_uploads(device, cmd, staging.raw, &uploads);
+                    record_uploads(device, cmd, staging.raw, &uploads);
                     device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.probe_pipeline);
                     device.cmd_bind_descriptor_sets(
                         cmd,

@@ -6,7 +6,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::RenderError;
-use crate::memory::{Buffer, Memory};
+use crate::memory::{Buffer, Memory, layout_barrier};
 
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).
 const ALIGN: u64 = 16;
@@ -79,6 +79,94 @@ impl Uploads {
             extent: extent.into(),
             src_offset,
         });
+    }
+}
+
+/// Records the frame's copies from the staging ring and the barriers that make
+/// them visible to vertex input, vertex shaders and compute shaders (the grass probe).
+pub(crate) fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, uploads: &Uploads) {
+    let barrier =
+        |image, old, new, src, dst| layout_barrier(image, vk::ImageAspectFlags::COLOR, (old, new), (src, dst));
+    // SAFETY: `cmd` is recording; every buffer and image is live and idle.
+    unsafe {
+        for (dst, region) in &uploads.buffers {
+            d.cmd_copy_buffer(cmd, staging, *dst, &[*region]);
+        }
+        if !uploads.images.is_empty() {
+            let to_dst: Vec<_> = uploads
+                .images
+                .iter()
+                .map(|c| {
+                    barrier(
+                        c.image,
+                        vk::ImageLayout::UNDEFINED,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        vk::AccessFlags::empty(),
+                        vk::AccessFlags::TRANSFER_WRITE,
+                    )
+                })
+                .collect();
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_dst,
+            );
+            for c in &uploads.images {
+                let region = vk::BufferImageCopy::default()
+                    .buffer_offset(c.src_offset)
+                    .image_subresource(
+                        vk::ImageSubresourceLayers::default()
+                            .aspect_mask(vk::ImageAspectFlags::COLOR)
+                            .layer_count(1),
+                    )
+                    .image_extent(c.extent);
+                d.cmd_copy_buffer_to_image(cmd, staging, c.image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
+            }
+            let to_read: Vec<_> = uploads
+                .images
+                .iter()
+                .map(|c| {
+                    barrier(
+                        c.image,
+                        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                        vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+                        vk::AccessFlags::TRANSFER_WRITE,
+                        vk::AccessFlags::SHADER_READ,
+                    )
+                })
+                .collect();
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &to_read,
+            );
+        }
+        if !uploads.buffers.is_empty() {
+            let visible = vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(
+                    vk::AccessFlags::VERTEX_ATTRIBUTE_READ | vk::AccessFlags::INDEX_READ | vk::AccessFlags::SHADER_READ,
+                );
+            d.cmd_pipeline_barrier(
+                cmd,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::VERTEX_INPUT
+                    | vk::PipelineStageFlags::VERTEX_SHADER
+                    | vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::DependencyFlags::empty(),
+                &[visible],
+                &[],
+                &[],
+            );
+        }
     }
 }
 
