@@ -6,8 +6,8 @@
 use ash::vk;
 use sylva_runtime::extract::CylinderBatch;
 
-use crate::RenderError;
 use crate::cull::Aabb;
+use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
 use crate::memory::Memory;
 use crate::mesh::{self, Mesh};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::validation::{ValidationLog, messenger_info};
 
 const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";

@@ -22,8 +22,8 @@ use half::f16;
 use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassMotion, GrassTexel};
 use sylva_runtime::glam::Vec3;
 
-use crate::RenderError;
 use crate::cull::Aabb;
+use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
 use crate::memory::{Buffer, Image, Memory};
 use crate::pipeline::{self, PipelineDesc, attribute, binding};

@@ -5,8 +5,8 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
 
-use crate::RenderError;
 use crate::device::Device;
+use crate::error::RenderError;
 
 /// A buffer with its memory.
 pub struct Buffer {

@@ -3,7 +3,7 @@
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::memory::{Buffer, Memory};
 use crate::pod::slice_bytes;
 use crate::upload::Uploads;

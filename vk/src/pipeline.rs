@@ -2,7 +2,7 @@
 
 use ash::vk;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::shaders::{self, Shader};
 use crate::target::{COLOUR_FORMAT, DEPTH_FORMAT};
 

@@ -3,8 +3,8 @@
 use ash::vk;
 use sylva_runtime::extract::PointBatch;
 
-use crate::RenderError;
 use crate::cull::Aabb;
+use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
 use crate::memory::Memory;
 use crate::pipeline::{self, PipelineDesc, attribute, binding};

@@ -12,6 +12,7 @@ use sylva_runtime::glam::Vec3;
 
 use crate::cylinders::Cylinders;
 use crate::device::Device;
+use crate::error::RenderError;
 use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::grass::Grass;
 use crate::memory::{Buffer, Memory};
@@ -21,7 +22,7 @@ use crate::points::Points;
 use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
-use crate::{RenderError, ValidationLog};
+use crate::validation::ValidationLog;
 
 /// Per-frame constants (matches the `Globals` block of the shaders, std140).
 #[repr(C)]

@@ -5,7 +5,7 @@ use std::io::Cursor;
 
 use ash::vk;
 
-use crate::RenderError;
+use crate::error::RenderError;
 
 /// Bytes with the alignment `read_spv` wants for a zero-copy read.
 #[repr(C, align(4))]

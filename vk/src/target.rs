@@ -6,7 +6,7 @@ use std::path::Path;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::memory::{Buffer, Image, Memory, layout_barrier};
 
 /// Colour format: 8-bit sRGB, so the read-back bytes are what a PNG stores.

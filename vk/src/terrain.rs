@@ -10,8 +10,8 @@ use ash::vk;
 use sylva_runtime::extract::{TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
 
-use crate::RenderError;
 use crate::cull::Aabb;
+use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
 use crate::memory::{Image, Memory};
 use crate::mesh::{self, Mesh};

@@ -1,7 +1,7 @@
 //! What render tests share, here and in embedding crates: one rule for "no driver" and one
 //! for "validation stayed silent".
 
-use crate::Renderer;
+use crate::renderer::Renderer;
 
 /// The environment variable that turns a missing Vulkan driver from a skip into a failure
 /// (CI sets it, since CI installs lavapipe).

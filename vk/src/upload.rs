@@ -5,7 +5,7 @@
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::memory::{Buffer, Memory, layout_barrier};
 
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).

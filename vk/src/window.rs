@@ -17,8 +17,10 @@ use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Fullscreen, Window, WindowId};
 
+use crate::error::RenderError;
+use crate::frame::FrameStats;
 use crate::memory::layout_barrier;
-use crate::{FrameStats, RenderError, Renderer};
+use crate::renderer::Renderer;
 
 /// What the viewer's keys control, handed to the frame callback.
 #[derive(Clone, Copy, Debug)]
