@@ -41,6 +41,7 @@ pub enum RenderError {
 }
 
 impl RenderError {
+    /// The failure of the Vulkan call named `call`.
     pub(crate) fn vk(call: &'static str, result: vk::Result) -> RenderError {
         RenderError::Vulkan { call, result }
     }

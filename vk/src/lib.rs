@@ -14,11 +14,15 @@
 //!   Discrete GPUs win over integrated ones, which win over CPU drivers
 //!   (lavapipe). The Khronos validation layer is on whenever it is installed;
 //!   [`ValidationLog`] counts its messages.
+//! - Every Vulkan object is owned by a guard (`handles`, `memory`,
+//!   `descriptors`, `commands`) that frees it on Drop and keeps the device
+//!   alive until then.
 //! - `memory`: gpu-allocator for every buffer and image.
 //! - `upload`: a staging ring; only dirty ranges of the batches go up.
 //! - `cylinders`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
 //!   vertex-texture-fetch terrain, screen-space points, baked-motion grass
-//!   blades), each culled by boxes.
+//!   blades), each culled by boxes, each a `pass::DrawPass` built on the
+//!   shared `pipeline` recipe.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -26,14 +30,21 @@
 //!   to, and a fly camera.
 #![warn(missing_docs)]
 
+mod commands;
 mod cull;
 mod cylinders;
+mod descriptors;
 pub mod device;
 mod error;
 mod frame;
+mod globals;
 mod grass;
+mod grass_probe;
+mod handles;
+mod instances;
 mod memory;
 mod mesh;
+mod pass;
 mod pipeline;
 mod pod;
 mod points;
