@@ -203,7 +203,7 @@ fn pick(instance: &ash::Instance) -> Result<Candidate, RenderError> {
         if properties.api_version < vk::API_VERSION_1_3 {
             continue;
         }
-        // SAFETY: as above.
+        // SAFETY: `physical` came from this instance.
         let families = unsafe { instance.get_physical_device_queue_family_properties(physical) };
         let Some(family) = families
             .iter()

@@ -60,13 +60,20 @@ pub(crate) struct PipelineDesc<'a> {
 /// A graphics pipeline and its layout.
 pub(crate) struct DrawPipeline {
     pipeline: Owned<vk::Pipeline>,
-    layout: Owned<vk::PipelineLayout>,
+    layout: Layout,
+}
+
+/// A pipeline layout and the bytes of push constants it has room for.
+struct Layout {
+    raw: Owned<vk::PipelineLayout>,
+    push_bytes: u32,
+    stage: vk::ShaderStageFlags,
 }
 
 impl DrawPipeline {
     /// The shared recipe with `desc`'s shaders, vertex input and layout.
     pub fn new(device: &Arc<Device>, desc: &PipelineDesc<'_>) -> Result<DrawPipeline, RenderError> {
-        let layout = layout(device, desc.sets, vk::ShaderStageFlags::VERTEX, desc.push_bytes)?;
+        let layout = Layout::new(device, desc.sets, vk::ShaderStageFlags::VERTEX, desc.push_bytes)?;
         let vert = shaders::module(device, desc.vert)?;
         let frag = shaders::module(device, desc.frag)?;
         let stages = [
@@ -112,7 +119,7 @@ impl DrawPipeline {
             .depth_stencil_state(&depth)
             .color_blend_state(&blend)
             .dynamic_state(&dynamic)
-            .layout(layout.raw())
+            .layout(layout.raw.raw())
             .push_next(&mut rendering);
         // SAFETY: every state `info` points at lives until the call returns (the modules may
         // go once the pipeline exists).
@@ -143,7 +150,7 @@ impl DrawPipeline {
             rec.device.cmd_bind_descriptor_sets(
                 rec.cmd,
                 vk::PipelineBindPoint::GRAPHICS,
-                self.layout.raw(),
+                self.layout.raw.raw(),
                 index,
                 &[set],
                 &[],
@@ -153,20 +160,14 @@ impl DrawPipeline {
 
     /// Records: sets the vertex-stage push constants.
     pub fn push<T: Pod>(&self, rec: &Recording<'_>, constants: &T) {
-        push(
-            rec.device,
-            rec.cmd,
-            &self.layout,
-            vk::ShaderStageFlags::VERTEX,
-            constants,
-        );
+        self.layout.push(rec.device, rec.cmd, constants);
     }
 }
 
 /// A compute pipeline and its layout.
 pub(crate) struct ComputePipeline {
     pipeline: Owned<vk::Pipeline>,
-    layout: Owned<vk::PipelineLayout>,
+    layout: Layout,
 }
 
 impl ComputePipeline {
@@ -177,11 +178,11 @@ impl ComputePipeline {
         sets: &[vk::DescriptorSetLayout],
         push_bytes: u32,
     ) -> Result<ComputePipeline, RenderError> {
-        let layout = layout(device, sets, vk::ShaderStageFlags::COMPUTE, push_bytes)?;
+        let layout = Layout::new(device, sets, vk::ShaderStageFlags::COMPUTE, push_bytes)?;
         let module = shaders::module(device, shader)?;
         let info = vk::ComputePipelineCreateInfo::default()
             .stage(stage(vk::ShaderStageFlags::COMPUTE, &module))
-            .layout(layout.raw());
+            .layout(layout.raw.raw());
         // SAFETY: `info` and the module live until the call returns.
         let made = unsafe {
             device
@@ -194,52 +195,55 @@ impl ComputePipeline {
 
     /// Records: binds the pipeline, `set` at set 0 and the push constants.
     pub fn bind<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, set: vk::DescriptorSet, constants: &T) {
-        let (bind, layout) = (vk::PipelineBindPoint::COMPUTE, self.layout.raw());
+        let (bind, layout) = (vk::PipelineBindPoint::COMPUTE, self.layout.raw.raw());
         // SAFETY: `cmd` is recording; pipeline and set live until its submission is done.
         unsafe {
             device.cmd_bind_pipeline(cmd, bind, self.pipeline.raw());
             device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
         }
-        push(device, cmd, &self.layout, vk::ShaderStageFlags::COMPUTE, constants);
+        self.layout.push(device, cmd, constants);
     }
 }
 
-/// A pipeline layout over `sets` with `push_bytes` of push constants for `stage`.
-fn layout(
-    device: &Arc<Device>,
-    sets: &[vk::DescriptorSetLayout],
-    stage: vk::ShaderStageFlags,
-    push_bytes: u32,
-) -> Result<Owned<vk::PipelineLayout>, RenderError> {
-    let push = [vk::PushConstantRange {
-        stage_flags: stage,
-        offset: 0,
-        size: push_bytes,
-    }];
-    let info = vk::PipelineLayoutCreateInfo::default()
-        .set_layouts(sets)
-        .push_constant_ranges(if push_bytes > 0 { &push } else { &[] });
-    // SAFETY: the create info and the arrays it points at live until the call returns; the
-    // guard is the layout's one owner.
-    unsafe {
-        Owned::new(
-            device,
-            "vkCreatePipelineLayout",
-            device.raw.create_pipeline_layout(&info, None),
-        )
+impl Layout {
+    /// A pipeline layout over `sets` with `push_bytes` of push constants for `stage`.
+    fn new(
+        device: &Arc<Device>,
+        sets: &[vk::DescriptorSetLayout],
+        stage: vk::ShaderStageFlags,
+        push_bytes: u32,
+    ) -> Result<Layout, RenderError> {
+        let push = [vk::PushConstantRange {
+            stage_flags: stage,
+            offset: 0,
+            size: push_bytes,
+        }];
+        let info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(sets)
+            .push_constant_ranges(if push_bytes > 0 { &push } else { &[] });
+        // SAFETY: the create info and the arrays it points at live until the call returns; the
+        // guard is the layout's one owner.
+        let raw = unsafe {
+            Owned::new(
+                device,
+                "vkCreatePipelineLayout",
+                device.raw.create_pipeline_layout(&info, None),
+            )
+        }?;
+        Ok(Layout { raw, push_bytes, stage })
     }
-}
 
-fn push<T: Pod>(
-    device: &ash::Device,
-    cmd: vk::CommandBuffer,
-    layout: &Owned<vk::PipelineLayout>,
-    stage: vk::ShaderStageFlags,
-    constants: &T,
-) {
-    // SAFETY: `cmd` is recording; the layout's push range for `stage` covers `T` (its
-    // creator sized it so).
-    unsafe { device.cmd_push_constants(cmd, layout.raw(), stage, 0, bytes_of(constants)) };
+    /// Records: sets the push constants. Panics when they do not fit the layout's range.
+    fn push<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, constants: &T) {
+        let bytes = bytes_of(constants);
+        assert!(
+            bytes.len() <= self.push_bytes as usize,
+            "push constants overflow the layout"
+        );
+        // SAFETY: `cmd` is recording; the bytes fit the layout's push range for `stage`
+        // (checked above).
+        unsafe { device.cmd_push_constants(cmd, self.raw.raw(), self.stage, 0, bytes) };
+    }
 }
 
 fn stage(stage: vk::ShaderStageFlags, module: &Owned<vk::ShaderModule>) -> vk::PipelineShaderStageCreateInfo<'static> {

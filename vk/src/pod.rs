@@ -12,15 +12,15 @@ use sylva_runtime::glam::Vec3;
 /// a `repr(C)` struct of `Pod` fields with no padding between or after them.
 pub(crate) unsafe trait Pod: Copy {}
 
-// SAFETY: primitives have no padding.
+// SAFETY: a primitive: four bytes, every one a value bit.
 unsafe impl Pod for f32 {}
-// SAFETY: as above.
+// SAFETY: a primitive: four bytes, every one a value bit.
 unsafe impl Pod for u32 {}
-// SAFETY: arrays of padding-free elements have no padding.
+// SAFETY: an array of bytes: no padding between or after them.
 unsafe impl Pod for [u8; 4] {}
-// SAFETY: as above.
+// SAFETY: an array of `f32` (size 4, align 4): no padding between or after them.
 unsafe impl Pod for [f32; 2] {}
-// SAFETY: as above.
+// SAFETY: an array of `f32` (size 4, align 4): no padding between or after them.
 unsafe impl Pod for [f32; 4] {}
 // SAFETY: glam's `Vec3` is `repr(C)` of three `f32` (12 bytes, align 4), without the
 // `cuda` feature that would align it to 16.
