@@ -88,20 +88,30 @@ impl FrameStats {
 
 /// The camera as the draw paths use it.
 pub(crate) struct View {
+    /// The camera.
     pub camera: Camera,
+    /// World to clip space (Vulkan depth 0..1).
     pub view_proj: Mat4,
+    /// What is in view, for culling.
     pub frustum: Frustum,
+    /// Target width, pixels.
+    pub width: u32,
+    /// Target height, pixels.
+    pub height: u32,
     /// Pixels per world unit at distance 1.
     pixel_scale: f32,
 }
 
 impl View {
+    /// The view of `camera` on a `width × height` target.
     pub fn new(camera: Camera, width: u32, height: u32) -> View {
         let view_proj = camera.view_projection(width as f32 / height as f32);
         View {
             camera,
             view_proj,
             frustum: Frustum::new(view_proj),
+            width,
+            height,
             pixel_scale: height as f32 * 0.5 / (camera.fov_y_degrees.to_radians() * 0.5).tan(),
         }
     }

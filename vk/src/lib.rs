@@ -14,11 +14,15 @@
 //!   Discrete GPUs win over integrated ones, which win over CPU drivers
 //!   (lavapipe). The Khronos validation layer is on whenever it is installed;
 //!   [`ValidationLog`] counts its messages.
+//! - Every Vulkan object is owned by a guard (`handles`, `memory`,
+//!   `descriptors`, `commands`) that frees it on Drop and keeps the device
+//!   alive until then.
 //! - `memory`: gpu-allocator for every buffer and image.
 //! - `upload`: a staging ring; only dirty ranges of the batches go up.
 //! - `cylinders`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
 //!   vertex-texture-fetch terrain, screen-space points, baked-motion grass
-//!   blades), each culled by boxes.
+//!   blades), each culled by boxes, each a `pass::DrawPass` built on the
+//!   shared `pipeline` recipe.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -26,14 +30,23 @@
 //!   to, and a fly camera.
 #![warn(missing_docs)]
 
+mod commands;
 mod cull;
 mod cylinders;
+mod descriptors;
 pub mod device;
+mod error;
 mod frame;
+mod globals;
 mod grass;
+mod grass_probe;
+mod handles;
+mod instances;
 mod memory;
 mod mesh;
+mod pass;
 mod pipeline;
+mod pod;
 mod points;
 mod renderer;
 pub mod shaders;
@@ -46,59 +59,9 @@ pub mod window;
 
 pub use cull::{Aabb, Frustum};
 pub use cylinders::SIDES;
+pub use error::{NO_DRIVER_HINT, RenderError};
 pub use frame::{Atmosphere, FrameInput, FrameStats};
 pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
 pub use renderer::{RenderStats, Renderer};
 pub use target::{read_png, write_png};
 pub use validation::ValidationLog;
-
-use ash::vk;
-
-/// What to print when there is no Vulkan driver.
-pub const NO_DRIVER_HINT: &str =
-    "rendering is off: no Vulkan driver found; install one (Debian: apt-get install mesa-vulkan-drivers libvulkan1)";
-
-/// Why rendering failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RenderError {
-    /// No Vulkan loader, no driver, or no device that can render.
-    #[error("no Vulkan driver found ({0})")]
-    NoDriver(String),
-    /// A Vulkan call failed.
-    #[error("{call} failed: {result}")]
-    Vulkan {
-        /// The call.
-        call: &'static str,
-        /// Its result code.
-        result: vk::Result,
-    },
-    /// GPU memory could not be allocated.
-    #[error("GPU memory: {0}")]
-    Memory(String),
-    /// A shader could not be loaded.
-    #[error("shader {0}")]
-    Shader(String),
-    /// An extraction batch is inconsistent.
-    #[error("bad batch: {0}")]
-    BadBatch(String),
-    /// Width or height is zero or too large.
-    #[error("bad target size {0}×{1} (1 to 16384 pixels per side)")]
-    BadSize(u32, u32),
-    /// Reading or writing an image file failed.
-    #[error("{0}")]
-    Io(String),
-    /// The window could not be opened or driven.
-    #[error("window: {0}")]
-    Window(String),
-}
-
-impl RenderError {
-    pub(crate) fn vk(call: &'static str, result: vk::Result) -> RenderError {
-        RenderError::Vulkan { call, result }
-    }
-
-    /// True when the machine has no usable Vulkan driver (print [`NO_DRIVER_HINT`]).
-    pub fn is_no_driver(&self) -> bool {
-        matches!(self, RenderError::NoDriver(_))
-    }
-}

@@ -1,72 +1,55 @@
 //! Static meshes: cylinder rings and terrain grids.
 
+use std::sync::Arc;
+
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::memory::{Buffer, Memory};
-use crate::upload::{Uploads, bytes};
+use crate::pass::Recording;
+use crate::pod::slice_bytes;
+use crate::upload::Uploads;
 
 /// A vertex and an index buffer.
 pub(crate) struct Mesh {
-    pub vertices: Buffer,
-    pub indices: Buffer,
+    vertices: Buffer,
+    indices: Buffer,
+    /// Indices to draw.
     pub index_count: u32,
 }
 
 impl Mesh {
     /// Creates the buffers and queues their contents for upload.
     pub fn new(
-        memory: &mut Memory,
-        device: &ash::Device,
+        memory: &Arc<Memory>,
         uploads: &mut Uploads,
-        vertices: &[u8],
+        vertices: &[f32],
         indices: &[u32],
         name: &str,
     ) -> Result<Mesh, RenderError> {
-        let dst = vk::BufferUsageFlags::TRANSFER_DST;
-        let v = memory.buffer(
-            device,
-            vertices.len() as u64,
-            vk::BufferUsageFlags::VERTEX_BUFFER | dst,
-            MemoryLocation::GpuOnly,
-            name,
-        )?;
-        let i = match memory.buffer(
-            device,
-            std::mem::size_of_val(indices) as u64,
-            vk::BufferUsageFlags::INDEX_BUFFER | dst,
-            MemoryLocation::GpuOnly,
-            name,
-        ) {
-            Ok(i) => i,
-            Err(e) => {
-                memory.free_buffer(device, v);
-                return Err(e);
-            }
+        let mut buffer = |data: &[u8], usage| {
+            let usage = usage | vk::BufferUsageFlags::TRANSFER_DST;
+            let buffer = memory.buffer(data.len() as u64, usage, MemoryLocation::GpuOnly, name)?;
+            uploads.copy_to_buffer(buffer.raw(), 0, data);
+            Ok::<_, RenderError>(buffer)
         };
-        uploads.copy_to_buffer(v.raw, 0, vertices);
-        uploads.copy_to_buffer(i.raw, 0, bytes(indices));
         Ok(Mesh {
-            vertices: v,
-            indices: i,
+            vertices: buffer(slice_bytes(vertices), vk::BufferUsageFlags::VERTEX_BUFFER)?,
+            indices: buffer(slice_bytes(indices), vk::BufferUsageFlags::INDEX_BUFFER)?,
             index_count: indices.len() as u32,
         })
     }
 
     /// Records: binds the vertices to binding 0 and the indices.
-    pub fn bind(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
-        // SAFETY: `cmd` is recording; the buffers live until the frame is done.
+    pub fn bind(&self, rec: &Recording<'_>) {
+        // SAFETY: `rec.cmd` is recording; the buffers live until the frame is done.
         unsafe {
-            device.cmd_bind_vertex_buffers(cmd, 0, &[self.vertices.raw], &[0]);
-            device.cmd_bind_index_buffer(cmd, self.indices.raw, 0, vk::IndexType::UINT32);
+            rec.device
+                .cmd_bind_vertex_buffers(rec.cmd, 0, &[self.vertices.raw()], &[0]);
+            rec.device
+                .cmd_bind_index_buffer(rec.cmd, self.indices.raw(), 0, vk::IndexType::UINT32);
         }
-    }
-
-    /// Frees both buffers.
-    pub fn destroy(self, memory: &mut Memory, device: &ash::Device) {
-        memory.free_buffer(device, self.vertices);
-        memory.free_buffer(device, self.indices);
     }
 }
 

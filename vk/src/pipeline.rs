@@ -1,147 +1,297 @@
-//! Graphics pipelines for dynamic rendering into the colour + depth target.
+//! The one pipeline recipe every draw path shares (dynamic rendering into the
+//! colour + depth target, depth test and write, no culling as tubes are open,
+//! dynamic viewport and scissor) and the compute pipeline of the grass probe.
+
+use std::sync::Arc;
 
 use ash::vk;
 
-use crate::RenderError;
+use crate::device::Device;
+use crate::error::RenderError;
+use crate::handles::Owned;
+use crate::pass::Recording;
+use crate::pod::{Pod, bytes_of};
 use crate::shaders::{self, Shader};
 use crate::target::{COLOUR_FORMAT, DEPTH_FORMAT};
 
+/// A vertex attribute read tightly packed from a binding of its own.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attribute {
+    /// Bytes per element.
+    pub stride: u32,
+    /// What the shader reads.
+    pub format: vk::Format,
+}
+
+impl Attribute {
+    /// Two `f32`.
+    pub const VEC2: Attribute = Attribute::new(8, vk::Format::R32G32_SFLOAT);
+    /// Three `f32` (a `Vec3`).
+    pub const VEC3: Attribute = Attribute::new(12, vk::Format::R32G32B32_SFLOAT);
+    /// One `f32`.
+    pub const FLOAT: Attribute = Attribute::new(4, vk::Format::R32_SFLOAT);
+    /// One `u32`.
+    pub const UINT: Attribute = Attribute::new(4, vk::Format::R32_UINT);
+    /// An RGBA8 colour, read normalised.
+    pub const RGBA8: Attribute = Attribute::new(4, vk::Format::R8G8B8A8_UNORM);
+
+    const fn new(stride: u32, format: vk::Format) -> Attribute {
+        Attribute { stride, format }
+    }
+}
+
 /// What differs between the draw paths' pipelines.
 pub(crate) struct PipelineDesc<'a> {
+    /// The vertex shader.
     pub vert: Shader,
+    /// The fragment shader.
     pub frag: Shader,
-    pub bindings: &'a [vk::VertexInputBindingDescription],
-    pub attributes: &'a [vk::VertexInputAttributeDescription],
-    pub layout: vk::PipelineLayout,
+    /// Per-vertex attributes, then `instances`: the `k`-th of them all is location and
+    /// binding `k`.
+    pub vertices: &'a [Attribute],
+    /// Per-instance attributes.
+    pub instances: &'a [Attribute],
+    /// Set layouts from set 0 (the globals).
+    pub sets: &'a [vk::DescriptorSetLayout],
+    /// Bytes of vertex-stage push constants (0 for none).
+    pub push_bytes: u32,
 }
 
-/// A triangle-list pipeline with depth test and write, no culling (tubes are open),
-/// dynamic viewport and scissor.
-pub(crate) fn create(device: &ash::Device, desc: &PipelineDesc<'_>) -> Result<vk::Pipeline, RenderError> {
-    let vert = shaders::module(device, desc.vert)?;
-    let frag = match shaders::module(device, desc.frag) {
-        Ok(f) => f,
-        Err(e) => {
-            // SAFETY: the module is unused.
-            unsafe { device.destroy_shader_module(vert, None) };
-            return Err(e);
+/// A graphics pipeline and its layout.
+pub(crate) struct DrawPipeline {
+    pipeline: Owned<vk::Pipeline>,
+    layout: Layout,
+}
+
+/// A pipeline layout and the bytes of push constants it has room for.
+struct Layout {
+    raw: Owned<vk::PipelineLayout>,
+    push_bytes: u32,
+    stage: vk::ShaderStageFlags,
+}
+
+impl DrawPipeline {
+    /// The shared recipe with `desc`'s shaders, vertex input and layout.
+    pub fn new(device: &Arc<Device>, desc: &PipelineDesc<'_>) -> Result<DrawPipeline, RenderError> {
+        let layout = Layout::new(device, desc.sets, vk::ShaderStageFlags::VERTEX, desc.push_bytes)?;
+        let vert = shaders::module(device, desc.vert)?;
+        let frag = shaders::module(device, desc.frag)?;
+        let stages = [
+            stage(vk::ShaderStageFlags::VERTEX, &vert),
+            stage(vk::ShaderStageFlags::FRAGMENT, &frag),
+        ];
+        let (bindings, attributes) = vertex_input(desc.vertices, desc.instances);
+        let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
+            .vertex_binding_descriptions(&bindings)
+            .vertex_attribute_descriptions(&attributes);
+        let assembly =
+            vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
+        let viewport = vk::PipelineViewportStateCreateInfo::default()
+            .viewport_count(1)
+            .scissor_count(1);
+        let raster = vk::PipelineRasterizationStateCreateInfo::default()
+            .polygon_mode(vk::PolygonMode::FILL)
+            .cull_mode(vk::CullModeFlags::NONE)
+            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+            .line_width(1.0);
+        let multisample =
+            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
+            .depth_test_enable(true)
+            .depth_write_enable(true)
+            .depth_compare_op(vk::CompareOp::LESS);
+        let blend_attachments =
+            [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
+        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
+        let colour_formats = [COLOUR_FORMAT];
+        let mut rendering = vk::PipelineRenderingCreateInfo::default()
+            .color_attachment_formats(&colour_formats)
+            .depth_attachment_format(DEPTH_FORMAT);
+        let info = vk::GraphicsPipelineCreateInfo::default()
+            .stages(&stages)
+            .vertex_input_state(&vertex_input)
+            .input_assembly_state(&assembly)
+            .viewport_state(&viewport)
+            .rasterization_state(&raster)
+            .multisample_state(&multisample)
+            .depth_stencil_state(&depth)
+            .color_blend_state(&blend)
+            .dynamic_state(&dynamic)
+            .layout(layout.raw.raw())
+            .push_next(&mut rendering);
+        // SAFETY: every state `info` points at lives until the call returns (the modules may
+        // go once the pipeline exists).
+        let made = unsafe {
+            device
+                .raw
+                .create_graphics_pipelines(vk::PipelineCache::null(), &[info], None)
+        };
+        let pipeline = own(device, "vkCreateGraphicsPipelines", made)?;
+        Ok(DrawPipeline { pipeline, layout })
+    }
+
+    /// Records: binds the pipeline, and the globals at set 0.
+    pub fn bind(&self, rec: &Recording<'_>) {
+        // SAFETY: `rec.cmd` is recording; pipeline and set live until the frame is done.
+        unsafe {
+            rec.device
+                .cmd_bind_pipeline(rec.cmd, vk::PipelineBindPoint::GRAPHICS, self.pipeline.raw());
         }
-    };
-    let stages = [
-        vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::VERTEX)
-            .module(vert)
-            .name(c"main"),
-        vk::PipelineShaderStageCreateInfo::default()
-            .stage(vk::ShaderStageFlags::FRAGMENT)
-            .module(frag)
-            .name(c"main"),
-    ];
-    let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
-        .vertex_binding_descriptions(desc.bindings)
-        .vertex_attribute_descriptions(desc.attributes);
-    let assembly = vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-    let viewport = vk::PipelineViewportStateCreateInfo::default()
-        .viewport_count(1)
-        .scissor_count(1);
-    let raster = vk::PipelineRasterizationStateCreateInfo::default()
-        .polygon_mode(vk::PolygonMode::FILL)
-        .cull_mode(vk::CullModeFlags::NONE)
-        .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-        .line_width(1.0);
-    let multisample =
-        vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-    let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-        .depth_test_enable(true)
-        .depth_write_enable(true)
-        .depth_compare_op(vk::CompareOp::LESS);
-    let blend_attachments =
-        [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-    let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
-    let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-    let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-    let colour_formats = [COLOUR_FORMAT];
-    let mut rendering = vk::PipelineRenderingCreateInfo::default()
-        .color_attachment_formats(&colour_formats)
-        .depth_attachment_format(DEPTH_FORMAT);
-    let info = vk::GraphicsPipelineCreateInfo::default()
-        .stages(&stages)
-        .vertex_input_state(&vertex_input)
-        .input_assembly_state(&assembly)
-        .viewport_state(&viewport)
-        .rasterization_state(&raster)
-        .multisample_state(&multisample)
-        .depth_stencil_state(&depth)
-        .color_blend_state(&blend)
-        .dynamic_state(&dynamic)
-        .layout(desc.layout)
-        .push_next(&mut rendering);
-    // SAFETY: every referenced state lives until the call returns.
-    let result = unsafe { device.create_graphics_pipelines(vk::PipelineCache::null(), &[info], None) };
-    // SAFETY: modules are no longer needed once the pipeline exists (or failed).
-    unsafe {
-        device.destroy_shader_module(vert, None);
-        device.destroy_shader_module(frag, None);
+        self.bind_set(rec, 0, rec.globals);
     }
-    result
-        .map(|p| p[0])
-        .map_err(|(_, e)| RenderError::vk("vkCreateGraphicsPipelines", e))
-}
 
-/// A per-vertex or per-instance binding.
-pub(crate) fn binding(index: u32, stride: u32, rate: vk::VertexInputRate) -> vk::VertexInputBindingDescription {
-    vk::VertexInputBindingDescription {
-        binding: index,
-        stride,
-        input_rate: rate,
+    /// Records: binds `set` at set number `index`.
+    pub fn bind_set(&self, rec: &Recording<'_>, index: u32, set: vk::DescriptorSet) {
+        // SAFETY: `rec.cmd` is recording; the set matches the layout's set `index` and lives
+        // until the frame is done.
+        unsafe {
+            rec.device.cmd_bind_descriptor_sets(
+                rec.cmd,
+                vk::PipelineBindPoint::GRAPHICS,
+                self.layout.raw.raw(),
+                index,
+                &[set],
+                &[],
+            );
+        }
+    }
+
+    /// Records: sets the vertex-stage push constants.
+    pub fn push<T: Pod>(&self, rec: &Recording<'_>, constants: &T) {
+        self.layout.push(rec.device, rec.cmd, constants);
     }
 }
 
-/// Attribute `location` read from the start of binding `binding`.
-pub(crate) fn attribute(location: u32, binding: u32, format: vk::Format) -> vk::VertexInputAttributeDescription {
-    vk::VertexInputAttributeDescription {
-        location,
-        binding,
-        format,
-        offset: 0,
+/// A compute pipeline and its layout.
+pub(crate) struct ComputePipeline {
+    pipeline: Owned<vk::Pipeline>,
+    layout: Layout,
+}
+
+impl ComputePipeline {
+    /// `shader` over `sets`, with `push_bytes` of push constants.
+    pub fn new(
+        device: &Arc<Device>,
+        shader: Shader,
+        sets: &[vk::DescriptorSetLayout],
+        push_bytes: u32,
+    ) -> Result<ComputePipeline, RenderError> {
+        let layout = Layout::new(device, sets, vk::ShaderStageFlags::COMPUTE, push_bytes)?;
+        let module = shaders::module(device, shader)?;
+        let info = vk::ComputePipelineCreateInfo::default()
+            .stage(stage(vk::ShaderStageFlags::COMPUTE, &module))
+            .layout(layout.raw.raw());
+        // SAFETY: `info` and the module live until the call returns.
+        let made = unsafe {
+            device
+                .raw
+                .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
+        };
+        let pipeline = own(device, "vkCreateComputePipelines", made)?;
+        Ok(ComputePipeline { pipeline, layout })
+    }
+
+    /// Records: binds the pipeline, `set` at set 0 and the push constants.
+    pub fn bind<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, set: vk::DescriptorSet, constants: &T) {
+        let (bind, layout) = (vk::PipelineBindPoint::COMPUTE, self.layout.raw.raw());
+        // SAFETY: `cmd` is recording; pipeline and set live until its submission is done.
+        unsafe {
+            device.cmd_bind_pipeline(cmd, bind, self.pipeline.raw());
+            device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
+        }
+        self.layout.push(device, cmd, constants);
     }
 }
 
-/// A descriptor set layout with these bindings.
-pub(crate) fn set_layout(
-    device: &ash::Device,
-    bindings: &[vk::DescriptorSetLayoutBinding<'_>],
-) -> Result<vk::DescriptorSetLayout, RenderError> {
-    let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(bindings);
-    // SAFETY: the create info and the bindings it points at live until the call returns.
-    unsafe { device.create_descriptor_set_layout(&info, None) }
-        .map_err(|e| RenderError::vk("vkCreateDescriptorSetLayout", e))
+impl Layout {
+    /// A pipeline layout over `sets` with `push_bytes` of push constants for `stage`.
+    fn new(
+        device: &Arc<Device>,
+        sets: &[vk::DescriptorSetLayout],
+        stage: vk::ShaderStageFlags,
+        push_bytes: u32,
+    ) -> Result<Layout, RenderError> {
+        let push = [vk::PushConstantRange {
+            stage_flags: stage,
+            offset: 0,
+            size: push_bytes,
+        }];
+        let info = vk::PipelineLayoutCreateInfo::default()
+            .set_layouts(sets)
+            .push_constant_ranges(if push_bytes > 0 { &push } else { &[] });
+        // SAFETY: the create info and the arrays it points at live until the call returns; the
+        // guard is the layout's one owner.
+        let raw = unsafe {
+            Owned::new(
+                device,
+                "vkCreatePipelineLayout",
+                device.raw.create_pipeline_layout(&info, None),
+            )
+        }?;
+        Ok(Layout { raw, push_bytes, stage })
+    }
+
+    /// Records: sets the push constants. Panics when they do not fit the layout's range.
+    fn push<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, constants: &T) {
+        let bytes = bytes_of(constants);
+        assert!(
+            bytes.len() <= self.push_bytes as usize,
+            "push constants overflow the layout"
+        );
+        // SAFETY: `cmd` is recording; the bytes fit the layout's push range for `stage`
+        // (checked above).
+        unsafe { device.cmd_push_constants(cmd, self.raw.raw(), self.stage, 0, bytes) };
+    }
 }
 
-/// A pipeline layout over `sets` (in set-number order) with these push constants.
-pub(crate) fn layout(
-    device: &ash::Device,
-    sets: &[vk::DescriptorSetLayout],
-    push: &[vk::PushConstantRange],
-) -> Result<vk::PipelineLayout, RenderError> {
-    let info = vk::PipelineLayoutCreateInfo::default()
-        .set_layouts(sets)
-        .push_constant_ranges(push);
-    // SAFETY: the create info and the arrays it points at live until the call returns.
-    unsafe { device.create_pipeline_layout(&info, None) }.map_err(|e| RenderError::vk("vkCreatePipelineLayout", e))
+fn stage(stage: vk::ShaderStageFlags, module: &Owned<vk::ShaderModule>) -> vk::PipelineShaderStageCreateInfo<'static> {
+    vk::PipelineShaderStageCreateInfo::default()
+        .stage(stage)
+        .module(module.raw())
+        .name(c"main")
 }
 
-/// A descriptor pool for up to `max_sets` sets that are freed one at a time, as the
-/// per-chunk and per-layer sets are when their data leaves.
-pub(crate) fn freeable_pool(
-    device: &ash::Device,
-    max_sets: u32,
-    sizes: &[vk::DescriptorPoolSize],
-) -> Result<vk::DescriptorPool, RenderError> {
-    let info = vk::DescriptorPoolCreateInfo::default()
-        .flags(vk::DescriptorPoolCreateFlags::FREE_DESCRIPTOR_SET)
-        .max_sets(max_sets)
-        .pool_sizes(sizes);
-    // SAFETY: the create info and the sizes it points at live until the call returns.
-    unsafe { device.create_descriptor_pool(&info, None) }.map_err(|e| RenderError::vk("vkCreateDescriptorPool", e))
+/// One binding and one attribute per input, vertex ones first.
+fn vertex_input(
+    vertices: &[Attribute],
+    instances: &[Attribute],
+) -> (
+    Vec<vk::VertexInputBindingDescription>,
+    Vec<vk::VertexInputAttributeDescription>,
+) {
+    let rates = vertices
+        .iter()
+        .map(|a| (a, vk::VertexInputRate::VERTEX))
+        .chain(instances.iter().map(|a| (a, vk::VertexInputRate::INSTANCE)));
+    (0..)
+        .zip(rates)
+        .map(|(k, (a, rate))| {
+            (
+                vk::VertexInputBindingDescription {
+                    binding: k,
+                    stride: a.stride,
+                    input_rate: rate,
+                },
+                vk::VertexInputAttributeDescription {
+                    location: k,
+                    binding: k,
+                    format: a.format,
+                    offset: 0,
+                },
+            )
+        })
+        .unzip()
+}
+
+/// Owns the one pipeline a create call for one made (a failed call made none).
+fn own(
+    device: &Arc<Device>,
+    call: &'static str,
+    made: Result<Vec<vk::Pipeline>, (Vec<vk::Pipeline>, vk::Result)>,
+) -> Result<Owned<vk::Pipeline>, RenderError> {
+    let made = made.map(|p| p[0]).map_err(|(_, e)| e);
+    // SAFETY: the pipeline was just created on `device` and has no other owner.
+    unsafe { Owned::new(device, call, made) }
 }

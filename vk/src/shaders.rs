@@ -2,10 +2,13 @@
 //! `shaderc` feature) the compiler that regenerates it.
 
 use std::io::Cursor;
+use std::sync::Arc;
 
 use ash::vk;
 
-use crate::RenderError;
+use crate::device::Device;
+use crate::error::RenderError;
+use crate::handles::Owned;
 
 /// Bytes with the alignment `read_spv` wants for a zero-copy read.
 #[repr(C, align(4))]
@@ -87,12 +90,19 @@ pub const ALL: [Shader; 8] = [
 ];
 
 /// Creates a shader module from committed SPIR-V.
-pub(crate) fn module(device: &ash::Device, shader: Shader) -> Result<vk::ShaderModule, RenderError> {
+pub(crate) fn module(device: &Arc<Device>, shader: Shader) -> Result<Owned<vk::ShaderModule>, RenderError> {
     let words = ash::util::read_spv(&mut Cursor::new(shader.spirv))
         .map_err(|e| RenderError::Shader(format!("{}: {e}", shader.name)))?;
     let info = vk::ShaderModuleCreateInfo::default().code(&words);
-    // SAFETY: the device is live and the code is SPIR-V words read above.
-    unsafe { device.create_shader_module(&info, None) }.map_err(|e| RenderError::vk("vkCreateShaderModule", e))
+    // SAFETY: the device is live and the code is the SPIR-V words read above; the guard is
+    // the module's one owner.
+    unsafe {
+        Owned::new(
+            device,
+            "vkCreateShaderModule",
+            device.raw.create_shader_module(&info, None),
+        )
+    }
 }
 
 /// Compiles one GLSL source of `shaders/` to SPIR-V bytes with shaderc; the stage

@@ -2,11 +2,12 @@
 //! buffer the colour image is copied into after every frame.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
-use crate::RenderError;
+use crate::error::RenderError;
 use crate::memory::{Buffer, Image, Memory, layout_barrier};
 
 /// Colour format: 8-bit sRGB, so the read-back bytes are what a PNG stores.
@@ -15,7 +16,7 @@ pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 
 /// Offscreen colour + depth with readback.
-pub struct Target {
+pub(crate) struct Target {
     /// Size in pixels.
     pub extent: vk::Extent2D,
     /// The colour attachment.
@@ -28,9 +29,8 @@ pub struct Target {
 
 impl Target {
     /// Creates the images and readback buffer.
-    pub fn new(memory: &mut Memory, device: &ash::Device, extent: vk::Extent2D) -> Result<Target, RenderError> {
+    pub fn new(memory: &Arc<Memory>, extent: vk::Extent2D) -> Result<Target, RenderError> {
         let colour = memory.image(
-            device,
             extent,
             COLOUR_FORMAT,
             vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC,
@@ -38,7 +38,6 @@ impl Target {
             "colour target",
         )?;
         let depth = memory.image(
-            device,
             extent,
             DEPTH_FORMAT,
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
@@ -47,7 +46,6 @@ impl Target {
         )?;
         let size = u64::from(extent.width) * u64::from(extent.height) * 4;
         let readback = memory.buffer(
-            device,
             size,
             vk::BufferUsageFlags::TRANSFER_DST,
             MemoryLocation::GpuToCpu,
@@ -61,17 +59,63 @@ impl Target {
         })
     }
 
+    /// Records: attachments into attachment layouts, then rendering begins with the colour
+    /// cleared to `clear` and depth to 1 over the whole target (viewport and scissor set).
+    pub fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, clear: [f32; 4]) {
+        self.record_attachment_layouts(device, cmd);
+        let colour = [vk::RenderingAttachmentInfo::default()
+            .image_view(self.colour.view())
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(vk::ClearValue {
+                color: vk::ClearColorValue { float32: clear },
+            })];
+        let depth = vk::RenderingAttachmentInfo::default()
+            .image_view(self.depth.view())
+            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .clear_value(vk::ClearValue {
+                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+            });
+        let area = vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent: self.extent,
+        };
+        let viewport = vk::Viewport {
+            x: 0.0,
+            y: 0.0,
+            width: self.extent.width as f32,
+            height: self.extent.height as f32,
+            min_depth: 0.0,
+            max_depth: 1.0,
+        };
+        let info = vk::RenderingInfo::default()
+            .render_area(area)
+            .layer_count(1)
+            .color_attachments(&colour)
+            .depth_attachment(&depth);
+        // SAFETY: `cmd` is recording outside rendering; the views are in the layouts
+        // `record_attachment_layouts` left them in.
+        unsafe {
+            device.cmd_begin_rendering(cmd, &info);
+            device.cmd_set_viewport(cmd, 0, &[viewport]);
+            device.cmd_set_scissor(cmd, 0, &[area]);
+        }
+    }
+
     /// Records: attachments into attachment layouts (contents discarded; they are cleared).
-    pub fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
+    fn record_attachment_layouts(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
         let barriers = [
             layout_barrier(
-                self.colour.raw,
+                self.colour.raw(),
                 vk::ImageAspectFlags::COLOR,
                 (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
                 (vk::AccessFlags::TRANSFER_READ, vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
             ),
             layout_barrier(
-                self.depth.raw,
+                self.depth.raw(),
                 vk::ImageAspectFlags::DEPTH,
                 (vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
                 (
@@ -94,10 +138,11 @@ impl Target {
         }
     }
 
-    /// Records: the colour image copied into the readback buffer, visible to the host.
+    /// Records: rendering ends and the colour image is copied into the readback buffer,
+    /// visible to the host.
     pub fn end(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
         let to_transfer = layout_barrier(
-            self.colour.raw,
+            self.colour.raw(),
             vk::ImageAspectFlags::COLOR,
             (
                 vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
@@ -117,10 +162,12 @@ impl Target {
             .dst_access_mask(vk::AccessFlags::HOST_READ)
             .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
             .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .buffer(self.readback.raw)
+            .buffer(self.readback.raw())
             .size(vk::WHOLE_SIZE);
-        // SAFETY: `cmd` is recording; every handle belongs to this device.
+        // SAFETY: `cmd` is recording inside the rendering `begin` started; every handle
+        // belongs to this device.
         unsafe {
+            device.cmd_end_rendering(cmd);
             device.cmd_pipeline_barrier(
                 cmd,
                 vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
@@ -132,9 +179,9 @@ impl Target {
             );
             device.cmd_copy_image_to_buffer(
                 cmd,
-                self.colour.raw,
+                self.colour.raw(),
                 vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                self.readback.raw,
+                self.readback.raw(),
                 &[region],
             );
             device.cmd_pipeline_barrier(
@@ -153,16 +200,8 @@ impl Target {
     pub fn pixels(&self) -> Vec<u8> {
         let len = self.extent.width as usize * self.extent.height as usize * 4;
         self.readback
-            .allocation
-            .mapped_slice()
+            .mapped()
             .map_or_else(|| vec![0; len], |m| m[..len].to_vec())
-    }
-
-    /// Frees the images and buffer.
-    pub fn destroy(self, memory: &mut Memory, device: &ash::Device) {
-        memory.free_image(device, self.colour);
-        memory.free_image(device, self.depth);
-        memory.free_buffer(device, self.readback);
     }
 }
 

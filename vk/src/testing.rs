@@ -1,7 +1,9 @@
 //! What render tests share, here and in embedding crates: one rule for "no driver" and one
 //! for "validation stayed silent".
 
-use crate::Renderer;
+use std::sync::Arc;
+
+use crate::renderer::Renderer;
 
 /// The environment variable that turns a missing Vulkan driver from a skip into a failure
 /// (CI sets it, since CI installs lavapipe).
@@ -30,11 +32,17 @@ pub fn renderer_or_skip(width: u32, height: u32) -> Option<Renderer> {
     }
 }
 
-/// Destroys `r` and panics when the validation layer reported anything by then: objects leaked
-/// at device or instance destruction are reported only during the drop.
+/// Destroys `r` and panics when the validation layer reported anything by then (objects leaked
+/// at device or instance destruction are reported only during the drop), or when something
+/// kept the device, and so the instance, alive past the renderer.
 pub fn assert_clean_shutdown(r: Renderer) {
     let log = r.validation();
     drop(r);
+    assert_eq!(
+        Arc::strong_count(&log),
+        1,
+        "the instance outlived the renderer (it holds the other reference to the log)"
+    );
     assert_eq!(
         (log.errors(), log.warnings()),
         (0, 0),

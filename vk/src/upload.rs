@@ -2,36 +2,24 @@
 //! a host-visible staging ring and copied to device-local buffers and images
 //! by the frame's command buffer. Only dirty ranges are gathered.
 
+use std::sync::Arc;
+
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use sylva_runtime::glam::Vec3;
 
-use crate::RenderError;
-use crate::memory::{Buffer, Memory};
-
-/// Plain data with no padding, safe to view as bytes.
-pub(crate) trait Pod: Copy {}
-impl Pod for f32 {}
-impl Pod for u8 {}
-impl Pod for u32 {}
-impl Pod for [u8; 4] {}
-impl Pod for [f32; 2] {}
-impl Pod for [f32; 4] {}
-impl Pod for Vec3 {}
-
-/// The bytes of a slice of plain data.
-pub(crate) fn bytes<T: Pod>(s: &[T]) -> &[u8] {
-    // SAFETY: `Pod` types have no padding and no invalid bit patterns as bytes.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
-}
+use crate::error::RenderError;
+use crate::memory::{Buffer, Memory, layout_barrier};
 
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).
 const ALIGN: u64 = 16;
 
 /// A buffer-to-image copy of a whole single-level colour image (2D or 3D).
 pub(crate) struct ImageCopy {
+    /// The image written.
     pub image: vk::Image,
+    /// Its size.
     pub extent: vk::Extent3D,
+    /// Where its texels start in the staging ring.
     pub src_offset: u64,
 }
 
@@ -40,7 +28,9 @@ pub(crate) struct ImageCopy {
 pub(crate) struct Uploads {
     data: Vec<u8>,
     copied: u64,
+    /// Copies into buffers.
     pub buffers: Vec<(vk::Buffer, vk::BufferCopy)>,
+    /// Copies into images.
     pub images: Vec<ImageCopy>,
 }
 
@@ -99,98 +89,129 @@ impl Uploads {
     }
 }
 
+/// Records the frame's copies from the staging ring and the barriers that make
+/// them visible to vertex input, vertex shaders and compute shaders (the grass probe).
+pub(crate) fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, uploads: &Uploads) {
+    // SAFETY: `cmd` is recording; the staging ring and every destination are live, and no
+    // submitted work uses them.
+    unsafe {
+        for (dst, region) in &uploads.buffers {
+            d.cmd_copy_buffer(cmd, staging, *dst, &[*region]);
+        }
+    }
+    if !uploads.images.is_empty() {
+        record_image_copies(d, cmd, staging, &uploads.images);
+    }
+    if uploads.buffers.is_empty() {
+        return;
+    }
+    let visible = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(
+            vk::AccessFlags::VERTEX_ATTRIBUTE_READ | vk::AccessFlags::INDEX_READ | vk::AccessFlags::SHADER_READ,
+        );
+    let readers = vk::PipelineStageFlags::VERTEX_INPUT
+        | vk::PipelineStageFlags::VERTEX_SHADER
+        | vk::PipelineStageFlags::COMPUTE_SHADER;
+    // SAFETY: `cmd` is recording outside rendering.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            readers,
+            vk::DependencyFlags::empty(),
+            &[visible],
+            &[],
+            &[],
+        );
+    }
+}
+
+/// Records: the images made writable (their old contents discarded), filled from the
+/// staging ring and made readable by vertex and compute shaders.
+fn record_image_copies(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, images: &[ImageCopy]) {
+    let shaders = vk::PipelineStageFlags::VERTEX_SHADER | vk::PipelineStageFlags::COMPUTE_SHADER;
+    let to_dst = image_barriers(
+        images,
+        (vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL),
+        (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+    );
+    let to_read = image_barriers(
+        images,
+        (
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+        ),
+        (vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::SHADER_READ),
+    );
+    let none = vk::DependencyFlags::empty();
+    let transfer = vk::PipelineStageFlags::TRANSFER;
+    // SAFETY: `cmd` is recording outside rendering; the staging ring and the images are
+    // live, and no submitted work uses them.
+    unsafe {
+        d.cmd_pipeline_barrier(cmd, shaders, transfer, none, &[], &[], &to_dst);
+        for c in images {
+            let region = vk::BufferImageCopy::default()
+                .buffer_offset(c.src_offset)
+                .image_subresource(
+                    vk::ImageSubresourceLayers::default()
+                        .aspect_mask(vk::ImageAspectFlags::COLOR)
+                        .layer_count(1),
+                )
+                .image_extent(c.extent);
+            d.cmd_copy_buffer_to_image(cmd, staging, c.image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &[region]);
+        }
+        d.cmd_pipeline_barrier(cmd, transfer, shaders, none, &[], &[], &to_read);
+    }
+}
+
+/// One layout transition per image, ordering the `src` accesses before it against the
+/// `dst` accesses after it.
+fn image_barriers(
+    images: &[ImageCopy],
+    layouts: (vk::ImageLayout, vk::ImageLayout),
+    access: (vk::AccessFlags, vk::AccessFlags),
+) -> Vec<vk::ImageMemoryBarrier<'static>> {
+    images
+        .iter()
+        .map(|c| layout_barrier(c.image, vk::ImageAspectFlags::COLOR, layouts, access))
+        .collect()
+}
+
 /// The host-visible staging buffer. With one frame in flight the whole ring is
 /// free again when a frame starts, so each frame writes from its start; it
 /// grows (to the next power of two) when a frame needs more.
-#[derive(Default)]
 pub(crate) struct StagingRing {
-    buffer: Option<Buffer>,
+    buffer: Buffer,
 }
 
 impl StagingRing {
-    /// Writes the frame's uploads into the ring; the previous frame must be finished.
-    pub fn stage(&mut self, memory: &mut Memory, device: &ash::Device, uploads: &Uploads) -> Result<(), RenderError> {
-        let needed = uploads.data.len() as u64;
-        if needed == 0 {
-            return Ok(());
-        }
-        if self.buffer.as_ref().is_none_or(|b| b.size < needed) {
-            if let Some(old) = self.buffer.take() {
-                memory.free_buffer(device, old);
-            }
-            let size = needed.next_power_of_two().max(1 << 20);
-            let buffer = memory.buffer(
-                device,
-                size,
-                vk::BufferUsageFlags::TRANSFER_SRC,
-                MemoryLocation::CpuToGpu,
-                "staging ring",
-            )?;
-            self.buffer = Some(buffer);
-        }
-        let buffer = self.buffer.as_mut().expect("ring allocated above");
-        let mapped = buffer
-            .allocation
-            .mapped_slice_mut()
-            .ok_or_else(|| RenderError::Memory("staging ring is not host-visible".into()))?;
-        mapped[..uploads.data.len()].copy_from_slice(&uploads.data);
-        Ok(())
-    }
-
-    /// The ring's buffer (null before the first upload).
-    pub fn raw(&self) -> vk::Buffer {
-        self.buffer.as_ref().map_or(vk::Buffer::null(), |b| b.raw)
-    }
-
-    /// Frees the ring.
-    pub fn destroy(&mut self, memory: &mut Memory, device: &ash::Device) {
-        if let Some(b) = self.buffer.take() {
-            memory.free_buffer(device, b);
-        }
-    }
-}
-
-/// A device-local buffer holding structure-of-arrays instance data: array `k`
-/// of `capacity` elements of `strides[k]` bytes starts at `offset(k)`.
-pub(crate) struct SoaBuffer {
-    pub buffer: Buffer,
-    pub capacity: u32,
-    strides: &'static [u64],
-}
-
-impl SoaBuffer {
-    /// A buffer for at least `len` instances (rounded up so growth reallocates rarely).
-    pub fn new(
-        memory: &mut Memory,
-        device: &ash::Device,
-        len: usize,
-        strides: &'static [u64],
-        name: &str,
-    ) -> Result<SoaBuffer, RenderError> {
-        let capacity = (len.max(64).next_power_of_two()) as u32;
-        let size = u64::from(capacity) * strides.iter().sum::<u64>();
-        let usage = vk::BufferUsageFlags::VERTEX_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
-        let buffer = memory.buffer(device, size, usage, MemoryLocation::GpuOnly, name)?;
-        Ok(SoaBuffer {
-            buffer,
-            capacity,
-            strides,
+    /// A ring of 1 MiB, enough for most frames.
+    pub fn new(memory: &Arc<Memory>) -> Result<StagingRing, RenderError> {
+        Ok(StagingRing {
+            buffer: ring(memory, MIN_RING_BYTES)?,
         })
     }
 
-    /// Byte offset of array `k`.
-    pub fn offset(&self, k: usize) -> u64 {
-        u64::from(self.capacity) * self.strides[..k].iter().sum::<u64>()
+    /// Writes the frame's uploads into the ring; the previous frame must be finished.
+    pub fn stage(&mut self, memory: &Arc<Memory>, uploads: &Uploads) -> Result<(), RenderError> {
+        let needed = uploads.data.len() as u64;
+        if self.buffer.size() < needed {
+            self.buffer = ring(memory, needed.next_power_of_two())?;
+        }
+        self.buffer.write(&uploads.data, "staging ring")
     }
 
-    /// Byte offsets of every array, for binding them as vertex buffers.
-    pub fn offsets(&self) -> Vec<u64> {
-        (0..self.strides.len()).map(|k| self.offset(k)).collect()
+    /// The ring's buffer, the source of the frame's copies.
+    pub fn raw(&self) -> vk::Buffer {
+        self.buffer.raw()
     }
+}
 
-    /// Queues elements `start..` of array `k` (given as bytes of the whole array's `range`).
-    pub fn upload(&self, uploads: &mut Uploads, k: usize, start: u32, data: &[u8]) {
-        let dst = self.offset(k) + u64::from(start) * self.strides[k];
-        uploads.copy_to_buffer(self.buffer.raw, dst, data);
-    }
+/// Bytes of the staging ring before any frame needs more.
+const MIN_RING_BYTES: u64 = 1 << 20;
+
+fn ring(memory: &Arc<Memory>, size: u64) -> Result<Buffer, RenderError> {
+    let usage = vk::BufferUsageFlags::TRANSFER_SRC;
+    memory.buffer(size, usage, MemoryLocation::CpuToGpu, "staging ring")
 }

@@ -5,6 +5,7 @@
 //! dragging with the left mouse button looks around.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use ash::vk;
@@ -17,8 +18,13 @@ use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Fullscreen, Window, WindowId};
 
+use crate::commands::{Commands, semaphore};
+use crate::device::Device;
+use crate::error::RenderError;
+use crate::frame::FrameStats;
+use crate::handles::Owned;
 use crate::memory::layout_barrier;
-use crate::{FrameStats, RenderError, Renderer};
+use crate::renderer::Renderer;
 
 /// What the viewer's keys control, handed to the frame callback.
 #[derive(Clone, Copy, Debug)]
@@ -87,7 +93,8 @@ struct Viewer<F> {
     max_frames: Option<u64>,
 }
 
-/// The window and what draws into it. The swapchain goes before the renderer's device.
+/// The window and what draws into it. The swapchain (with its surface) goes
+/// before the window it presents to.
 struct Active {
     swapchain: Swapchain,
     renderer: Renderer,
@@ -96,7 +103,6 @@ struct Active {
 
 impl Drop for Active {
     fn drop(&mut self) {
-        self.swapchain.destroy(&self.renderer);
         let log = self.renderer.validation();
         if log.errors() + log.warnings() > 0 {
             eprintln!(
@@ -268,20 +274,32 @@ where
     }
 }
 
-/// The surface, its swapchain, and the command buffer that blits into it.
+/// The surface, its swapchain, and the command buffer that blits into it. Drop
+/// waits for the GPU, then the fields free themselves (swapchain before surface).
 struct Swapchain {
-    surface_loader: ash::khr::surface::Instance,
+    commands: Commands,
+    acquired: Owned<vk::Semaphore>,
+    /// One per image: a semaphore is reused only once its image comes back.
+    rendered: Vec<Owned<vk::Semaphore>>,
+    chain: Chain,
+    surface: Surface,
+}
+
+/// A window surface; Drop destroys it.
+struct Surface {
+    raw: vk::SurfaceKHR,
+    loader: ash::khr::surface::Instance,
+    device: Arc<Device>,
+}
+
+/// A swapchain with its images; Drop destroys it.
+struct Chain {
+    raw: vk::SwapchainKHR,
     loader: ash::khr::swapchain::Device,
-    surface: vk::SurfaceKHR,
-    swapchain: vk::SwapchainKHR,
     images: Vec<vk::Image>,
     extent: vk::Extent2D,
-    acquired: vk::Semaphore,
-    /// One per image: a semaphore is reused only once its image comes back.
-    rendered: Vec<vk::Semaphore>,
-    pool: vk::CommandPool,
-    cmd: vk::CommandBuffer,
-    fence: vk::Fence,
+    // Keeps the device alive until the swapchain is destroyed.
+    _device: Arc<Device>,
 }
 
 impl Swapchain {
@@ -290,135 +308,32 @@ impl Swapchain {
         display: raw_window_handle::RawDisplayHandle,
         window: raw_window_handle::RawWindowHandle,
     ) -> Result<Swapchain, RenderError> {
-        let dev = renderer.device();
-        let d = &dev.device;
-        let surface_loader = ash::khr::surface::Instance::new(&dev.entry, &dev.instance);
-        let mut s = Swapchain {
-            loader: ash::khr::swapchain::Device::new(&dev.instance, d),
-            surface_loader,
-            surface: vk::SurfaceKHR::null(),
-            swapchain: vk::SwapchainKHR::null(),
-            images: Vec::new(),
-            extent: vk::Extent2D::default(),
-            acquired: vk::Semaphore::null(),
-            rendered: Vec::new(),
-            pool: vk::CommandPool::null(),
-            cmd: vk::CommandBuffer::null(),
-            fence: vk::Fence::null(),
-        };
-        // SAFETY: the handles come from a live window; every object is destroyed in `destroy`.
-        let made = unsafe {
-            (|| {
-                s.surface = ash_window::create_surface(&dev.entry, &dev.instance, display, window, None)
-                    .map_err(|e| RenderError::vk("vkCreateSurfaceKHR", e))?;
-                let supported = s
-                    .surface_loader
-                    .get_physical_device_surface_support(dev.physical, dev.queue_family, s.surface)
-                    .map_err(|e| RenderError::vk("vkGetPhysicalDeviceSurfaceSupportKHR", e))?;
-                if !supported {
-                    return Err(RenderError::Window(
-                        "the graphics queue cannot present to this window".into(),
-                    ));
-                }
-                s.pool = d
-                    .create_command_pool(
-                        &vk::CommandPoolCreateInfo::default()
-                            .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
-                            .queue_family_index(dev.queue_family),
-                        None,
-                    )
-                    .map_err(|e| RenderError::vk("vkCreateCommandPool", e))?;
-                s.cmd = d
-                    .allocate_command_buffers(
-                        &vk::CommandBufferAllocateInfo::default()
-                            .command_pool(s.pool)
-                            .level(vk::CommandBufferLevel::PRIMARY)
-                            .command_buffer_count(1),
-                    )
-                    .map_err(|e| RenderError::vk("vkAllocateCommandBuffers", e))?[0];
-                s.fence = d
-                    .create_fence(&vk::FenceCreateInfo::default(), None)
-                    .map_err(|e| RenderError::vk("vkCreateFence", e))?;
-                s.acquired = d
-                    .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
-                    .map_err(|e| RenderError::vk("vkCreateSemaphore", e))?;
-                Ok(())
-            })()
-        };
-        match made.and_then(|()| s.recreate(renderer)) {
-            Ok(()) => Ok(s),
-            Err(e) => {
-                s.destroy(renderer);
-                Err(e)
-            }
-        }
+        let device = renderer.device();
+        let surface = Surface::new(device, display, window)?;
+        let chain = Chain::new(&surface, renderer.size(), vk::SwapchainKHR::null())?;
+        let rendered = chain
+            .images
+            .iter()
+            .map(|_| semaphore(device))
+            .collect::<Result<_, _>>()?;
+        Ok(Swapchain {
+            commands: Commands::new(device)?,
+            acquired: semaphore(device)?,
+            rendered,
+            chain,
+            surface,
+        })
     }
 
-    /// (Re)creates the swapchain at the renderer's size.
+    /// Recreates the swapchain at the renderer's size.
     fn recreate(&mut self, renderer: &Renderer) -> Result<(), RenderError> {
-        let dev = renderer.device();
-        let d = &dev.device;
-        let (width, height) = renderer.size();
-        // SAFETY: after the wait no image or semaphore of the old swapchain is in use.
-        unsafe {
-            d.device_wait_idle()
-                .map_err(|e| RenderError::vk("vkDeviceWaitIdle", e))?;
-            let caps = self
-                .surface_loader
-                .get_physical_device_surface_capabilities(dev.physical, self.surface)
-                .map_err(|e| RenderError::vk("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", e))?;
-            let formats = self
-                .surface_loader
-                .get_physical_device_surface_formats(dev.physical, self.surface)
-                .map_err(|e| RenderError::vk("vkGetPhysicalDeviceSurfaceFormatsKHR", e))?;
-            let format = formats
-                .iter()
-                .find(|f| f.format == vk::Format::B8G8R8A8_SRGB || f.format == vk::Format::R8G8B8A8_SRGB)
-                .or(formats.first())
-                .copied()
-                .ok_or_else(|| RenderError::Window("the surface has no formats".into()))?;
-            self.extent = if caps.current_extent.width != u32::MAX {
-                caps.current_extent
-            } else {
-                vk::Extent2D {
-                    width: width.clamp(caps.min_image_extent.width, caps.max_image_extent.width),
-                    height: height.clamp(caps.min_image_extent.height, caps.max_image_extent.height),
-                }
-            };
-            let mut count = caps.min_image_count + 1;
-            if caps.max_image_count > 0 {
-                count = count.min(caps.max_image_count);
-            }
-            let old = self.swapchain;
-            let info = vk::SwapchainCreateInfoKHR::default()
-                .surface(self.surface)
-                .min_image_count(count)
-                .image_format(format.format)
-                .image_color_space(format.color_space)
-                .image_extent(self.extent)
-                .image_array_layers(1)
-                .image_usage(vk::ImageUsageFlags::TRANSFER_DST | vk::ImageUsageFlags::COLOR_ATTACHMENT)
-                .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
-                .pre_transform(caps.current_transform)
-                .composite_alpha(vk::CompositeAlphaFlagsKHR::OPAQUE)
-                .present_mode(vk::PresentModeKHR::FIFO)
-                .clipped(true)
-                .old_swapchain(old);
-            self.swapchain = self
-                .loader
-                .create_swapchain(&info, None)
-                .map_err(|e| RenderError::vk("vkCreateSwapchainKHR", e))?;
-            self.loader.destroy_swapchain(old, None);
-            self.images = self
-                .loader
-                .get_swapchain_images(self.swapchain)
-                .map_err(|e| RenderError::vk("vkGetSwapchainImagesKHR", e))?;
-            while self.rendered.len() < self.images.len() {
-                let s = d
-                    .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
-                    .map_err(|e| RenderError::vk("vkCreateSemaphore", e))?;
-                self.rendered.push(s);
-            }
+        let device = renderer.device();
+        // SAFETY: waiting has no precondition on a live device; afterwards no image or
+        // semaphore of the old swapchain is in use.
+        unsafe { device.raw.device_wait_idle() }.map_err(|e| RenderError::vk("vkDeviceWaitIdle", e))?;
+        self.chain = Chain::new(&self.surface, renderer.size(), self.chain.raw)?;
+        while self.rendered.len() < self.chain.images.len() {
+            self.rendered.push(semaphore(device)?);
         }
         Ok(())
     }
@@ -426,133 +341,229 @@ impl Swapchain {
     /// Blits the renderer's last frame to the next image and presents it.
     /// False when the swapchain is out of date (recreate it).
     fn present(&mut self, renderer: &Renderer) -> Result<bool, RenderError> {
-        let dev = renderer.device();
-        let d = &dev.device;
-        let Some((colour, extent)) = renderer.colour() else {
-            return Ok(true);
-        };
-        // SAFETY: the renderer's frame finished (it waits on its fence); our own
-        // previous blit finished (we wait on our fence); all handles are live.
-        unsafe {
-            let index = match self
+        let chain = &self.chain;
+        // SAFETY: `acquired` is unsignalled (each acquire's signal is waited on by the blit
+        // submission below before the next acquire).
+        let acquired = unsafe {
+            chain
                 .loader
-                .acquire_next_image(self.swapchain, u64::MAX, self.acquired, vk::Fence::null())
-            {
-                Ok((i, _)) => i,
-                Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => return Ok(false),
-                Err(e) => return Err(RenderError::vk("vkAcquireNextImageKHR", e)),
-            };
-            let image = self.images[index as usize];
-            let barrier =
-                |old, new, src, dst| layout_barrier(image, vk::ImageAspectFlags::COLOR, (old, new), (src, dst));
-            let cmd = self.cmd;
-            let vk_err = |what| move |e| RenderError::vk(what, e);
-            d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty())
-                .map_err(vk_err("vkResetCommandBuffer"))?;
-            d.begin_command_buffer(
-                cmd,
-                &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(vk_err("vkBeginCommandBuffer"))?;
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[barrier(
-                    vk::ImageLayout::UNDEFINED,
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    vk::AccessFlags::empty(),
-                    vk::AccessFlags::TRANSFER_WRITE,
-                )],
-            );
-            let layers = vk::ImageSubresourceLayers::default()
-                .aspect_mask(vk::ImageAspectFlags::COLOR)
-                .layer_count(1);
-            let corner = |e: vk::Extent2D| vk::Offset3D {
-                x: e.width as i32,
-                y: e.height as i32,
-                z: 1,
-            };
-            let blit = vk::ImageBlit::default()
-                .src_subresource(layers)
-                .src_offsets([vk::Offset3D::default(), corner(extent)])
-                .dst_subresource(layers)
-                .dst_offsets([vk::Offset3D::default(), corner(self.extent)]);
-            d.cmd_blit_image(
-                cmd,
-                colour,
-                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                image,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &[blit],
-                vk::Filter::NEAREST,
-            );
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[barrier(
-                    vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                    vk::ImageLayout::PRESENT_SRC_KHR,
-                    vk::AccessFlags::TRANSFER_WRITE,
-                    vk::AccessFlags::empty(),
-                )],
-            );
-            d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
-            let waits = [self.acquired];
-            let stages = [vk::PipelineStageFlags::TRANSFER];
-            let cmds = [cmd];
-            let signals = [self.rendered[index as usize]];
-            d.queue_submit(
-                dev.queue,
-                &[vk::SubmitInfo::default()
-                    .wait_semaphores(&waits)
-                    .wait_dst_stage_mask(&stages)
-                    .command_buffers(&cmds)
-                    .signal_semaphores(&signals)],
-                self.fence,
-            )
-            .map_err(vk_err("vkQueueSubmit"))?;
-            d.wait_for_fences(&[self.fence], true, u64::MAX)
-                .map_err(vk_err("vkWaitForFences"))?;
-            d.reset_fences(&[self.fence]).map_err(vk_err("vkResetFences"))?;
-            let swapchains = [self.swapchain];
-            let indices = [index];
-            match self.loader.queue_present(
-                dev.queue,
-                &vk::PresentInfoKHR::default()
-                    .wait_semaphores(&signals)
-                    .swapchains(&swapchains)
-                    .image_indices(&indices),
-            ) {
-                Ok(false) => Ok(true),
-                Ok(true) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => Ok(false),
-                Err(e) => Err(RenderError::vk("vkQueuePresentKHR", e)),
-            }
+                .acquire_next_image(chain.raw, u64::MAX, self.acquired.raw(), vk::Fence::null())
+        };
+        let index = match acquired {
+            Ok((i, _)) => i as usize,
+            Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => return Ok(false),
+            Err(e) => return Err(RenderError::vk("vkAcquireNextImageKHR", e)),
+        };
+        let cmd = self.commands.begin()?;
+        let (colour, extent) = renderer.colour();
+        record_blit(
+            &renderer.device().raw,
+            cmd,
+            (colour, extent),
+            (chain.images[index], chain.extent),
+        );
+        let waits = [self.acquired.raw()];
+        let stages = [vk::PipelineStageFlags::TRANSFER];
+        let signals = [self.rendered[index].raw()];
+        self.commands.submit(
+            vk::SubmitInfo::default()
+                .wait_semaphores(&waits)
+                .wait_dst_stage_mask(&stages)
+                .signal_semaphores(&signals),
+        )?;
+        let swapchains = [chain.raw];
+        let indices = [index as u32];
+        let info = vk::PresentInfoKHR::default()
+            .wait_semaphores(&signals)
+            .swapchains(&swapchains)
+            .image_indices(&indices);
+        // SAFETY: the image was acquired above and its blit signals the semaphore waited on.
+        match unsafe { chain.loader.queue_present(renderer.device().queue, &info) } {
+            Ok(false) => Ok(true),
+            Ok(true) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => Ok(false),
+            Err(e) => Err(RenderError::vk("vkQueuePresentKHR", e)),
         }
     }
+}
 
-    fn destroy(&mut self, renderer: &Renderer) {
-        let d = &renderer.device().device;
-        // SAFETY: after the wait nothing is in use; null handles are ignored.
-        unsafe {
-            let _ = d.device_wait_idle();
-            for s in self.rendered.drain(..) {
-                d.destroy_semaphore(s, None);
-            }
-            d.destroy_semaphore(self.acquired, None);
-            d.destroy_fence(self.fence, None);
-            d.destroy_command_pool(self.pool, None);
-            self.loader.destroy_swapchain(self.swapchain, None);
-            self.surface_loader.destroy_surface(self.surface, None);
+impl Drop for Swapchain {
+    fn drop(&mut self) {
+        // SAFETY: waiting has no precondition on a live device; afterwards presentation is
+        // done with the images and semaphores the fields free.
+        let _ = unsafe { self.surface.device.raw.device_wait_idle() };
+    }
+}
+
+/// Records: the renderer's colour target (in `TRANSFER_SRC_OPTIMAL`) blitted over the
+/// whole swapchain image, which is left ready to present.
+fn record_blit(
+    d: &ash::Device,
+    cmd: vk::CommandBuffer,
+    (colour, extent): (vk::Image, vk::Extent2D),
+    (image, image_extent): (vk::Image, vk::Extent2D),
+) {
+    let barrier = |old, new, src, dst| layout_barrier(image, vk::ImageAspectFlags::COLOR, (old, new), (src, dst));
+    let to_dst = barrier(
+        vk::ImageLayout::UNDEFINED,
+        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        vk::AccessFlags::empty(),
+        vk::AccessFlags::TRANSFER_WRITE,
+    );
+    let to_present = barrier(
+        vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+        vk::ImageLayout::PRESENT_SRC_KHR,
+        vk::AccessFlags::TRANSFER_WRITE,
+        vk::AccessFlags::empty(),
+    );
+    let layers = vk::ImageSubresourceLayers::default()
+        .aspect_mask(vk::ImageAspectFlags::COLOR)
+        .layer_count(1);
+    let corner = |e: vk::Extent2D| vk::Offset3D {
+        x: e.width as i32,
+        y: e.height as i32,
+        z: 1,
+    };
+    let blit = vk::ImageBlit::default()
+        .src_subresource(layers)
+        .src_offsets([vk::Offset3D::default(), corner(extent)])
+        .dst_subresource(layers)
+        .dst_offsets([vk::Offset3D::default(), corner(image_extent)]);
+    let (transfer, none) = (vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty());
+    // SAFETY: `cmd` is recording; the renderer's frame finished (it waits on its fence), so
+    // its colour target is idle, and the swapchain image was acquired.
+    unsafe {
+        d.cmd_pipeline_barrier(cmd, transfer, transfer, none, &[], &[], &[to_dst]);
+        d.cmd_blit_image(
+            cmd,
+            colour,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            image,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            &[blit],
+            vk::Filter::NEAREST,
+        );
+        let bottom = vk::PipelineStageFlags::BOTTOM_OF_PIPE;
+        d.cmd_pipeline_barrier(cmd, transfer, bottom, none, &[], &[], &[to_present]);
+    }
+}
+
+impl Surface {
+    /// A surface for the window, which the device's queue must be able to present to.
+    fn new(
+        device: &Arc<Device>,
+        display: raw_window_handle::RawDisplayHandle,
+        window: raw_window_handle::RawWindowHandle,
+    ) -> Result<Surface, RenderError> {
+        let instance = &device.instance;
+        // SAFETY: the handles come from a live window, which outlives the surface (`Active`
+        // drops the swapchain first).
+        let raw = unsafe { ash_window::create_surface(&instance.entry, &instance.raw, display, window, None) }
+            .map_err(|e| RenderError::vk("vkCreateSurfaceKHR", e))?;
+        let surface = Surface {
+            raw,
+            loader: ash::khr::surface::Instance::new(&instance.entry, &instance.raw),
+            device: Arc::clone(device),
+        };
+        // SAFETY: the queue family and the surface belong to this device and instance.
+        let supported = unsafe {
+            surface
+                .loader
+                .get_physical_device_surface_support(device.physical, device.queue_family, raw)
         }
-        self.swapchain = vk::SwapchainKHR::null();
-        self.surface = vk::SurfaceKHR::null();
+        .map_err(|e| RenderError::vk("vkGetPhysicalDeviceSurfaceSupportKHR", e))?;
+        if !supported {
+            return Err(RenderError::Window(
+                "the graphics queue cannot present to this window".into(),
+            ));
+        }
+        Ok(surface)
+    }
+
+    /// The sRGB format if there is one, else the first.
+    fn format(&self) -> Result<vk::SurfaceFormatKHR, RenderError> {
+        // SAFETY: the surface belongs to this physical device's instance.
+        let formats = unsafe {
+            self.loader
+                .get_physical_device_surface_formats(self.device.physical, self.raw)
+        }
+        .map_err(|e| RenderError::vk("vkGetPhysicalDeviceSurfaceFormatsKHR", e))?;
+        formats
+            .iter()
+            .find(|f| f.format == vk::Format::B8G8R8A8_SRGB || f.format == vk::Format::R8G8B8A8_SRGB)
+            .or(formats.first())
+            .copied()
+            .ok_or_else(|| RenderError::Window("the surface has no formats".into()))
+    }
+}
+
+impl Drop for Surface {
+    fn drop(&mut self) {
+        // SAFETY: the surface's one swapchain (`Chain`, an earlier field of `Swapchain`) is
+        // gone; `device` keeps the instance alive.
+        unsafe { self.loader.destroy_surface(self.raw, None) };
+    }
+}
+
+impl Chain {
+    /// A FIFO swapchain of `size` (or the surface's own extent) replacing `old`.
+    fn new(surface: &Surface, (width, height): (u32, u32), old: vk::SwapchainKHR) -> Result<Chain, RenderError> {
+        let device = &surface.device;
+        // SAFETY: the surface belongs to this physical device's instance.
+        let caps = unsafe {
+            surface
+                .loader
+                .get_physical_device_surface_capabilities(device.physical, surface.raw)
+        }
+        .map_err(|e| RenderError::vk("vkGetPhysicalDeviceSurfaceCapabilitiesKHR", e))?;
+        let format = surface.format()?;
+        let extent = if caps.current_extent.width != u32::MAX {
+            caps.current_extent
+        } else {
+            vk::Extent2D {
+                width: width.clamp(caps.min_image_extent.width, caps.max_image_extent.width),
+                height: height.clamp(caps.min_image_extent.height, caps.max_image_extent.height),
+            }
+        };
+        let mut count = caps.min_image_count + 1;
+        if caps.max_image_count > 0 {
+            count = count.min(caps.max_image_count);
+        }
+        let info = vk::SwapchainCreateInfoKHR::default()
+            .surface(surface.raw)
+            .min_image_count(count)
+            .image_format(format.format)
+            .image_color_space(format.color_space)
+            .image_extent(extent)
+            .image_array_layers(1)
+            .image_usage(vk::ImageUsageFlags::TRANSFER_DST | vk::ImageUsageFlags::COLOR_ATTACHMENT)
+            .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .pre_transform(caps.current_transform)
+            .composite_alpha(vk::CompositeAlphaFlagsKHR::OPAQUE)
+            .present_mode(vk::PresentModeKHR::FIFO)
+            .clipped(true)
+            .old_swapchain(old);
+        let loader = ash::khr::swapchain::Device::new(&device.instance.raw, &device.raw);
+        // SAFETY: `info` outlives the call; `old` is null or the live swapchain of this surface.
+        let raw =
+            unsafe { loader.create_swapchain(&info, None) }.map_err(|e| RenderError::vk("vkCreateSwapchainKHR", e))?;
+        let mut chain = Chain {
+            raw,
+            loader,
+            images: Vec::new(),
+            extent,
+            _device: Arc::clone(device),
+        };
+        // SAFETY: the swapchain was just created on this device.
+        chain.images = unsafe { chain.loader.get_swapchain_images(raw) }
+            .map_err(|e| RenderError::vk("vkGetSwapchainImagesKHR", e))?;
+        Ok(chain)
+    }
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        // SAFETY: the owner waited for the device (`Swapchain::recreate` or its Drop), so no
+        // image is in use; `device` keeps the device alive.
+        unsafe { self.loader.destroy_swapchain(self.raw, None) };
     }
 }
