@@ -32,14 +32,12 @@ use sylva_runtime::rng::{StreamKey, hash_words, stream};
 
 use super::columns::{BACK, FRONT, LEFT, RIGHT, TerrainChunk};
 use super::exchange::{self, ExchangeKernel, ExchangeRow, Rates, RowInput};
+use super::grid::{Around, Grid, neighbour_row, row_at};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
-use super::pipes::{Around, Bounds, Pipes};
+use super::pipes::{Bounds, Pipes};
 use super::stats::TerrainBalance;
 use super::transport::transport;
 use crate::registers::{Kernel, Registers};
-
-/// Rows per parallel task: fixed, so block sums never depend on thread count.
-pub(crate) const ROWS: usize = 16;
 
 /// Rows per block of the water sweep. Each block's first and last rows are
 /// fluxed in a sweep of their own and copied in, so larger blocks leave
@@ -62,58 +60,6 @@ pub(crate) struct Scratch {
 struct EdgeRow {
     flux: [Vec<f32>; 4],
     bounds: Bounds,
-}
-
-/// Neighbour lookup under a boundary mode.
-#[derive(Clone, Copy)]
-pub(crate) struct Grid {
-    pub(crate) n: usize,
-    pub(crate) boundary: Boundary,
-}
-
-pub(crate) const OPPOSITE: [usize; 4] = [RIGHT, LEFT, FRONT, BACK];
-
-impl Grid {
-    /// Neighbours of `(x, z)` towards −x, +x, −z, +z.
-    #[inline]
-    pub(crate) fn around(&self, x: usize, z: usize) -> [Option<usize>; 4] {
-        let n = self.n;
-        if x > 0 && x + 1 < n && z > 0 && z + 1 < n {
-            let i = z * n + x;
-            return [Some(i - 1), Some(i + 1), Some(i - n), Some(i + n)];
-        }
-        [
-            self.nb(x, z, LEFT),
-            self.nb(x, z, RIGHT),
-            self.nb(x, z, BACK),
-            self.nb(x, z, FRONT),
-        ]
-    }
-
-    /// Neighbours of cell `x` of a row towards −x and +x, within the row.
-    #[inline]
-    pub(crate) fn sides(&self, x: usize) -> [Option<usize>; 2] {
-        [self.nb(x, 0, LEFT), self.nb(x, 0, RIGHT)]
-    }
-
-    /// Index of the neighbour of `(x, z)` in direction `dir`, or None beyond the edge.
-    #[inline]
-    pub(crate) fn nb(&self, x: usize, z: usize, dir: usize) -> Option<usize> {
-        let n = self.n;
-        let wrap = self.boundary == Boundary::Wrap;
-        let (nx, nz) = match dir {
-            LEFT if x > 0 => (x - 1, z),
-            LEFT if wrap => (n - 1, z),
-            RIGHT if x + 1 < n => (x + 1, z),
-            RIGHT if wrap => (0, z),
-            BACK if z > 0 => (x, z - 1),
-            BACK if wrap => (x, n - 1),
-            FRONT if z + 1 < n => (x, z + 1),
-            FRONT if wrap => (x, 0),
-            _ => return None,
-        };
-        Some(nz * n + nx)
-    }
 }
 
 /// Adds rain and spring water; returns the volume added.
@@ -184,12 +130,6 @@ pub(crate) fn step(
     edge_rows(chunk, &pipes, &mut s.edges, registers);
     water_pass(chunk, p, &pipes, s, books, registers);
     transport(chunk, p, grid, [&mut s.ratio, &mut s.next], books, registers);
-}
-
-/// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
-#[inline]
-pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
-    grid.nb(0, z, dir).map(|k| k / grid.n)
 }
 
 /// Rows `first..=last` of block `b` of an `n`-row plane.
@@ -733,10 +673,4 @@ fn evaporate(water: &mut [f32], kv: f32) -> f64 {
         *w -= *w * kv;
     }
     lanes.iter().sum()
-}
-
-/// `m` values of `p` from `start`.
-#[inline(always)]
-pub(crate) fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
-    &p[start..][..m]
 }
