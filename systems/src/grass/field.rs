@@ -96,10 +96,12 @@ impl Advance<'_> {
     fn run(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
         match Registers::best() {
             Registers::Portable => self.run_inline(first_block, x, v, wind_values),
-            // SAFETY: `best` detected the feature at run time.
+            // SAFETY: `run_avx2` needs AVX2 and FMA, and `best` returns Avx2
+            // only where it detected both on this CPU at run time.
             #[cfg(target_arch = "x86_64")]
             Registers::Avx2 => unsafe { self.run_avx2(first_block, x, v, wind_values) },
-            // SAFETY: as above.
+            // SAFETY: `run_avx512` needs AVX-512F and FMA, and `best` returns
+            // Avx512 only where it detected both on this CPU at run time.
             #[cfg(target_arch = "x86_64")]
             Registers::Avx512 => unsafe { self.run_avx512(first_block, x, v, wind_values) },
         }

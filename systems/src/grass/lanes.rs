@@ -287,10 +287,12 @@ impl BladeKernel {
     pub(crate) fn step_block(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
         match Registers::best() {
             Registers::Portable => self.step_block_inline(x, v, w, s),
-            // SAFETY: `best` detected the feature at run time.
+            // SAFETY: `step_block_avx2` needs AVX2 and FMA, and `best` returns Avx2
+            // only where it detected both on this CPU at run time.
             #[cfg(target_arch = "x86_64")]
             Registers::Avx2 => unsafe { self.step_block_avx2(x, v, w, s) },
-            // SAFETY: as above.
+            // SAFETY: `step_block_avx512` needs AVX-512F and FMA, and `best` returns
+            // Avx512 only where it detected both on this CPU at run time.
             #[cfg(target_arch = "x86_64")]
             Registers::Avx512 => unsafe { self.step_block_avx512(x, v, w, s) },
         }
@@ -359,10 +361,13 @@ mod tests {
                 for _ in 0..500 {
                     match build {
                         Registers::Portable => k.step_block_inline(&mut x, &mut v, &w, &mut s),
-                        // SAFETY: only requested below when the feature was detected.
+                        // SAFETY: `run` is asked for Avx2 only below, after
+                        // detecting AVX2 and FMA, which `step_block_avx2` needs.
                         #[cfg(target_arch = "x86_64")]
                         Registers::Avx2 => unsafe { k.step_block_avx2(&mut x, &mut v, &w, &mut s) },
-                        // SAFETY: as above.
+                        // SAFETY: `run` is asked for Avx512 only below, after
+                        // detecting AVX-512F and FMA, which `step_block_avx512`
+                        // needs.
                         #[cfg(target_arch = "x86_64")]
                         Registers::Avx512 => unsafe { k.step_block_avx512(&mut x, &mut v, &w, &mut s) },
                     }
