@@ -29,7 +29,12 @@ impl Registers {
         *BEST.get_or_init(|| {
             #[cfg(target_arch = "x86_64")]
             {
-                if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma") {
+                // AVX2 too: a CPU that runs the AVX-512 build also runs the
+                // AVX2 one (`available`), which the kernels' safety rests on.
+                if std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+                {
                     return Registers::Avx512;
                 }
                 if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
@@ -77,10 +82,14 @@ impl Registers {
         assert!(self.available(), "{self:?} registers on a CPU without them");
         match self {
             Registers::Portable => kernel.run(),
-            // SAFETY: checked above that the CPU has the features.
+            // SAFETY: `avx2` is compiled for AVX2 and FMA, and the assert
+            // above stopped unless `available` found both on this CPU (`best`
+            // detected them for either wide build).
             #[cfg(target_arch = "x86_64")]
             Registers::Avx2 => unsafe { avx2(kernel) },
-            // SAFETY: as above.
+            // SAFETY: `avx512` is compiled for AVX-512F and FMA, and the
+            // assert above stopped unless `available` found both on this CPU
+            // (`best` detected them).
             #[cfg(target_arch = "x86_64")]
             Registers::Avx512 => unsafe { avx512(kernel) },
         }

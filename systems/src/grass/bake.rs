@@ -9,7 +9,8 @@ use sylva_runtime::rng::{hash_words, unit_f32};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::blade::{BladeError, BladeShape};
-use super::dynamics::{BladeField, BladeKernel, Dynamics};
+use super::dynamics::{BladeKernel, Dynamics};
+use super::field::BladeField;
 use super::wind::{WindError, WindField};
 
 /// Texel layout of the baked textures.

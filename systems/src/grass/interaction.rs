@@ -25,7 +25,8 @@ use sylva_runtime::SpatialIndex;
 use super::bake::BakedGrass;
 use super::blade::MAX_PARTICLES;
 use super::dynamics::BladeKernel;
-use super::lanes::{LANES, Scratch, V3};
+use super::lane::{LANES, V3};
+use super::lanes::Scratch;
 use super::wind::{WindCache, WindField};
 
 /// A moving sphere that pushes grass aside (e.g. a walking character's feet).

@@ -13,134 +13,10 @@
 //! rounded `fmaf` on an x86-64 without FMA (slow there, but identical). Fusing
 //! removes about a quarter of a step's vector operations.
 
-use std::ops::{Add, Mul, Sub};
-
 use super::blade::MAX_PARTICLES;
 use super::dynamics::{BladeKernel, Turn};
+use super::lane::{LANES, V3, zip};
 use crate::registers::Registers;
-
-/// Blades per block (one 512-bit register of `f32`).
-pub const LANES: usize = 16;
-
-/// One value per lane.
-pub type Lane = [f32; LANES];
-
-/// A vector per lane, stored by coordinate.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct V3 {
-    /// x per lane.
-    pub x: Lane,
-    /// y per lane.
-    pub y: Lane,
-    /// z per lane.
-    pub z: Lane,
-}
-
-/// `f` on every lane.
-#[inline(always)]
-fn map(a: Lane, f: impl Fn(f32) -> f32) -> Lane {
-    let mut o = [0.0; LANES];
-    for l in 0..LANES {
-        o[l] = f(a[l]);
-    }
-    o
-}
-
-/// `f` on every pair of lanes.
-#[inline(always)]
-fn zip(a: Lane, b: Lane, f: impl Fn(f32, f32) -> f32) -> Lane {
-    let mut o = [0.0; LANES];
-    for l in 0..LANES {
-        o[l] = f(a[l], b[l]);
-    }
-    o
-}
-
-impl V3 {
-    /// The same vector in every lane.
-    #[inline(always)]
-    pub fn splat(v: glam::Vec3) -> V3 {
-        V3 {
-            x: [v.x; LANES],
-            y: [v.y; LANES],
-            z: [v.z; LANES],
-        }
-    }
-
-    /// Lane `l` as a vector.
-    #[inline(always)]
-    pub fn get(&self, l: usize) -> glam::Vec3 {
-        glam::Vec3::new(self.x[l], self.y[l], self.z[l])
-    }
-
-    /// Sets lane `l`.
-    #[inline(always)]
-    pub fn set(&mut self, l: usize, v: glam::Vec3) {
-        self.x[l] = v.x;
-        self.y[l] = v.y;
-        self.z[l] = v.z;
-    }
-
-    /// `self·s + o`, each lane and coordinate rounded once (IEEE fused multiply-add).
-    #[inline(always)]
-    fn mul_add(self, s: f32, o: V3) -> V3 {
-        V3 {
-            x: zip(self.x, o.x, |a, b| a.mul_add(s, b)),
-            y: zip(self.y, o.y, |a, b| a.mul_add(s, b)),
-            z: zip(self.z, o.z, |a, b| a.mul_add(s, b)),
-        }
-    }
-
-    #[inline(always)]
-    fn dot(self, o: V3) -> Lane {
-        std::array::from_fn(|l| self.x[l] * o.x[l] + self.y[l] * o.y[l] + self.z[l] * o.z[l])
-    }
-
-    #[inline(always)]
-    fn scale(self, s: Lane) -> V3 {
-        V3 {
-            x: zip(self.x, s, |a, b| a * b),
-            y: zip(self.y, s, |a, b| a * b),
-            z: zip(self.z, s, |a, b| a * b),
-        }
-    }
-}
-
-impl Add for V3 {
-    type Output = V3;
-    #[inline(always)]
-    fn add(self, o: V3) -> V3 {
-        V3 {
-            x: zip(self.x, o.x, |a, b| a + b),
-            y: zip(self.y, o.y, |a, b| a + b),
-            z: zip(self.z, o.z, |a, b| a + b),
-        }
-    }
-}
-
-impl Sub for V3 {
-    type Output = V3;
-    #[inline(always)]
-    fn sub(self, o: V3) -> V3 {
-        V3 {
-            x: zip(self.x, o.x, |a, b| a - b),
-            y: zip(self.y, o.y, |a, b| a - b),
-            z: zip(self.z, o.z, |a, b| a - b),
-        }
-    }
-}
-
-impl Mul<f32> for V3 {
-    type Output = V3;
-    #[inline(always)]
-    fn mul(self, s: f32) -> V3 {
-        V3 {
-            x: map(self.x, |a| a * s),
-            y: map(self.y, |a| a * s),
-            z: map(self.z, |a| a * s),
-        }
-    }
-}
 
 /// Links shorter than this keep their rest direction (and are left alone by the constraint).
 const MIN_LEN: f32 = 1e-9;
@@ -411,10 +287,12 @@ impl BladeKernel {
     pub(crate) fn step_block(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
         match Registers::best() {
             Registers::Portable => self.step_block_inline(x, v, w, s),
-            // SAFETY: `best` detected the feature at run time.
+            // SAFETY: `step_block_avx2` needs AVX2 and FMA, and `best` returns Avx2
+            // only where it detected both on this CPU at run time.
             #[cfg(target_arch = "x86_64")]
             Registers::Avx2 => unsafe { self.step_block_avx2(x, v, w, s) },
-            // SAFETY: as above.
+            // SAFETY: `step_block_avx512` needs AVX-512F and FMA, and `best` returns
+            // Avx512 only where it detected both on this CPU at run time.
             #[cfg(target_arch = "x86_64")]
             Registers::Avx512 => unsafe { self.step_block_avx512(x, v, w, s) },
         }
@@ -483,10 +361,13 @@ mod tests {
                 for _ in 0..500 {
                     match build {
                         Registers::Portable => k.step_block_inline(&mut x, &mut v, &w, &mut s),
-                        // SAFETY: only requested below when the feature was detected.
+                        // SAFETY: `run` is asked for Avx2 only below, after
+                        // detecting AVX2 and FMA, which `step_block_avx2` needs.
                         #[cfg(target_arch = "x86_64")]
                         Registers::Avx2 => unsafe { k.step_block_avx2(&mut x, &mut v, &w, &mut s) },
-                        // SAFETY: as above.
+                        // SAFETY: `run` is asked for Avx512 only below, after
+                        // detecting AVX-512F and FMA, which `step_block_avx512`
+                        // needs.
                         #[cfg(target_arch = "x86_64")]
                         Registers::Avx512 => unsafe { k.step_block_avx512(&mut x, &mut v, &w, &mut s) },
                     }

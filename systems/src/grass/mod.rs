@@ -11,7 +11,9 @@
 //!    azimuth deflection; winds sum; gusts add local, time-limited pushes.
 //! 3. [`dynamics`]: the force law `F = (D_R − D)·s − v·d` with the rest vector
 //!    turned with the parent link and weighted by angular stiffness, gravity,
-//!    RK4 at a fixed step, the length constraint; a dense SoA field of blades.
+//!    RK4 at a fixed step, the length constraint; [`lanes`] runs it on a block
+//!    of blades at once (in the vector types of [`lane`]), [`field`] on a dense
+//!    SoA field of blades.
 //! 4. [`bake`]: an N × N field, k blades per cell averaged, detected warm-up,
 //!    T frames with a cross-faded loop seam, per-particle 3D textures (RGBA16F,
 //!    or the thesis's RGB8), a versioned, checksummed file.
@@ -36,9 +38,11 @@ pub mod bake;
 pub mod blade;
 pub mod dynamics;
 pub mod extraction;
+pub mod field;
 pub mod grammar;
 pub mod install;
 pub mod interaction;
+pub mod lane;
 pub mod lanes;
 pub mod sampler;
 pub mod walkers;
@@ -46,7 +50,8 @@ pub mod wind;
 
 pub use bake::{BakeError, BakeSettings, BakedGrass, TextureLayout, bake, texture_bytes};
 pub use blade::{BladeShape, Segment};
-pub use dynamics::{BladeField, BladeKernel, DamperRule, Dynamics};
+pub use dynamics::{BladeKernel, DamperRule, Dynamics};
+pub use field::BladeField;
 pub use grammar::blade_from_grammar;
 pub use install::{
     BladeLink, BladeParticle, BladeRoot, GrassError, GrassLayers, GrassSettings, GrassSpecies, GrassState, GrassStats,

@@ -17,7 +17,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{hash_words, unit_f32};
 
-use super::lanes::{LANES, Lane, V3};
+use super::lane::{LANES, Lane, V3};
 
 /// Most winds a field may hold (per-blade caches are fixed-size arrays).
 pub const MAX_WINDS: usize = 4;

@@ -9,7 +9,7 @@ use sylva_runtime::extract::{TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
 use sylva_runtime::{Access, App, System};
 
-use super::TerrainChunk;
+use super::columns::TerrainChunk;
 
 /// Byte of a bare column (no rock layer) in [`TerrainPatch::material`].
 pub const BARE: u8 = 255;
@@ -120,7 +120,7 @@ fn patch(key: [i32; 2], planes: &Planes, chunks: &BTreeMap<[i32; 2], Planes>, ce
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terrain::Material;
+    use crate::terrain::materials::Material;
 
     fn chunk(coord: [i32; 2], size: u32, height: f32) -> TerrainChunk {
         let mut c = TerrainChunk::new(coord, size, 4).unwrap();

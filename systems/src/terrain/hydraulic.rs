@@ -26,20 +26,20 @@
 //! 5.16–5.17 failure, reproduced by `high_capacity_grows_no_spikes` — while
 //! with them a channel still deepens as fast as the ground downstream does.
 
+use std::marker::PhantomData;
+
 use rand::RngExt;
 use rayon::prelude::*;
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
 
-use super::columns::{BACK, FRONT, LEFT, RIGHT, TerrainChunk};
+use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
 use super::exchange::{self, ExchangeKernel, ExchangeRow, Rates, RowInput};
+use super::grid::{Around, Grid, neighbour_row, row_at};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
-use super::pipes::{Around, Bounds, Pipes};
+use super::pipes::{Bounds, Pipes};
 use super::stats::TerrainBalance;
 use super::transport::transport;
 use crate::registers::{Kernel, Registers};
-
-/// Rows per parallel task: fixed, so block sums never depend on thread count.
-pub(crate) const ROWS: usize = 16;
 
 /// Rows per block of the water sweep. Each block's first and last rows are
 /// fluxed in a sweep of their own and copied in, so larger blocks leave
@@ -62,58 +62,6 @@ pub(crate) struct Scratch {
 struct EdgeRow {
     flux: [Vec<f32>; 4],
     bounds: Bounds,
-}
-
-/// Neighbour lookup under a boundary mode.
-#[derive(Clone, Copy)]
-pub(crate) struct Grid {
-    pub(crate) n: usize,
-    pub(crate) boundary: Boundary,
-}
-
-pub(crate) const OPPOSITE: [usize; 4] = [RIGHT, LEFT, FRONT, BACK];
-
-impl Grid {
-    /// Neighbours of `(x, z)` towards −x, +x, −z, +z.
-    #[inline]
-    pub(crate) fn around(&self, x: usize, z: usize) -> [Option<usize>; 4] {
-        let n = self.n;
-        if x > 0 && x + 1 < n && z > 0 && z + 1 < n {
-            let i = z * n + x;
-            return [Some(i - 1), Some(i + 1), Some(i - n), Some(i + n)];
-        }
-        [
-            self.nb(x, z, LEFT),
-            self.nb(x, z, RIGHT),
-            self.nb(x, z, BACK),
-            self.nb(x, z, FRONT),
-        ]
-    }
-
-    /// Neighbours of cell `x` of a row towards −x and +x, within the row.
-    #[inline]
-    pub(crate) fn sides(&self, x: usize) -> [Option<usize>; 2] {
-        [self.nb(x, 0, LEFT), self.nb(x, 0, RIGHT)]
-    }
-
-    /// Index of the neighbour of `(x, z)` in direction `dir`, or None beyond the edge.
-    #[inline]
-    pub(crate) fn nb(&self, x: usize, z: usize, dir: usize) -> Option<usize> {
-        let n = self.n;
-        let wrap = self.boundary == Boundary::Wrap;
-        let (nx, nz) = match dir {
-            LEFT if x > 0 => (x - 1, z),
-            LEFT if wrap => (n - 1, z),
-            RIGHT if x + 1 < n => (x + 1, z),
-            RIGHT if wrap => (0, z),
-            BACK if z > 0 => (x, z - 1),
-            BACK if wrap => (x, n - 1),
-            FRONT if z + 1 < n => (x, z + 1),
-            FRONT if wrap => (x, 0),
-            _ => return None,
-        };
-        Some(nz * n + nx)
-    }
 }
 
 /// Adds rain and spring water; returns the volume added.
@@ -186,18 +134,6 @@ pub(crate) fn step(
     transport(chunk, p, grid, [&mut s.ratio, &mut s.next], books, registers);
 }
 
-/// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
-#[inline]
-pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
-    grid.nb(0, z, dir).map(|k| k / grid.n)
-}
-
-/// Rows `first..=last` of block `b` of an `n`-row plane.
-fn block_rows(b: usize, n: usize) -> (usize, usize) {
-    let first = b * WATER_ROWS;
-    (first, (first + WATER_ROWS).min(n) - 1)
-}
-
 /// Row `z` of an `n`-wide `plane` with its neighbour rows.
 fn around(plane: &[f32], grid: Grid, z: usize) -> Around<&[f32]> {
     let row = |r: usize| &plane[r * grid.n..][..grid.n];
@@ -231,7 +167,7 @@ fn edge_rows(chunk: &TerrainChunk, pipes: &Pipes, edges: &mut Vec<[EdgeRow; 2]>,
     let (grid, n) = (pipes.grid, pipes.grid.n);
     edges.resize_with(n.div_ceil(WATER_ROWS), Default::default);
     edges.par_iter_mut().enumerate().for_each(|(b, rows)| {
-        let (first, last) = block_rows(b, n);
+        let Span { first, last, .. } = Span::of(b, n);
         let count = if first == last { 1 } else { 2 };
         for (row, z) in rows.iter_mut().zip([first, last]).take(count) {
             for (ahead, plane) in row.flux.iter_mut().zip(&chunk.flux) {
@@ -271,14 +207,93 @@ struct CellCtx {
     drain: bool,
 }
 
-/// Transport modes and standing criteria as const parameters of the cell
-/// sweep, so its interior loop has no branches on them.
-const SEMI: u8 = 0;
-const THESIS_FLUX: u8 = 1;
-const FLUX: u8 = 2;
-const NO_STANDING: u8 = 0;
-const BOTH_BELOW: u8 = 1;
-const BALANCED: u8 = 2;
+/// A sediment transport ([`Transport`]) as a type parameter of the water
+/// sweep: each is compiled on its own, so the cell loops have no branch on it.
+trait Carry {
+    /// Whether the transport moves sediment along the outflows by the ratio
+    /// the sweep leaves; the semi-Lagrangian one traces the velocity instead.
+    const BY_FLUX: bool;
+    /// Whether the ratio's numerator is the sediment times the time step:
+    /// the mass-conserving transport divides by a volume, the thesis's by a
+    /// flux.
+    const TIMED: bool;
+    /// The ratio's denominator for a cell with outflux `f_out` and water
+    /// `w_prev` before the update; 0 when nothing flows out.
+    fn den(f_out: f32, w_prev: f32, c: &CellCtx) -> f32;
+}
+
+/// [`Transport::SemiLagrangian`].
+struct Semi;
+/// [`Transport::ThesisFlux`].
+struct ThesisFlux;
+/// [`Transport::Flux`].
+struct Flux;
+
+impl Carry for Semi {
+    const BY_FLUX: bool = false;
+    const TIMED: bool = false;
+
+    #[inline(always)]
+    fn den(_: f32, _: f32, _: &CellCtx) -> f32 {
+        0.0
+    }
+}
+
+impl Carry for ThesisFlux {
+    const BY_FLUX: bool = true;
+    const TIMED: bool = false;
+
+    #[inline(always)]
+    fn den(f_out: f32, _: f32, _: &CellCtx) -> f32 {
+        select(f_out > 1e-20, f_out, 0.0)
+    }
+}
+
+impl Carry for Flux {
+    const BY_FLUX: bool = true;
+    const TIMED: bool = true;
+
+    #[inline(always)]
+    fn den(f_out: f32, w_prev: f32, c: &CellCtx) -> f32 {
+        select(w_prev * c.area > 1e-20, (f_out * c.dt).max(w_prev * c.area), 0.0)
+    }
+}
+
+/// A standing criterion ([`Standing`]), or none, as a type parameter of the
+/// water sweep, for the same reason as [`Carry`].
+trait Stand {
+    /// Whether water `deep` enough, with inflow `f_in` and outflow `f_out`,
+    /// stands.
+    fn stands(deep: bool, f_in: f32, f_out: f32, c: &CellCtx) -> bool;
+}
+
+/// Standing-water erosion switched off.
+struct Flowing;
+/// [`Standing::BothBelow`].
+struct BothBelow;
+/// [`Standing::Balanced`].
+struct Balanced;
+
+impl Stand for Flowing {
+    #[inline(always)]
+    fn stands(_: bool, _: f32, _: f32, _: &CellCtx) -> bool {
+        false
+    }
+}
+
+impl Stand for BothBelow {
+    #[inline(always)]
+    fn stands(deep: bool, f_in: f32, f_out: f32, c: &CellCtx) -> bool {
+        deep & (f_in < c.threshold) & (f_out < c.threshold)
+    }
+}
+
+impl Stand for Balanced {
+    #[inline(always)]
+    fn stands(deep: bool, f_in: f32, f_out: f32, c: &CellCtx) -> bool {
+        deep & ((f_in - f_out).abs() < c.threshold)
+    }
+}
 
 /// What the arithmetic half of the cell sweep hands the layer half.
 struct Local {
@@ -298,7 +313,7 @@ struct Local {
 /// below the threshold, or their difference). Branch-free, so interior rows
 /// vectorize.
 #[inline(always)]
-fn local<const T: u8, const S: u8>(inflow: [f32; 4], out: [f32; 4], w_prev: f32, g2: f32, c: &CellCtx) -> Local {
+fn local<T: Carry, S: Stand>(inflow: [f32; 4], out: [f32; 4], w_prev: f32, g2: f32, c: &CellCtx) -> Local {
     let f_in = inflow[LEFT] + inflow[RIGHT] + inflow[BACK] + inflow[FRONT];
     let f_out = out[0] + out[1] + out[2] + out[3];
     let w_new = (w_prev + c.dt * (f_in - f_out) * c.per_area).max(0.0);
@@ -314,17 +329,9 @@ fn local<const T: u8, const S: u8>(inflow: [f32; 4], out: [f32; 4], w_prev: f32,
     let speed = (u * u + v * v).sqrt();
     let tilt = (g2 / (1.0 + g2)).sqrt().max(c.min_tilt);
     let cap = select(speed > 0.0, c.capacity * tilt * speed, 0.0);
-    let den = match T {
-        THESIS_FLUX => select(f_out > 1e-20, f_out, 0.0),
-        FLUX => select(w_prev * c.area > 1e-20, (f_out * c.dt).max(w_prev * c.area), 0.0),
-        _ => 0.0,
-    };
+    let den = T::den(f_out, w_prev, c);
     let deep = (w_new > 0.0) & (w_new >= c.stand_depth);
-    let stand = match S {
-        BOTH_BELOW => deep & (f_in < c.threshold) & (f_out < c.threshold),
-        BALANCED => deep & ((f_in - f_out).abs() < c.threshold),
-        _ => false,
-    };
+    let stand = S::stands(deep, f_in, f_out, c);
     Local {
         water: w_new,
         u,
@@ -361,27 +368,17 @@ fn water_pass(
     books: &mut TerrainBalance,
     registers: Registers,
 ) {
-    let t = match p.hydraulic.transport {
-        Transport::SemiLagrangian => SEMI,
-        Transport::ThesisFlux => THESIS_FLUX,
-        Transport::Flux => FLUX,
-    };
     let sw = &p.standing_water;
-    let st = match sw.criterion {
-        _ if !sw.enabled => NO_STANDING,
-        Standing::BothBelow => BOTH_BELOW,
-        Standing::Balanced => BALANCED,
-    };
-    let sweep = match (t, st) {
-        (SEMI, NO_STANDING) => water_sweep::<SEMI, NO_STANDING>,
-        (SEMI, BOTH_BELOW) => water_sweep::<SEMI, BOTH_BELOW>,
-        (SEMI, _) => water_sweep::<SEMI, BALANCED>,
-        (THESIS_FLUX, NO_STANDING) => water_sweep::<THESIS_FLUX, NO_STANDING>,
-        (THESIS_FLUX, BOTH_BELOW) => water_sweep::<THESIS_FLUX, BOTH_BELOW>,
-        (THESIS_FLUX, _) => water_sweep::<THESIS_FLUX, BALANCED>,
-        (_, NO_STANDING) => water_sweep::<FLUX, NO_STANDING>,
-        (_, BOTH_BELOW) => water_sweep::<FLUX, BOTH_BELOW>,
-        _ => water_sweep::<FLUX, BALANCED>,
+    let sweep = match (p.hydraulic.transport, sw.enabled.then_some(sw.criterion)) {
+        (Transport::SemiLagrangian, None) => water_sweep::<Semi, Flowing>,
+        (Transport::SemiLagrangian, Some(Standing::BothBelow)) => water_sweep::<Semi, BothBelow>,
+        (Transport::SemiLagrangian, Some(Standing::Balanced)) => water_sweep::<Semi, Balanced>,
+        (Transport::ThesisFlux, None) => water_sweep::<ThesisFlux, Flowing>,
+        (Transport::ThesisFlux, Some(Standing::BothBelow)) => water_sweep::<ThesisFlux, BothBelow>,
+        (Transport::ThesisFlux, Some(Standing::Balanced)) => water_sweep::<ThesisFlux, Balanced>,
+        (Transport::Flux, None) => water_sweep::<Flux, Flowing>,
+        (Transport::Flux, Some(Standing::BothBelow)) => water_sweep::<Flux, BothBelow>,
+        (Transport::Flux, Some(Standing::Balanced)) => water_sweep::<Flux, Balanced>,
     };
     sweep(chunk, p, pipes, s, books, registers);
 }
@@ -397,8 +394,9 @@ struct BlockRows {
     exchange: ExchangeRow,
 }
 
-/// [`water_pass`] for transport `T` and standing criterion `S`.
-fn water_sweep<const T: u8, const S: u8>(
+/// [`water_pass`] for transport `T` and standing criterion `S`: each block of
+/// rows in parallel ([`Sweep::block`]), the books summed in block order.
+fn water_sweep<T: Carry, S: Stand>(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
     pipes: &Pipes,
@@ -407,156 +405,250 @@ fn water_sweep<const T: u8, const S: u8>(
     registers: Registers,
 ) {
     let h = &p.hydraulic;
-    let grid = pipes.grid;
-    let n = grid.n;
-    let block = WATER_ROWS * n;
+    let n = pipes.grid.n;
     let l = p.cell_length;
-    let ctx = CellCtx {
-        dt: h.time_step,
-        l,
-        area: l * l,
-        per_area: 1.0 / (l * l),
-        z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
-        min_depth: h.min_depth,
-        capacity: h.capacity,
-        min_tilt: h.min_tilt,
-        threshold: p.standing_water.threshold,
-        stand_depth: p.standing_water.min_depth,
-        drain: h.boundary == Boundary::Drain,
+    let sweep = Sweep {
+        ctx: CellCtx {
+            dt: h.time_step,
+            l,
+            area: l * l,
+            per_area: 1.0 / (l * l),
+            z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
+            min_depth: h.min_depth,
+            capacity: h.capacity,
+            min_tilt: h.min_tilt,
+            threshold: p.standing_water.threshold,
+            stand_depth: p.standing_water.min_depth,
+            drain: h.boundary == Boundary::Drain,
+        },
+        pipes,
+        edges: &s.edges,
+        rates: Rates {
+            ks: p.materials.lut(|m| m.ks),
+            deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
+        },
+        kv: h.evaporation * h.time_step,
+        num_dt: if T::TIMED { h.time_step } else { 1.0 },
+        registers,
     };
-    let kv = h.evaporation * h.time_step;
-    let num_dt = if T == FLUX { h.time_step } else { 1.0 };
-    let rates = Rates {
-        ks: p.materials.lut(|m| m.ks),
-        deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
-    };
-    let edges = &s.edges;
+    let block = WATER_ROWS * n;
     let parts = chunk.parts(block);
     let [fl, fr, fb, ff] = parts.flux;
     let [vx, vz] = parts.velocity;
-    let sums: Vec<[f64; 3]> = parts
-        .layers
+    let sums: Vec<[f64; 3]> = (
+        parts.layers,
+        parts.water.par_chunks_mut(block),
+        parts.sediment.par_chunks_mut(block),
+        vx.par_chunks_mut(block),
+        vz.par_chunks_mut(block),
+        s.ratio.par_chunks_mut(block),
+        fl.par_chunks_mut(block),
+        fr.par_chunks_mut(block),
+        fb.par_chunks_mut(block),
+        ff.par_chunks_mut(block),
+    )
         .into_par_iter()
-        .zip((
-            parts.water.par_chunks_mut(block),
-            parts.sediment.par_chunks_mut(block),
-            vx.par_chunks_mut(block),
-            vz.par_chunks_mut(block),
-            s.ratio.par_chunks_mut(block),
-            (
-                fl.par_chunks_mut(block),
-                fr.par_chunks_mut(block),
-                fb.par_chunks_mut(block),
-                ff.par_chunks_mut(block),
-            ),
-        ))
         .enumerate()
-        .map_init(
-            BlockRows::default,
-            |rows, (b, (mut layers, (water, sed, vx, vz, ratio, (fl, fr, fb, ff))))| {
-                let mut flux = [fl, fr, fb, ff];
-                let (first, last) = block_rows(b, n);
-                let own = |z: usize| (z - first) * n..(z - first + 1) * n;
-                for z in [first, last] {
-                    for (plane, ahead) in flux.iter_mut().zip(&edge_row(edges, z).flux) {
-                        plane[own(z)].copy_from_slice(ahead);
-                    }
-                }
-                rows.bounds[first % 2].clone_from(&edge_row(edges, first).bounds);
-                rows.bounds[(first + 1) % 2].resize(n);
-                rows.cap.resize(n, 0.0);
-                rows.stand.resize(n, 0);
-                let (mut drained, mut absorbed, mut evaporated) = (0.0f64, 0.0f64, 0.0f64);
-                for z in first..=last {
-                    let row = own(z);
-                    // The row ahead, before this row changes the ground and
-                    // water its outflows come from.
-                    if z < last {
-                        let ahead = &mut rows.bounds[(z + 1) % 2];
-                        if z + 1 == last {
-                            ahead.clone_from(&edge_row(edges, last).bounds);
-                        } else {
-                            let rows = [own(z), own(z + 1), own(z + 2)];
-                            pipes.row(
-                                within(&*layers.ground, rows.clone()),
-                                within(water, rows),
-                                flux.each_mut().map(|f| &mut f[own(z + 1)]),
-                                ahead,
-                                registers,
-                            );
-                        }
-                    }
-                    let bounds = &rows.bounds[z % 2];
-                    let flux_row = |zr: usize| -> [&[f32]; 4] {
-                        if (first..=last).contains(&zr) {
-                            flux.each_ref().map(|f| &f[own(zr)])
-                        } else {
-                            edge_row(edges, zr).flux.each_ref().map(|f| f.as_slice())
-                        }
-                    };
-                    let outflows = Around {
-                        back: neighbour_row(grid, z, BACK).map(flux_row),
-                        here: flux_row(z),
-                        front: neighbour_row(grid, z, FRONT).map(flux_row),
-                    };
-                    drained += cells::<T, S>(
-                        &ctx,
-                        grid,
-                        outflows,
-                        &bounds.slope2,
-                        CellOut {
-                            w: &mut water[row.clone()],
-                            u: &mut vx[row.clone()],
-                            v: &mut vz[row.clone()],
-                            ra: &mut ratio[row.clone()],
-                            ca: &mut rows.cap,
-                            st: &mut rows.stand,
-                        },
-                        registers,
-                    );
-                    registers.run(ExchangeKernel {
-                        lanes: &mut rows.exchange,
-                        layers: &mut layers,
-                        start: row.start,
-                        input: RowInput {
-                            cap: &rows.cap,
-                            rim: &bounds.rim,
-                            floor: &bounds.floor,
-                            stand: &rows.stand,
-                        },
-                        sed: &mut sed[row.clone()],
-                        rates: &rates,
-                    });
-                    for x in rows.exchange.slow() {
-                        let j = row.start + x;
-                        let here = [rows.cap[x], bounds.rim[x], bounds.floor[x]];
-                        let converted = exchange::column(
-                            &mut layers,
-                            j,
-                            here,
-                            rows.stand[x] != 0,
-                            &mut sed[j],
-                            &mut water[j],
-                            &rates,
-                        );
-                        absorbed += f64::from(converted);
-                    }
-                    evaporated += evaporate(&mut water[row.clone()], kv);
-                    // The semi-Lagrangian transport has no use for the ratio.
-                    if T != SEMI {
-                        for (ra, &sd) in ratio[row.clone()].iter_mut().zip(&sed[row]) {
-                            *ra = if *ra > 0.0 { num_dt * sd / *ra } else { 0.0 };
-                        }
-                    }
-                }
-                [drained, absorbed, evaporated]
-            },
-        )
+        .map(|(b, (layers, water, sed, vx, vz, ratio, fl, fr, fb, ff))| WaterBlock {
+            span: Span::of(b, n),
+            layers,
+            water,
+            sed,
+            velocity: [vx, vz],
+            ratio,
+            flux: [fl, fr, fb, ff],
+        })
+        .map_init(BlockRows::default, |rows, block| sweep.block::<T, S>(block, rows))
         .collect();
     let total = |c: usize| sums.iter().map(|v| v[c]).sum::<f64>();
     books.water_drained += total(0);
     books.water_absorbed += total(1);
     books.water_evaporated += total(2);
+}
+
+/// What every block of one water sweep shares.
+struct Sweep<'a> {
+    ctx: CellCtx,
+    pipes: &'a Pipes,
+    /// Every block's first and last row, fluxed ahead ([`edge_rows`]).
+    edges: &'a [[EdgeRow; 2]],
+    rates: Rates,
+    /// The share of the water that evaporates in a step (eq. 3.6).
+    kv: f32,
+    /// The factor of the ratio's numerator ([`Carry::TIMED`]).
+    num_dt: f32,
+    registers: Registers,
+}
+
+/// The rows of a block of the water sweep.
+#[derive(Clone, Copy)]
+struct Span {
+    first: usize,
+    last: usize,
+    /// Cells per row.
+    n: usize,
+}
+
+impl Span {
+    /// Block `b` of a plane of `n` rows of `n` cells.
+    fn of(b: usize, n: usize) -> Self {
+        let first = b * WATER_ROWS;
+        Span {
+            first,
+            last: (first + WATER_ROWS).min(n) - 1,
+            n,
+        }
+    }
+
+    /// Row `z`'s cells in the block's planes.
+    fn own(self, z: usize) -> std::ops::Range<usize> {
+        (z - self.first) * self.n..(z - self.first + 1) * self.n
+    }
+}
+
+/// A block's share of the planes the water sweep writes.
+struct WaterBlock<'a> {
+    span: Span,
+    layers: Layers<'a>,
+    water: &'a mut [f32],
+    sed: &'a mut [f32],
+    velocity: [&'a mut [f32]; 2],
+    /// The transport ratio's denominator, then the ratio ([`Carry::BY_FLUX`]).
+    ratio: &'a mut [f32],
+    flux: [&'a mut [f32]; 4],
+}
+
+impl Sweep<'_> {
+    /// One block, row by row: the outflows of the row ahead, then the cells
+    /// of the row ([`Sweep::row`]); returns the water drained, absorbed and
+    /// evaporated.
+    fn block<T: Carry, S: Stand>(&self, mut block: WaterBlock<'_>, rows: &mut BlockRows) -> [f64; 3] {
+        let Span { first, last, n } = block.span;
+        for z in [first, last] {
+            for (plane, ahead) in block.flux.iter_mut().zip(&edge_row(self.edges, z).flux) {
+                plane[block.span.own(z)].copy_from_slice(ahead);
+            }
+        }
+        rows.bounds[first % 2].clone_from(&edge_row(self.edges, first).bounds);
+        rows.bounds[(first + 1) % 2].resize(n);
+        rows.cap.resize(n, 0.0);
+        rows.stand.resize(n, 0);
+        let mut books = [0.0f64; 3];
+        for z in first..=last {
+            // The row ahead, before this row changes the ground and water
+            // its outflows come from.
+            if z < last {
+                self.ahead(&mut block, &mut rows.bounds[(z + 1) % 2], z + 1);
+            }
+            self.row::<T, S>(&mut block, rows, z, &mut books);
+        }
+        books
+    }
+
+    /// The outflows and `bounds` of row `z`, past the block's first, from
+    /// the ground and water of it and its neighbour rows; the block's last
+    /// row was fluxed ahead ([`edge_rows`]) and copied in, all but its bounds.
+    fn ahead(&self, block: &mut WaterBlock<'_>, bounds: &mut Bounds, z: usize) {
+        let span = block.span;
+        if z == span.last {
+            bounds.clone_from(&edge_row(self.edges, z).bounds);
+            return;
+        }
+        let rows = [span.own(z - 1), span.own(z), span.own(z + 1)];
+        self.pipes.row(
+            within(&*block.layers.ground, rows.clone()),
+            within(block.water, rows),
+            block.flux.each_mut().map(|f| &mut f[span.own(z)]),
+            bounds,
+            self.registers,
+        );
+    }
+
+    /// Everything local to the cells of row `z` once their outflows and
+    /// their neighbours' are final, adding the water drained, absorbed and
+    /// evaporated to `books`.
+    fn row<T: Carry, S: Stand>(
+        &self,
+        block: &mut WaterBlock<'_>,
+        rows: &mut BlockRows,
+        z: usize,
+        books: &mut [f64; 3],
+    ) {
+        let WaterBlock {
+            span,
+            layers,
+            water,
+            sed,
+            velocity: [vx, vz],
+            ratio,
+            flux,
+        } = block;
+        let (span, grid) = (*span, self.pipes.grid);
+        let row = span.own(z);
+        let bounds = &rows.bounds[z % 2];
+        let flux_row = |zr: usize| -> [&[f32]; 4] {
+            if (span.first..=span.last).contains(&zr) {
+                flux.each_ref().map(|f| &f[span.own(zr)])
+            } else {
+                edge_row(self.edges, zr).flux.each_ref().map(|f| f.as_slice())
+            }
+        };
+        let outflows = Around {
+            back: neighbour_row(grid, z, BACK).map(flux_row),
+            here: flux_row(z),
+            front: neighbour_row(grid, z, FRONT).map(flux_row),
+        };
+        books[0] += cells::<T, S>(
+            &self.ctx,
+            grid,
+            outflows,
+            &bounds.slope2,
+            CellOut {
+                w: &mut water[row.clone()],
+                u: &mut vx[row.clone()],
+                v: &mut vz[row.clone()],
+                ra: &mut ratio[row.clone()],
+                ca: &mut rows.cap,
+                st: &mut rows.stand,
+            },
+            self.registers,
+        );
+        self.registers.run(ExchangeKernel {
+            lanes: &mut rows.exchange,
+            layers,
+            start: row.start,
+            input: RowInput {
+                cap: &rows.cap,
+                rim: &bounds.rim,
+                floor: &bounds.floor,
+                stand: &rows.stand,
+            },
+            sed: &mut sed[row.clone()],
+            rates: &self.rates,
+        });
+        for x in rows.exchange.slow() {
+            let j = row.start + x;
+            let here = [rows.cap[x], bounds.rim[x], bounds.floor[x]];
+            let converted = exchange::column(
+                layers,
+                j,
+                here,
+                rows.stand[x] != 0,
+                &mut sed[j],
+                &mut water[j],
+                &self.rates,
+            );
+            books[1] += f64::from(converted);
+        }
+        books[2] += evaporate(&mut water[row.clone()], self.kv);
+        // The semi-Lagrangian transport has no use for the ratio.
+        if T::BY_FLUX {
+            let num_dt = self.num_dt;
+            for (ra, &sd) in ratio[row.clone()].iter_mut().zip(&sed[row]) {
+                *ra = if *ra > 0.0 { num_dt * sd / *ra } else { 0.0 };
+            }
+        }
+    }
 }
 
 /// What [`cells`] writes for a row.
@@ -572,7 +664,7 @@ struct CellOut<'a> {
 /// [`local`] on every cell of a row, from its `outflows` and its neighbour
 /// rows' and its squared gradient `g2`; returns the water drained off the
 /// chunk's edge.
-fn cells<const T: u8, const S: u8>(
+fn cells<T: Carry, S: Stand>(
     ctx: &CellCtx,
     grid: Grid,
     outflows: Around<[&[f32]; 4]>,
@@ -632,6 +724,7 @@ fn cells<const T: u8, const S: u8>(
                     st: &mut st[1..][..m],
                 },
                 c: ctx,
+                modes: PhantomData,
             });
         }
         _ => (0..n).for_each(edge),
@@ -645,15 +738,16 @@ fn cells<const T: u8, const S: u8>(
 /// the outputs as separate reference parameters so the compiler knows they
 /// do not alias and vectorizes the loop.
 /// The loop is a [`Kernel`], so it also compiles for wider registers.
-struct CellRow<'a, const T: u8, const S: u8> {
+struct CellRow<'a, T, S> {
     inflow: [&'a [f32]; 4],
     outflow: [&'a [f32]; 4],
     g2: &'a [f32],
     cells: CellOut<'a>,
     c: &'a CellCtx,
+    modes: PhantomData<(T, S)>,
 }
 
-impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
+impl<T: Carry, S: Stand> Kernel for CellRow<'_, T, S> {
     type Output = ();
 
     #[inline(always)]
@@ -664,6 +758,7 @@ impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
             g2,
             cells,
             c,
+            modes: PhantomData,
         } = self;
         let CellOut { w, u, v, ra, ca, st } = cells;
         cell_interior::<T, S>(inflow, outflow, g2, w, u, v, ra, ca, st, c);
@@ -672,7 +767,7 @@ impl<const T: u8, const S: u8> Kernel for CellRow<'_, T, S> {
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn cell_interior<const T: u8, const S: u8>(
+fn cell_interior<T: Carry, S: Stand>(
     inflow: [&[f32]; 4],
     out: [&[f32]; 4],
     g2: &[f32],
@@ -710,7 +805,7 @@ fn cell_interior<const T: u8, const S: u8>(
         u[x] = l.u;
         v[x] = l.v;
         ca[x] = l.cap;
-        if T != SEMI {
+        if T::BY_FLUX {
             ra[x] = l.den;
         }
         st[x] = u8::from(l.stand);
@@ -733,10 +828,4 @@ fn evaporate(water: &mut [f32], kv: f32) -> f64 {
         *w -= *w * kv;
     }
     lanes.iter().sum()
-}
-
-/// `m` values of `p` from `start`.
-#[inline(always)]
-pub(crate) fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
-    &p[start..][..m]
 }

@@ -24,6 +24,7 @@ mod exchange;
 mod export;
 mod extraction;
 mod generators;
+mod grid;
 mod hydraulic;
 mod materials;
 mod params;

@@ -9,18 +9,9 @@
 //! sweep can run it one row ahead of the rows it changes.
 
 use super::columns::{BACK, FRONT, LEFT, RIGHT};
-use super::hydraulic::Grid;
+use super::grid::{Around, Grid, shifted};
 use super::params::{Boundary, HydraulicParams};
 use crate::registers::{Kernel, Registers};
-
-/// A plane's row and its neighbour rows towards −z and +z, where the
-/// boundary mode gives it any.
-#[derive(Clone, Copy)]
-pub(crate) struct Around<T> {
-    pub(crate) back: Option<T>,
-    pub(crate) here: T,
-    pub(crate) front: Option<T>,
-}
 
 /// What the rest of a water step needs of a row's ground, from the ground
 /// the step starts with: the squared gradient (the capacity's tilt) and the
@@ -152,11 +143,6 @@ impl Pipes {
             [rim.unwrap_or(f32::INFINITY), floor.unwrap_or(f32::NEG_INFINITY)],
         )
     }
-}
-
-/// `m` cells of `row` from cell 1, and the same shifted to the left and to the right.
-pub(crate) fn shifted(row: &[f32], m: usize) -> [&[f32]; 3] {
-    [&row[1..][..m], &row[..m], &row[2..][..m]]
 }
 
 /// Eq. 2.16–2.19 for one cell: new outflows `f` from the old ones, the

@@ -153,7 +153,7 @@ pub fn report(app: &App) -> TerrainReport {
     let schedule = app
         .world
         .resources
-        .get::<super::TerrainParams>()
+        .get::<super::params::TerrainParams>()
         .map(|p| p.schedule)
         .unwrap_or_default();
     let systems = app.metrics().systems();

@@ -36,7 +36,7 @@
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
-use super::hydraulic::{Grid, ROWS, neighbour_row};
+use super::grid::{Grid, ROWS, neighbour_row};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;

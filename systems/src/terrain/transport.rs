@@ -10,9 +10,8 @@
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, TerrainChunk};
-use super::hydraulic::{Grid, OPPOSITE, ROWS, neighbour_row, row_at};
+use super::grid::{Grid, OPPOSITE, ROWS, neighbour_row, row_at, shifted};
 use super::params::{Boundary, TerrainParams, Transport};
-use super::pipes::shifted;
 use super::stats::TerrainBalance;
 use crate::registers::{Kernel, Registers};
 

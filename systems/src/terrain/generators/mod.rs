@@ -16,7 +16,11 @@ pub use noise::{Fbm, Ridged, ValueNoise};
 
 use super::columns::TerrainChunk;
 use super::materials::Material;
-use super::params::ParamError;
+
+/// Field path and message of a validation failure, as the terrain
+/// parameters report it (spelled out here: the parameters hold a generator,
+/// so this module does not reach back into them).
+type ParamError = (Vec<&'static str>, String);
 
 /// A height field over the world's cells.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

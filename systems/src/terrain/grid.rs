@@ -1,0 +1,89 @@
+//! A chunk's cells as a grid: neighbours under the boundary mode, and rows
+//! of a plane with their neighbour rows. The kernels that work row by row
+//! (the water step's pipes, sweep and transport, thermal erosion, aging)
+//! share these and nothing of each other.
+
+use super::columns::{BACK, FRONT, LEFT, RIGHT};
+use super::params::Boundary;
+
+/// Rows per parallel task: fixed, so block sums never depend on thread count.
+pub(crate) const ROWS: usize = 16;
+
+/// Neighbour lookup under a boundary mode.
+#[derive(Clone, Copy)]
+pub(crate) struct Grid {
+    pub(crate) n: usize,
+    pub(crate) boundary: Boundary,
+}
+
+/// The direction back from a neighbour, indexed by direction.
+pub(crate) const OPPOSITE: [usize; 4] = [RIGHT, LEFT, FRONT, BACK];
+
+impl Grid {
+    /// Neighbours of `(x, z)` towards −x, +x, −z, +z.
+    #[inline]
+    pub(crate) fn around(&self, x: usize, z: usize) -> [Option<usize>; 4] {
+        let n = self.n;
+        if x > 0 && x + 1 < n && z > 0 && z + 1 < n {
+            let i = z * n + x;
+            return [Some(i - 1), Some(i + 1), Some(i - n), Some(i + n)];
+        }
+        [
+            self.nb(x, z, LEFT),
+            self.nb(x, z, RIGHT),
+            self.nb(x, z, BACK),
+            self.nb(x, z, FRONT),
+        ]
+    }
+
+    /// Neighbours of cell `x` of a row towards −x and +x, within the row.
+    #[inline]
+    pub(crate) fn sides(&self, x: usize) -> [Option<usize>; 2] {
+        [self.nb(x, 0, LEFT), self.nb(x, 0, RIGHT)]
+    }
+
+    /// Index of the neighbour of `(x, z)` in direction `dir`, or None beyond the edge.
+    #[inline]
+    pub(crate) fn nb(&self, x: usize, z: usize, dir: usize) -> Option<usize> {
+        let n = self.n;
+        let wrap = self.boundary == Boundary::Wrap;
+        let (nx, nz) = match dir {
+            LEFT if x > 0 => (x - 1, z),
+            LEFT if wrap => (n - 1, z),
+            RIGHT if x + 1 < n => (x + 1, z),
+            RIGHT if wrap => (0, z),
+            BACK if z > 0 => (x, z - 1),
+            BACK if wrap => (x, n - 1),
+            FRONT if z + 1 < n => (x, z + 1),
+            FRONT if wrap => (x, 0),
+            _ => return None,
+        };
+        Some(nz * n + nx)
+    }
+}
+
+/// Row index of the neighbour row of `z` towards `dir` (BACK or FRONT), if any.
+#[inline]
+pub(crate) fn neighbour_row(grid: Grid, z: usize, dir: usize) -> Option<usize> {
+    grid.nb(0, z, dir).map(|k| k / grid.n)
+}
+
+/// A plane's row and its neighbour rows towards −z and +z, where the
+/// boundary mode gives it any.
+#[derive(Clone, Copy)]
+pub(crate) struct Around<T> {
+    pub(crate) back: Option<T>,
+    pub(crate) here: T,
+    pub(crate) front: Option<T>,
+}
+
+/// `m` values of `p` from `start`.
+#[inline(always)]
+pub(crate) fn row_at(p: &[f32], start: usize, m: usize) -> &[f32] {
+    &p[start..][..m]
+}
+
+/// `m` cells of `row` from cell 1, and the same shifted to the left and to the right.
+pub(crate) fn shifted(row: &[f32], m: usize) -> [&[f32]; 3] {
+    [&row[1..][..m], &row[..m], &row[2..][..m]]
+}
