@@ -90,7 +90,11 @@ pub struct FlightLog {
     pub install: Histogram,
     /// Frames in which some chunk within the near radius was not installed.
     pub holes: u64,
-    /// Resident memory after the warm-up, bytes.
+    /// Resident memory once the first ring was installed, bytes.
+    pub rss_first_ring: Option<u64>,
+    /// Resident memory at the first eviction, bytes: the streaming window is full
+    /// (chunks up to the evict radius are resident), so memory should stay near
+    /// this from here on.
     pub rss_after_warmup: Option<u64>,
     /// Most resident memory seen at a frame, bytes.
     pub rss_max: u64,
@@ -99,9 +103,12 @@ pub struct FlightLog {
 }
 
 impl FlightLog {
-    /// Records one frame.
-    pub fn record(&mut self, frame: Duration, stream: &FrameStream) {
+    /// Records one frame; `evicted` is how many chunks were evicted so far.
+    pub fn record(&mut self, frame: Duration, stream: &FrameStream, evicted: u64) {
         self.frame_ms.push(frame.as_secs_f32() * 1e3);
+        if self.rss_after_warmup.is_none() && evicted > 0 {
+            self.rss_after_warmup = rss_bytes();
+        }
         self.install.record(Duration::from_secs_f64(stream.install_ms / 1e3));
         self.holes += u64::from(stream.holes > 0);
         if self.frame_ms.len() % 30 == 1 {
@@ -109,10 +116,10 @@ impl FlightLog {
         }
     }
 
-    /// Marks the end of the warm-up.
+    /// Marks the end of the loading screen: the first ring is installed.
     pub fn warmed_up(&mut self, warmup_ms: f64) {
         self.warmup_ms = warmup_ms;
-        self.rss_after_warmup = rss_bytes();
-        self.rss_max = self.rss_max.max(self.rss_after_warmup.unwrap_or(0));
+        self.rss_first_ring = rss_bytes();
+        self.rss_max = self.rss_max.max(self.rss_first_ring.unwrap_or(0));
     }
 }

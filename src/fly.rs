@@ -78,7 +78,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
             sylva::render(r, &app, false).map_err(|e| format!("renderer: {e}"))?;
             shots.maybe_write(r, t)?;
         }
-        log.record(frame_start.elapsed(), &stream);
+        log.record(frame_start.elapsed(), &stream, world.stats().evicted);
         progress.inc(1);
     }
     progress.finish_and_clear();
@@ -211,7 +211,8 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
     );
     let mib = |b: Option<u64>| b.map_or("?".to_owned(), |b| format!("{:.0} MiB", b as f64 / (1 << 20) as f64));
     println!(
-        "  RSS after warm-up {}, end {}, max {}; radius {:.0} m (evict {:.0} m)",
+        "  RSS first ring {}, window full {}, end {}, max {}; radius {:.0} m (evict {:.0} m)",
+        mib(s.rss_bytes.first_ring),
         mib(s.rss_bytes.after_warmup),
         mib(s.rss_bytes.end),
         mib(Some(s.rss_bytes.max)),

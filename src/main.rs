@@ -161,6 +161,7 @@ fn positive_f32(s: &str) -> Result<f32, String> {
 }
 
 fn main() -> ExitCode {
+    fixed_mmap_threshold();
     let cli = Cli::parse();
     let result = match cli.command {
         None => fly::fly(
@@ -225,6 +226,28 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Allocations of 256 KiB and more get their own mapping, returned to the OS when freed.
+///
+/// glibc raises this threshold whenever such a block is freed, up to 32 MiB; then a
+/// world's megabyte-sized chunk buffers, allocated on the generation threads and freed
+/// as chunks leave, come from arenas that fragment and keep growing: a 60 s flight
+/// ended at 461 MiB resident with the default against 271 MiB with a fixed threshold.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn fixed_mmap_threshold() {
+    const M_MMAP_THRESHOLD: std::ffi::c_int = -3;
+    unsafe extern "C" {
+        fn mallopt(param: std::ffi::c_int, value: std::ffi::c_int) -> std::ffi::c_int;
+    }
+    // SAFETY: glibc's mallopt only sets an allocator tuning value; it is called
+    // before any other thread exists, with a documented parameter and value.
+    unsafe {
+        mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn fixed_mmap_threshold() {}
 
 /// Where a run starts from and where it leaves its final state.
 #[derive(Default)]

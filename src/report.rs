@@ -149,7 +149,10 @@ impl Quantiles {
 /// Resident memory of a flight.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct RssReport {
-    /// After the warm-up.
+    /// When the first ring of chunks was installed.
+    pub first_ring: Option<u64>,
+    /// After the warm-up: at the first eviction, when the window of resident chunks
+    /// (out to the evict radius) is full; null when nothing was evicted.
     pub after_warmup: Option<u64>,
     /// At the end.
     pub end: Option<u64>,
@@ -195,6 +198,7 @@ impl StreamingReport {
             warmup_ms: log.warmup_ms,
             content_ms: world.content().grow_ms + world.content().bake_ms,
             rss_bytes: RssReport {
+                first_ring: log.rss_first_ring,
                 after_warmup: log.rss_after_warmup,
                 end,
                 max: log.rss_max.max(end.unwrap_or(0)),

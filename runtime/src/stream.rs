@@ -240,6 +240,11 @@ impl<S: ChunkSource> Streamer<S> {
         self
     }
 
+    /// The pool chunks are generated on.
+    pub fn generation_pool(&self) -> &Arc<rayon::ThreadPool> {
+        &self.pool
+    }
+
     /// The source chunks come from.
     pub fn source(&self) -> &S {
         &self.source

@@ -31,6 +31,7 @@ use super::chunk::TreeInstance;
 use super::content::WorldContent;
 use super::params::WorldGrass;
 use super::source::ReadyChunk;
+use crate::terrain::TerrainChunk;
 
 /// Which world chunk an entity belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,25 +222,37 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     );
 }
 
-/// Evicts chunk `coord`: despawns its entities, zeroes and frees its batch runs,
-/// and lists its terrain patch as evicted. Nothing happens when it is not resident.
-pub fn evict_chunk(app: &mut App, coord: [i32; 2]) {
+/// The large buffers an evicted chunk leaves behind: dropping them frees
+/// megabytes, which a caller may rather do on another thread than the frame's.
+#[derive(Debug, Default)]
+pub struct Leftovers {
+    terrain: Vec<TerrainChunk>,
+    cylinders: Vec<CylinderBatch>,
+}
+
+/// Evicts chunk `coord`: despawns its entities, empties its cylinder slot, zeroes
+/// and frees its blade runs, and lists its terrain patch as evicted. Returns the
+/// buffers it held (see [`Leftovers`]); nothing happens when it is not resident.
+pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
+    let mut left = Leftovers::default();
     let Some(resident) = app
         .world
         .resources
         .get_mut::<WorldState>()
         .and_then(|mut s| s.resident.remove(&coord))
     else {
-        return;
+        return left;
     };
     for e in &resident.entities {
+        left.terrain
+            .extend(app.world.entities.remove_one::<TerrainChunk>(*e).ok());
         // Entities the host despawned itself are already gone.
         let _ = app.world.entities.despawn(*e);
     }
     let res = &app.world.resources;
     let mut state = res.get_mut::<WorldState>().expect("checked above");
     if let Some(mut batch) = res.get_mut::<WorldBatch>() {
-        batch.chunks[resident.slot] = CylinderBatch::default();
+        left.cylinders.push(std::mem::take(&mut batch.chunks[resident.slot]));
         state.free_slots.push(resident.slot);
     }
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {
@@ -256,6 +269,7 @@ pub fn evict_chunk(app: &mut App, coord: [i32; 2]) {
         terrain.patches.retain(|p| p.key != coord);
         terrain.evicted.push(coord);
     }
+    left
 }
 
 fn write_blades(layer: &mut GrassLayer, run: Range<usize>, patch: &super::chunk::GrassPatch, colour: [u8; 4]) {

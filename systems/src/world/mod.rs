@@ -27,7 +27,7 @@ mod streamer;
 
 pub use chunk::{ChunkPayload, DATA_VERSION, GrassPatch, StageMillis, Surface, TreeInstance, WorldGen};
 pub use content::{BARK, ContentError, GrassKind, TreeKind, WorldContent, grow_content};
-pub use install::{WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world};
+pub use install::{Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world};
 pub use params::{
     BudgetParams, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS, MAX_REACH_CELLS, MAX_SPECIES,
     PlacementParams, WorldGrass, WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,

@@ -123,13 +123,19 @@ impl WorldStreamer {
     pub fn update(&mut self, app: &mut App, viewers: &[Viewer]) -> FrameStream {
         let content = Arc::clone(&self.content);
         let hashes = &mut self.hashes;
-        self.streamer.update(viewers, &self.budget, |event| match event {
+        let mut left = Vec::new();
+        let frame = self.streamer.update(viewers, &self.budget, |event| match event {
             StreamEvent::Ready { coord, payload } => {
                 hashes.insert(coord, payload.payload.hash);
                 install_chunk(app, payload, &content);
             }
-            StreamEvent::Evicted { coord } => evict_chunk(app, coord),
-        })
+            StreamEvent::Evicted { coord } => left.push(evict_chunk(app, coord)),
+        });
+        // Freeing an evicted chunk's megabytes is the generation pool's work, not the frame's.
+        if !left.is_empty() {
+            self.streamer.generation_pool().spawn(move || drop(left));
+        }
+        frame
     }
 
     /// One frame for a host with its own world: `on_event` receives each ready
