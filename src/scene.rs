@@ -19,6 +19,7 @@ use std::path::Path;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
+use sylva_runtime::{FieldError, Validate};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::grass::{BakeSettings, BladeShape, Dynamics, LiveSettings, Walker, WindField, blade_from_grammar};
 use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
@@ -98,6 +99,20 @@ impl Default for TreeScene {
             position: Vec3::ZERO,
             scale: 0.01,
         }
+    }
+}
+
+impl Validate for TreeScene {
+    /// Checks the L-system's, radii's and mesh's ranges and the placement; the grammar's
+    /// syntax is checked by [`Scene::from_str`].
+    fn validate(&self) -> Result<(), FieldError> {
+        self.lsystem.validate().map_err(|e| e.within("lsystem"))?;
+        self.radii.validate().map_err(|e| e.within("radii"))?;
+        self.mesh.validate().map_err(|e| e.within("mesh"))?;
+        FieldError::check(self.position.is_finite(), "position", || "must be finite".into())?;
+        FieldError::check(self.scale.is_finite() && self.scale > 0.0, "scale", || {
+            format!("must be a positive number, got {}", self.scale)
+        })
     }
 }
 
@@ -213,60 +228,45 @@ impl BladeSource {
     }
 }
 
-impl GrassScene {
-    /// Checks every range the types cannot express; on failure the field's path below
-    /// `grass` and the reason.
-    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
-        let path = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<String>>();
-        if self.species.is_empty() {
-            return Err((path(&["species"]), "needs at least one species".into()));
+impl Validate for GrassSpecies {
+    /// Checks the scatter and scale ranges, and that a preset blade exists and derives.
+    fn validate(&self) -> Result<(), FieldError> {
+        self.scatter.validate().map_err(|e| e.within("scatter"))?;
+        let (lo, hi) = self.scale;
+        FieldError::check(
+            lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi,
+            "scale",
+            || format!("need 0 < min <= max, got ({lo}, {hi})"),
+        )?;
+        match self.blade {
+            BladeSource::Preset(_) => self.blade.shape().map(drop).map_err(|m| FieldError::new("blade", m)),
+            BladeSource::Grammar { .. } => Ok(()),
         }
+    }
+}
+
+impl Validate for GrassScene {
+    /// Checks every range the types cannot express; a grammar blade's syntax is checked by
+    /// [`Scene::from_str`].
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(!self.species.is_empty(), "species", || {
+            "needs at least one species".into()
+        })?;
         for (k, sp) in self.species.iter().enumerate() {
-            let at = format!("species[{k}]");
-            sp.scatter
-                .validate()
-                .map_err(|(f, m)| (path(&[&at, "scatter", &f]), m))?;
-            let (lo, hi) = sp.scale;
-            if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
-                return Err((path(&[&at, "scale"]), format!("need 0 < min <= max, got ({lo}, {hi})")));
-            }
-            if let BladeSource::Preset(_) = sp.blade {
-                sp.blade.shape().map_err(|m| (path(&[&at, "blade"]), m))?;
-            }
+            sp.validate().map_err(|e| e.within(format!("species[{k}]")))?;
         }
-        let b = &self.bake;
-        if b.cells == 0 || b.cells > 4096 {
-            return Err((
-                path(&["bake", "cells"]),
-                format!("must be within 1..=4096, got {}", b.cells),
-            ));
-        }
-        if b.frames < 2 || b.record_every == 0 || b.instances == 0 {
-            return Err((
-                path(&["bake", "frames"]),
-                "need frames >= 2, record_every >= 1 and instances >= 1".into(),
-            ));
-        }
-        if !(b.cell_size > 0.0 && b.rgb8_scale > 0.0 && b.max_warmup_seconds >= 0.0 && b.settle_tolerance >= 0.0) {
-            return Err((
-                path(&["bake", "cell_size"]),
-                "cell_size and rgb8_scale must be positive, warm-up values >= 0".into(),
-            ));
-        }
-        self.wind.validate().map_err(|e| (path(&["wind"]), e.to_string()))?;
-        self.dynamics
-            .validate()
-            .map_err(|m| (path(&["dynamics"]), m.to_owned()))?;
-        if !(self.wind_power.is_finite() && self.wind_power >= 0.0) {
-            return Err((path(&["wind_power"]), format!("must be >= 0, got {}", self.wind_power)));
-        }
-        if !self.wave_speed.is_finite() {
-            return Err((path(&["wave_speed"]), "must be finite".into()));
-        }
-        self.live.validate().map_err(|m| (path(&["live"]), m.to_owned()))?;
+        self.bake.validate().map_err(|e| e.within("bake"))?;
+        self.wind.validate().map_err(|e| e.within("wind"))?;
+        self.dynamics.validate().map_err(|e| e.within("dynamics"))?;
+        FieldError::check(
+            self.wind_power.is_finite() && self.wind_power >= 0.0,
+            "wind_power",
+            || format!("must be >= 0, got {}", self.wind_power),
+        )?;
+        FieldError::check(self.wave_speed.is_finite(), "wave_speed", || "must be finite".into())?;
+        self.live.validate().map_err(|e| e.within("live"))?;
         for (k, w) in self.pushers.iter().enumerate() {
-            w.validate()
-                .map_err(|(f, m)| (path(&[&format!("pushers[{k}]"), f]), m))?;
+            w.validate().map_err(|e| e.within(format!("pushers[{k}]")))?;
         }
         Ok(())
     }
@@ -291,6 +291,20 @@ impl Default for Simulation {
             steps_per_frame: 4,
             frames: 600,
         }
+    }
+}
+
+impl Validate for Simulation {
+    /// Checks the step and the steps per frame.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(
+            self.step_seconds.is_finite() && self.step_seconds > 0.0 && self.step_seconds <= 1.0,
+            "step_seconds",
+            || format!("must be within (0, 1] seconds, got {}", self.step_seconds),
+        )?;
+        FieldError::check(self.steps_per_frame > 0, "steps_per_frame", || {
+            "must be at least 1".into()
+        })
     }
 }
 
@@ -368,18 +382,7 @@ impl Scene {
                 message: e.code.to_string(),
             }
         })?;
-        if let Err((path, message)) = scene.validate() {
-            // `species[2]` is written as `species: [...]`: locate the list.
-            let keys: Vec<&str> = path.iter().map(|p| p.split('[').next().unwrap_or(p)).collect();
-            let (line, column) = locate_field(text, &keys).unwrap_or((0, 0));
-            return Err(SceneError {
-                file: file.to_owned(),
-                line,
-                column,
-                field: Some(path.join(".")),
-                message,
-            });
-        }
+        scene.validate().map_err(|e| field_error(file, text, &e))?;
         if let Some(tree) = &scene.tree
             && let Err(e) = LSystem::parse(&tree.lsystem.grammar)
         {
@@ -403,91 +406,67 @@ impl Scene {
         }
         Ok(scene)
     }
+}
 
-    /// Checks every range the types cannot express. On failure: the field's
-    /// path from the scene root and the reason.
-    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
-        let path = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<String>>();
-        let sim = &self.simulation;
-        if !(sim.step_seconds.is_finite() && sim.step_seconds > 0.0 && sim.step_seconds <= 1.0) {
-            return Err((
-                path(&["simulation", "step_seconds"]),
-                format!("must be within (0, 1] seconds, got {}", sim.step_seconds),
-            ));
-        }
-        if sim.steps_per_frame == 0 {
-            return Err((path(&["simulation", "steps_per_frame"]), "must be at least 1".into()));
-        }
-        if !self.particles.gravity.is_finite() {
-            return Err((path(&["particles", "gravity"]), "must be finite".into()));
-        }
+impl Validate for Scene {
+    /// Checks every range the types cannot express; the path starts at the scene root.
+    fn validate(&self) -> Result<(), FieldError> {
+        self.simulation.validate().map_err(|e| e.within("simulation"))?;
+        FieldError::check(self.particles.gravity.is_finite(), "particles.gravity", || {
+            "must be finite".into()
+        })?;
         if let Some(chains) = &self.chains {
-            chains.validate().map_err(|(f, m)| (path(&["chains", f]), m))?;
+            chains.validate().map_err(|e| e.within("chains"))?;
         }
         if let Some(tree) = &self.tree {
-            tree.lsystem
-                .validate()
-                .map_err(|(f, m)| (path(&["tree", "lsystem", f]), m))?;
-            tree.radii
-                .validate()
-                .map_err(|(f, m)| (path(&["tree", "radii", &f]), m))?;
-            tree.mesh
-                .validate()
-                .map_err(|(f, m)| (path(&["tree", "mesh", &f]), m))?;
-            if !tree.position.is_finite() {
-                return Err((path(&["tree", "position"]), "must be finite".into()));
-            }
-            if !(tree.scale.is_finite() && tree.scale > 0.0) {
-                return Err((
-                    path(&["tree", "scale"]),
-                    format!("must be a positive number, got {}", tree.scale),
-                ));
-            }
+            tree.validate().map_err(|e| e.within("tree"))?;
         }
         if let Some(colonize) = &self.colonize {
-            colonize.validate().map_err(|(f, m)| (path(&["colonize", &f]), m))?;
+            colonize.validate().map_err(|e| e.within("colonize"))?;
         }
         if let Some(forest) = &self.forest {
-            forest.validate().map_err(|(mut p, m)| {
-                p.insert(0, "forest".to_owned());
-                (p, m)
-            })?;
+            forest.validate().map_err(|e| e.within("forest"))?;
         }
         if let Some(grass) = &self.grass {
-            grass.validate().map_err(|(mut p, m)| {
-                p.insert(0, "grass".to_owned());
-                (p, m)
-            })?;
+            grass.validate().map_err(|e| e.within("grass"))?;
         }
         if let Some(terrain) = &self.terrain {
-            terrain.validate().map_err(|(mut p, m)| {
-                p.insert(0, "terrain");
-                (path(&p), m)
-            })?;
+            terrain.validate().map_err(|e| e.within("terrain"))?;
         }
         let cam = &self.camera;
-        if !(cam.position.is_finite() && cam.target.is_finite()) || cam.position == cam.target {
-            return Err((
-                path(&["camera", "position"]),
-                "position and target must be finite and different".into(),
-            ));
-        }
-        if !(cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0) {
-            return Err((
-                path(&["camera", "fov_y_degrees"]),
-                format!("must be within (1, 179), got {}", cam.fov_y_degrees),
-            ));
-        }
-        if !(cam.near > 0.0 && cam.far > cam.near) {
-            return Err((
-                path(&["camera", "near"]),
-                format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far),
-            ));
-        }
-        if !(self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6) {
-            return Err((path(&["sun", "direction"]), "must be a finite, non-zero vector".into()));
-        }
-        Ok(())
+        FieldError::check(
+            cam.position.is_finite() && cam.target.is_finite() && cam.position != cam.target,
+            "camera.position",
+            || "position and target must be finite and different".into(),
+        )?;
+        FieldError::check(
+            cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0,
+            "camera.fov_y_degrees",
+            || format!("must be within (1, 179), got {}", cam.fov_y_degrees),
+        )?;
+        FieldError::check(cam.near > 0.0 && cam.far > cam.near, "camera.near", || {
+            format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far)
+        })?;
+        FieldError::check(
+            self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6,
+            "sun.direction",
+            || "must be a finite, non-zero vector".into(),
+        )
+    }
+}
+
+/// A field that failed validation, placed where it is written in `text`: the one mapping of a
+/// [`FieldError`] to `file:line:column: field `path`: reason`.
+fn field_error(file: &str, text: &str, e: &FieldError) -> SceneError {
+    // `species[2]` is written as `species: [...]`: locate the list.
+    let keys: Vec<&str> = e.path.iter().map(|p| p.split('[').next().unwrap_or(p)).collect();
+    let (line, column) = locate_field(text, &keys).unwrap_or((0, 0));
+    SceneError {
+        file: file.to_owned(),
+        line,
+        column,
+        field: Some(e.dotted()),
+        message: e.message.clone(),
     }
 }
 

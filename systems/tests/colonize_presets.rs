@@ -1,6 +1,7 @@
 //! The thesis colonization presets parse strictly and grow.
 
 use serde::Deserialize;
+use sylva_runtime::Validate;
 use sylva_systems::colonize::{ColonizeParams, Colonizer};
 
 #[derive(Deserialize)]

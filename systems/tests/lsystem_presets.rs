@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use serde::Deserialize;
+use sylva_runtime::Validate;
 use sylva_systems::lsystem::{LSystemOutput, LSystemParams, generate};
 use sylva_systems::tree::NO_PARENT;
 
@@ -213,9 +214,9 @@ fn out_of_range_parameters_are_rejected_with_the_field_name() {
         ),
     ];
     for (params, field) in cases {
-        assert_eq!(params.validate().unwrap_err().0, field);
+        assert_eq!(params.validate().unwrap_err().dotted(), field);
         match generate(&params, 0) {
-            Err(sylva_systems::lsystem::LSystemError::InvalidParameter { field: f, .. }) => assert_eq!(f, field),
+            Err(sylva_systems::lsystem::LSystemError::InvalidParameter(e)) => assert_eq!(e.dotted(), field),
             other => panic!("{field}: {other:?}"),
         }
     }

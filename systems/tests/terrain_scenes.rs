@@ -1,7 +1,7 @@
 //! The terrain scene files parse, validate, install and run.
 
 use serde::Deserialize;
-use sylva_runtime::{App, AppConfig};
+use sylva_runtime::{App, AppConfig, Validate};
 use sylva_systems::terrain::{Heightfield, Material, Rain, TerrainChunk, TerrainParams, Transport, install, report};
 
 #[derive(Deserialize)]
