@@ -29,6 +29,11 @@ use sylva_systems::placement::forest::ForestParams;
 use sylva_systems::terrain::TerrainParams;
 use sylva_systems::tree::{MeshParams, RadiusParams};
 
+use locate::{field_path, locate, locate_in_string};
+
+mod locate;
+mod probe;
+
 /// The default scene, embedded so `sylva` runs from any directory.
 pub const SHOWCASE: &str = include_str!("../scenes/showcase.ron");
 
@@ -368,34 +373,19 @@ impl Scene {
     #[allow(clippy::should_implement_trait)] // it needs the file label, which `FromStr` cannot carry
     pub fn from_str(text: &str, file: &str) -> Result<Self, SceneError> {
         let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-        let mut scene: Scene = options.from_str(text).map_err(|e| {
-            let field = match &e.code {
-                ron::Error::NoSuchStructField { found, .. } => Some(found.clone()),
-                ron::Error::DuplicateStructField { field, .. } => Some((*field).to_owned()),
-                _ => None,
-            };
-            SceneError {
-                file: file.to_owned(),
-                line: e.span.start.line,
-                column: e.span.start.col,
-                field,
-                message: e.code.to_string(),
-            }
-        })?;
+        let mut scene: Scene = options.from_str(text).map_err(|e| parse_error(file, text, &e))?;
         scene.validate().map_err(|e| field_error(file, text, &e))?;
         if let Some(tree) = &scene.tree
             && let Err(e) = LSystem::parse(&tree.lsystem.grammar)
         {
-            let path = ["tree", "lsystem", "grammar"];
-            return Err(grammar_error(file, text, &path, path.join("."), &e));
+            return Err(grammar_error(file, text, "tree.lsystem.grammar", &e));
         }
         for (k, sp) in scene.grass.iter().flat_map(|g| &g.species).enumerate() {
             if let BladeSource::Grammar { grammar, iterations } = &sp.blade
                 && let Err(e) = blade_from_grammar(grammar, *iterations)
             {
-                let path = ["grass", "species", "grammar"];
                 let field = format!("grass.species[{k}].blade.grammar");
-                return Err(grammar_error(file, text, &path, field, &e));
+                return Err(grammar_error(file, text, &field, &e));
             }
         }
         if scene.name.is_empty() {
@@ -458,9 +448,7 @@ impl Validate for Scene {
 /// A field that failed validation, placed where it is written in `text`: the one mapping of a
 /// [`FieldError`] to `file:line:column: field `path`: reason`.
 fn field_error(file: &str, text: &str, e: &FieldError) -> SceneError {
-    // `species[2]` is written as `species: [...]`: locate the list.
-    let keys: Vec<&str> = e.path.iter().map(|p| p.split('[').next().unwrap_or(p)).collect();
-    let (line, column) = locate_field(text, &keys).unwrap_or((0, 0));
+    let (line, column) = locate(text, &e.path).unwrap_or((0, 0));
     SceneError {
         file: file.to_owned(),
         line,
@@ -470,139 +458,55 @@ fn field_error(file: &str, text: &str, e: &FieldError) -> SceneError {
     }
 }
 
-/// A grammar error in the string at `path`, placed at its line and column in the file
-/// (or at the field, or nowhere, when the string cannot be found).
-fn grammar_error(file: &str, text: &str, path: &[&str], field: String, e: &LSystemError) -> SceneError {
+/// A RON error. A value the field's type cannot hold (`-64` for a count, `4.5` for a whole
+/// number) names the field and what it accepts; other errors keep RON's message.
+fn parse_error(file: &str, text: &str, e: &ron::error::SpannedError) -> SceneError {
+    let mistyped = locate::offset_of(text, e.span.start.line, e.span.start.col).and_then(|at| {
+        let (start, literal) = locate::scalar_at(text, at)?;
+        let steps = locate::steps_at(text, at);
+        let expected = probe::expected::<Scene>(&steps)?;
+        let message = format!("expected {expected}, got {literal}");
+        (!expected.accepts(literal)).then(|| (locate::position_of(text, start), field_path(&steps), message))
+    });
+    if let Some(((line, column), path, message)) = mistyped {
+        return SceneError {
+            file: file.to_owned(),
+            line,
+            column,
+            field: Some(path.join(".")),
+            message,
+        };
+    }
+    let field = match &e.code {
+        ron::Error::NoSuchStructField { found, .. } => Some(found.clone()),
+        ron::Error::DuplicateStructField { field, .. } => Some((*field).to_owned()),
+        _ => None,
+    };
+    SceneError {
+        file: file.to_owned(),
+        line: e.span.start.line,
+        column: e.span.start.col,
+        field,
+        message: e.code.to_string(),
+    }
+}
+
+/// A grammar error in the string at `field` (a dotted path), placed at its line and column in
+/// the file (or at the field, or nowhere, when the string cannot be found).
+fn grammar_error(file: &str, text: &str, field: &str, e: &LSystemError) -> SceneError {
+    let path: Vec<String> = field.split('.').map(str::to_owned).collect();
     let (line, column) = e
         .position()
-        .and_then(|p| locate_in_string(text, path, p.line as usize, p.column as usize))
-        .or_else(|| locate_field(text, path))
+        .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
+        .or_else(|| locate(text, &path))
         .unwrap_or((0, 0));
     SceneError {
         file: file.to_owned(),
         line,
         column,
-        field: Some(field),
+        field: Some(field.to_owned()),
         message: format!("grammar {e}"),
     }
-}
-
-/// Finds where a field is written: the 1-based line and column of the last key
-/// of `path`, searching each key after the previous one. Comments and strings
-/// are skipped. Falls back to the deepest key found; `None` if none is written
-/// (the value came from a default).
-fn locate_field(text: &str, path: &[&str]) -> Option<(usize, usize)> {
-    let keys = keys_in(text);
-    let mut from = 0;
-    let mut found = None;
-    for name in path {
-        match keys[from..].iter().position(|k| k.0 == *name) {
-            Some(i) => {
-                found = Some((keys[from + i].1, keys[from + i].2));
-                from += i + 1;
-            }
-            None => break,
-        }
-    }
-    found
-}
-
-/// Maps a 1-based (line, column) inside the string value of the field at
-/// `path` to a (line, column) of the file. Exact for raw strings (`r#"..."#`)
-/// and for plain strings without escapes.
-fn locate_in_string(text: &str, path: &[&str], line: usize, column: usize) -> Option<(usize, usize)> {
-    let (key_line, key_col) = locate_field(text, path)?;
-    let line_start: usize = text.split_inclusive('\n').take(key_line - 1).map(str::len).sum();
-    let key_at = line_start + text[line_start..].char_indices().nth(key_col - 1)?.0;
-    let quote = key_at + text[key_at..].find('"')?;
-    let content = quote + 1;
-    let before = &text[..content];
-    let start_line = before.matches('\n').count() + 1;
-    let start_col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
-    Some(if line == 1 {
-        (start_line, start_col + column - 1)
-    } else {
-        (start_line + line - 1, column)
-    })
-}
-
-/// Every `identifier:` in RON text with its line and column, in order.
-fn keys_in(text: &str) -> Vec<(&str, usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut keys = Vec::new();
-    let (mut i, mut line, mut line_start) = (0, 1, 0);
-    while i < bytes.len() {
-        let c = bytes[i];
-        match c {
-            b'\n' => {
-                line += 1;
-                line_start = i + 1;
-                i += 1;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
-                    if bytes[i] == b'\n' {
-                        line += 1;
-                        line_start = i + 1;
-                    }
-                    i += 1;
-                }
-                i += 2;
-            }
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    } else if bytes[i] == b'\n' {
-                        line += 1;
-                        line_start = i + 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'r' if bytes.get(i + 1).is_some_and(|&b| b == b'#' || b == b'"') => {
-                let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
-                let body = i + 1 + hashes + 1;
-                let mut close = String::from("\"");
-                close.push_str(&"#".repeat(hashes));
-                let end = text
-                    .get(body..)
-                    .and_then(|t| t.find(&close))
-                    .map(|p| body + p + close.len());
-                let end = end.unwrap_or(bytes.len());
-                for (j, &b) in bytes[i..end].iter().enumerate() {
-                    if b == b'\n' {
-                        line += 1;
-                        line_start = i + j + 1;
-                    }
-                }
-                i = end;
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                let mut j = i;
-                while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
-                    j += 1;
-                }
-                if bytes.get(j) == Some(&b':') {
-                    keys.push((&text[start..i], line, start - line_start + 1));
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    keys
 }
 
 #[cfg(test)]
@@ -644,15 +548,38 @@ mod tests {
     #[test]
     fn wrong_type_names_the_line() {
         let e = err("(\n seed: \"seven\",\n)");
-        assert_eq!(e.line, 2);
-        assert!(
-            e.message.contains("unsigned") || e.message.contains("Expected"),
-            "{}",
-            e.message
+        assert_eq!((e.line, e.column, e.field.as_deref()), (2, 8, Some("seed")));
+        assert_eq!(
+            e.message,
+            "expected a whole number in 0..=18446744073709551615, got \"seven\""
         );
         let e = err("(particles: (integrator: Verlet))");
         assert_eq!(e.line, 1);
         assert!(e.message.contains("Verlet"), "{}", e.message);
+    }
+
+    #[test]
+    fn values_their_type_cannot_hold_name_the_field_and_what_it_accepts() {
+        let e = err("(\n  terrain: (size: -64),\n)");
+        assert_eq!(
+            e.to_string(),
+            "t.ron:2:19: field `terrain.size`: expected a whole number in 0..=4294967295, got -64"
+        );
+        let e = err("(\n  chains: (columns: 4.5),\n)");
+        assert_eq!(
+            e.to_string(),
+            "t.ron:2:21: field `chains.columns`: expected a whole number in 0..=4294967295, got 4.5"
+        );
+        let e = err("(grass: (species: [(), (scale: (1.0, 2.0), colour: (1, 2, 3, 300))]))");
+        assert_eq!(e.field, None, "a tuple element has no field of its own: {e}");
+        let e = err("(grass: (species: [(), (blade: Preset(7))]))");
+        assert_eq!(e.field.as_deref(), Some("grass.species[1].blade"), "{e}");
+        assert_eq!(e.message, "expected a string in double quotes, got 7");
+        let e = err("(colonize: (smooth_angles: yes))");
+        assert_eq!(e.message, "expected `true` or `false`, got yes");
+        // A value that fits is not blamed for an error after it.
+        let e = err("(seed: 1 chains: ())");
+        assert_eq!(e.field, None, "{e}");
     }
 
     #[test]
@@ -728,12 +655,5 @@ mod tests {
             (Some(true), 2),
             "{e}"
         );
-    }
-
-    #[test]
-    fn keys_skip_strings_and_comments() {
-        let keys = keys_in("(a: \"b: c\", /* d: */ r#\"e: \"# , f: 1)");
-        let names: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        assert_eq!(names, ["a", "f"]);
     }
 }
