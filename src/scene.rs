@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -76,6 +77,25 @@ pub struct Scene {
     pub camera: Camera,
     /// The sun.
     pub sun: Sun,
+    /// The file and text the scene was read from, so that errors found while building it name
+    /// the file and line. Set by [`Scene::from_str`] and [`Scene::load`]; not a scene section.
+    #[serde(skip)]
+    pub source: Option<SceneSource>,
+}
+
+/// Where a [`Scene`] was read from.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SceneSource {
+    /// The file (or a label for text that came from elsewhere).
+    pub file: String,
+    /// The scene text.
+    pub text: Arc<str>,
+}
+
+impl fmt::Debug for SceneSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SceneSource({:?}, {} bytes)", self.file, self.text.len())
+    }
 }
 
 /// A tree (scene section `tree`).
@@ -330,14 +350,18 @@ pub struct SceneError {
 
 impl fmt::Display for SceneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if self.line > 0 {
-            write!(f, ":{}:{}", self.line, self.column)?;
+        // A scene made in code has no file to name.
+        if !self.file.is_empty() {
+            write!(f, "{}", self.file)?;
+            if self.line > 0 {
+                write!(f, ":{}:{}", self.line, self.column)?;
+            }
+            f.write_str(": ")?;
         }
         if let Some(field) = &self.field {
-            write!(f, ": field `{field}`")?;
+            write!(f, "field `{field}`: ")?;
         }
-        write!(f, ": {}", self.message)
+        f.write_str(&self.message)
     }
 }
 
@@ -394,7 +418,29 @@ impl Scene {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
         }
+        scene.source = Some(SceneSource {
+            file: file.to_owned(),
+            text: text.into(),
+        });
         Ok(scene)
+    }
+
+    /// An error found while building the scene, in the field `error` names: placed at the line
+    /// of the file the scene was read from (nowhere for a scene made in code).
+    pub(crate) fn error_at(&self, error: &FieldError) -> SceneError {
+        let (file, text) = self.file_and_text();
+        field_error(file, text, error)
+    }
+
+    /// A grammar error found while building the scene, in the grammar string at `field`:
+    /// placed at its line in the file the scene was read from.
+    pub(crate) fn grammar_error_at(&self, field: &str, error: &LSystemError) -> SceneError {
+        let (file, text) = self.file_and_text();
+        grammar_error(file, text, field, error)
+    }
+
+    fn file_and_text(&self) -> (&str, &str) {
+        self.source.as_ref().map_or(("", ""), |s| (s.file.as_str(), &*s.text))
     }
 }
 
@@ -531,6 +577,7 @@ mod tests {
             s,
             Scene {
                 name: "empty".into(),
+                source: s.source.clone(),
                 ..Scene::default()
             }
         );
