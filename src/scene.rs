@@ -669,6 +669,10 @@ mod tests {
         let e = err("(tree: (lsystem: (grammar: \"axiom: F(1 +\")))");
         assert_eq!(e.line, 1);
         assert!(e.column > 28, "{e}");
+        // `\n` in a plain string starts a grammar line, not a file line.
+        let e = err("(\n  tree: (lsystem: (grammar: \"axiom: A\\nA -> B(1]\")),\n)");
+        assert_eq!((e.line, e.column), (2, 48), "{e}");
+        assert!(e.message.starts_with("grammar line 2, column 9"), "{e}");
     }
 
     #[test]

@@ -247,21 +247,51 @@ pub(super) fn steps_at(text: &str, offset: usize) -> Vec<Step<'_>> {
 }
 
 /// Maps a 1-based (line, column) inside the string value of the field at `path` to a
-/// (line, column) of the file. Exact for raw strings (`r#"..."#`) and for plain strings
-/// without escapes.
+/// (line, column) of the file, following the escapes of a plain string (`\n` is a line of the
+/// value but not of the file). `None` when the position lies outside the string.
 pub(super) fn locate_in_string(text: &str, path: &[String], line: usize, column: usize) -> Option<(usize, usize)> {
     let (key_line, key_col) = locate(text, path)?;
     let key_at = offset_of(text, key_line, key_col)?;
     let quote = key_at + text[key_at..].find('"')?;
+    let hashes = text[..quote].len() - text[..quote].trim_end_matches('#').len();
+    let raw = text[..quote - hashes].ends_with('r');
     let content = quote + 1;
-    let before = &text[..content];
-    let start_line = before.matches('\n').count() + 1;
-    let start_col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
-    Some(if line == 1 {
-        (start_line, start_col + column - 1)
+    let end = if raw {
+        raw_string_end(text, quote - hashes - 1)
+            .saturating_sub(1 + hashes)
+            .max(content)
     } else {
-        (start_line + line - 1, column)
-    })
+        text.len()
+    };
+    let (mut at_line, mut at_column) = (1, 1);
+    let mut chars = text[content..end].char_indices();
+    loop {
+        let next = chars.next();
+        if (at_line, at_column) == (line, column) {
+            return Some(position_of(text, content + next.map_or(end - content, |(i, _)| i)));
+        }
+        let decoded = match next? {
+            (_, '"') if !raw => return None,
+            (_, '\\') if !raw => match chars.next()?.1 {
+                'n' => '\n',
+                'u' => {
+                    chars.by_ref().find(|&(_, c)| c == '}');
+                    'u'
+                }
+                'x' => {
+                    chars.by_ref().nth(1);
+                    'x'
+                }
+                c => c,
+            },
+            (_, c) => c,
+        };
+        if decoded == '\n' {
+            (at_line, at_column) = (at_line + 1, 1);
+        } else {
+            at_column += 1;
+        }
+    }
 }
 
 /// The byte offset of a 1-based (line, column in characters); `None` past the end of the line.
@@ -380,6 +410,30 @@ mod tests {
         assert_eq!(scalar_at(text, text.find(".5").unwrap()), Some((29, "4.5")));
         assert_eq!(scalar_at(text, text.find(" -64").unwrap()), Some((7, "-64")));
         assert_eq!(scalar_at(text, text.find("size").unwrap()), None);
+    }
+
+    #[test]
+    fn string_positions_follow_escapes() {
+        let p = path("g");
+        let text = "(\n  g: \"ab\\ncd\\\"e\",\n)";
+        assert_eq!(locate_in_string(text, &p, 1, 2), Some((2, 8)));
+        assert_eq!(locate_in_string(text, &p, 2, 1), Some((2, 11)));
+        assert_eq!(
+            locate_in_string(text, &p, 2, 4),
+            Some((2, 15)),
+            "after the escaped quote"
+        );
+        assert_eq!(locate_in_string(text, &p, 2, 5), Some((2, 16)), "the end of the string");
+        assert_eq!(locate_in_string(text, &p, 3, 1), None);
+        let text = "(g: r#\"a\n  b\"c\"#)";
+        assert_eq!(locate_in_string(text, &p, 2, 3), Some((2, 3)));
+        assert_eq!(
+            locate_in_string(text, &p, 2, 4),
+            Some((2, 4)),
+            "a quote inside the raw string"
+        );
+        assert_eq!(locate_in_string(text, &p, 2, 6), Some((2, 6)), "the end of the string");
+        assert_eq!(locate_in_string(text, &p, 3, 1), None);
     }
 
     #[test]
