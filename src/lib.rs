@@ -28,7 +28,8 @@ pub use report::{
     ChunkCounts, GrassReport, ParticleReport, Quantiles, RenderReport, Report, RssReport, StreamingReport, TreeReport,
 };
 pub use scene::{
-    BladeSource, CHAINS, GRASS_PRESETS, GrassScene, GrassSpecies, Scene, SceneError, Simulation, TreeScene, WORLD,
+    BladeSource, CHAINS, GRASS_PRESETS, GrassScene, GrassSpecies, Scene, SceneError, SceneSource, Simulation,
+    TreeScene, WORLD,
 };
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
@@ -38,44 +39,41 @@ pub use sylva_systems::world::WorldStreamer;
 pub use sylva_vk as vk;
 
 use sylva_runtime::glam::Vec3;
-use sylva_runtime::{App, AppConfig, AppError};
+use sylva_runtime::{App, AppConfig, AppError, FieldError};
 use sylva_systems::colonize::{self, ColonizeError, Colonizer};
-use sylva_systems::grass::{self, GrassError, GrassSettings, SpeciesSettings};
+use sylva_systems::grass::{self, BakeError, GrassError, GrassSettings, SpeciesSettings};
+use sylva_systems::lsystem::LSystemError;
 use sylva_systems::particles::{self, spawn_chain_field};
 use sylva_systems::placement::forest::{ForestError, grow_forest};
 use sylva_systems::placement::{Plane, TerrainGround};
 use sylva_systems::species::{GrowError, GrownTree, TreeStats, grow_lsystem_tree};
 use sylva_systems::terrain;
-use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, prepare_graph, spawn_tree};
-use sylva_systems::world::WorldError;
+use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, TreeError, prepare_graph, spawn_tree};
+use sylva_systems::world::{ContentError, WorldError};
 
 /// Radius of the tubes springs are drawn as, metres.
 const SPRING_RADIUS: f32 = 0.02;
 
 /// Why a scene could not be built.
+///
+/// ```
+/// let text = "(tree: (lsystem: (\n  grammar: r#\"axiom: A(1)\n    A(x) -> A(x*1e30)\"#,\n  iterations: 3)))";
+/// let scene = sylva::Scene::from_str(text, "huge.ron").unwrap();
+/// let err = sylva::build(&scene, 1).err().unwrap();
+/// assert!(err.to_string().starts_with("huge.ron:3:16: field `tree.lsystem.grammar`: grammar line 2"), "{err}");
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The app could not start.
     #[error(transparent)]
     App(#[from] AppError),
-    /// The scene's tree could not be grown.
-    #[error("tree: {0}")]
-    Tree(#[from] GrowError),
-    /// The scene's colonization trees could not be grown.
-    #[error("colonize: {0}")]
-    Colonize(#[from] ColonizeError),
-    /// The scene's forest could not be grown.
-    #[error("{0}")]
-    Forest(#[from] ForestError),
-    /// A grass species' blade could not be derived.
-    #[error("grass species {0}: {1}")]
-    GrassBlade(usize, String),
-    /// The scene's grass could not be baked or planted.
+    /// A section of the scene could not be grown, baked or planted: the field, and the file
+    /// and line it is written on when the scene was read from text.
     #[error(transparent)]
-    Grass(#[from] GrassError),
-    /// The scene's world could not start.
+    Scene(#[from] SceneError),
+    /// The world's generation pool or cache directory could not be set up.
     #[error(transparent)]
-    World(#[from] WorldError),
+    World(WorldError),
 }
 
 /// An app built from a scene, plus what was generated on the way.
@@ -115,18 +113,22 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
     tree::install_extraction(&mut app);
     let mut grown = None;
     if let Some(t) = &scene.tree {
-        let g = app.in_pool(|| grow_lsystem_tree(&t.lsystem, &t.radii, &t.mesh, scene.seed))?;
+        let g = app
+            .in_pool(|| grow_lsystem_tree(&t.lsystem, &t.radii, &t.mesh, scene.seed))
+            .map_err(|e| grow_error(scene, "tree", e))?;
         let placement = Placement {
             position: t.position,
             scale: t.scale,
         };
-        spawn_tree(&mut app.world.entities, &g.graph, placement).map_err(GrowError::from)?;
+        spawn_tree(&mut app.world.entities, &g.graph, placement).map_err(|e| tree_error(scene, "tree", &e))?;
         app.world.resources.insert(g.stats);
         grown = Some(g);
     }
     if let Some(c) = scene.colonize.as_ref().filter(|c| c.iterations_per_step > 0) {
         // Growth over time: sampling and trunks now, the rest in `colonize.grow`, step by step.
-        let colonizer = app.in_pool(|| Colonizer::new(c, scene.seed))?;
+        let colonizer = app
+            .in_pool(|| Colonizer::new(c, scene.seed))
+            .map_err(|e| colonize_error(scene, "colonize", e))?;
         colonize::install(&mut app);
         let placement = Placement {
             position: Vec3::ZERO,
@@ -142,13 +144,15 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
         );
     } else if let Some(c) = &scene.colonize {
         // Colonization graphs share the L-system trees' units (Z up, centimetres) and meshing defaults.
-        let (graphs, stats) = app.in_pool(|| -> Result<_, ColonizeError> {
-            let t = Instant::now();
-            let mut colonizer = Colonizer::new(c, scene.seed)?;
-            colonizer.run();
-            let stats = colonizer.stats(t.elapsed().as_secs_f64() * 1e3);
-            Ok((colonizer.finish()?, stats))
-        })?;
+        let (graphs, stats) = app
+            .in_pool(|| -> Result<_, ColonizeError> {
+                let t = Instant::now();
+                let mut colonizer = Colonizer::new(c, scene.seed)?;
+                colonizer.run();
+                let stats = colonizer.stats(t.elapsed().as_secs_f64() * 1e3);
+                Ok((colonizer.finish()?, stats))
+            })
+            .map_err(|e| colonize_error(scene, "colonize", e))?;
         let (radii, mesh) = (RadiusParams::default(), MeshParams::default());
         let placement = Placement {
             position: Vec3::ZERO,
@@ -157,8 +161,8 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
         // Every root's tree, in one graph for meshing and export.
         let mut all = tree::BranchGraph::new();
         for graph in &graphs {
-            let prepared = prepare_graph(graph, &radii, &mesh).map_err(GrowError::from)?;
-            spawn_tree(&mut app.world.entities, &prepared, placement).map_err(GrowError::from)?;
+            let prepared = prepare_graph(graph, &radii, &mesh).map_err(|e| tree_error(scene, "colonize", &e))?;
+            spawn_tree(&mut app.world.entities, &prepared, placement).map_err(|e| tree_error(scene, "colonize", &e))?;
             let offset = all.len() as u32;
             for i in 0..prepared.len() {
                 let parent = match prepared.parent[i] {
@@ -173,7 +177,8 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
         if grown.is_none() {
             let t = Instant::now();
             let mut meshed = tree::TreeMesh::default();
-            let counts = tree::build_mesh_into(&all, &mesh, &mut meshed).map_err(GrowError::from)?;
+            let counts =
+                tree::build_mesh_into(&all, &mesh, &mut meshed).map_err(|e| tree_error(scene, "colonize", &e))?;
             let tree_stats = TreeStats {
                 modules: 0,
                 segments: all.len(),
@@ -210,22 +215,26 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
     });
     if let Some(f) = &scene.forest {
         let forest = match &terrain_ground {
-            Some(ground) => app.in_pool(|| grow_forest(f, ground, scene.seed))?,
-            None => app.in_pool(|| grow_forest(f, &Plane { y: 0.0 }, scene.seed))?,
-        };
-        forest.spawn(&mut app.world.entities).map_err(GrowError::from)?;
+            Some(ground) => app.in_pool(|| grow_forest(f, ground, scene.seed)),
+            None => app.in_pool(|| grow_forest(f, &Plane { y: 0.0 }, scene.seed)),
+        }
+        .map_err(|e| forest_error(scene, e))?;
+        forest
+            .spawn(&mut app.world.entities)
+            .map_err(|e| tree_error(scene, "forest", &e))?;
         app.world.resources.insert(forest.stats);
     }
     if let Some(g) = &scene.grass {
-        let settings = grass_settings(g)?;
+        let settings = grass_settings(scene, g)?;
         match &terrain_ground {
-            Some(ground) => grass::install(&mut app, &settings, ground)?,
-            None => grass::install(&mut app, &settings, &Plane { y: 0.0 })?,
+            Some(ground) => grass::install(&mut app, &settings, ground),
+            None => grass::install(&mut app, &settings, &Plane { y: 0.0 }),
         }
+        .map_err(|e| grass_error(scene, e))?;
     }
     let world = match &scene.world {
         Some(w) => {
-            let world = WorldStreamer::new(w, scene.seed, None)?;
+            let world = WorldStreamer::new(w, scene.seed, None).map_err(|e| world_error(scene, e))?;
             world.install(&mut app);
             Some(world)
         }
@@ -241,14 +250,17 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
 }
 
 /// The systems-level grass settings of a scene section: every species' blade derived.
-fn grass_settings(g: &GrassScene) -> Result<GrassSettings, BuildError> {
+fn grass_settings(scene: &Scene, g: &GrassScene) -> Result<GrassSettings, BuildError> {
     let species = g
         .species
         .iter()
         .enumerate()
         .map(|(k, sp)| {
             Ok(SpeciesSettings {
-                shape: sp.blade.shape().map_err(|m| BuildError::GrassBlade(k, m))?,
+                shape: sp
+                    .blade
+                    .shape()
+                    .map_err(|m| scene.error_at(&FieldError::new(&format!("grass.species[{k}].blade"), m)))?,
                 scatter: sp.scatter.clone(),
                 scale: sp.scale,
                 colour: sp.colour,
@@ -265,6 +277,91 @@ fn grass_settings(g: &GrassScene) -> Result<GrassSettings, BuildError> {
         live: g.live,
         walkers: g.pushers.clone(),
     })
+}
+
+/// `e`, whose path is below the scene field `at` (a dotted path), with the path from the root.
+fn under(at: &str, e: FieldError) -> FieldError {
+    at.rsplit('.').fold(e, FieldError::within)
+}
+
+/// A tree's growth failure at the scene field `at`: a grammar error at its place in the grammar.
+fn grow_error(scene: &Scene, at: &str, e: GrowError) -> BuildError {
+    match e {
+        GrowError::LSystem(LSystemError::InvalidParameter(f)) => scene.error_at(&under(&format!("{at}.lsystem"), f)),
+        GrowError::LSystem(e) => scene.grammar_error_at(&format!("{at}.lsystem.grammar"), &e),
+        GrowError::Tree(e) => return tree_error(scene, at, &e),
+    }
+    .into()
+}
+
+/// A graph or mesh failure of the trees the scene field `at` grows.
+fn tree_error(scene: &Scene, at: &str, e: &TreeError) -> BuildError {
+    scene.error_at(&FieldError::new(at, e.to_string())).into()
+}
+
+/// A colonization failure of the scene field `at`.
+fn colonize_error(scene: &Scene, at: &str, e: ColonizeError) -> BuildError {
+    let field = match e {
+        ColonizeError::InvalidParam(f) => under(at, f),
+        ColonizeError::PointFile { .. } | ColonizeError::Io { .. } => {
+            FieldError::new(&format!("{at}.points_file"), e.to_string())
+        }
+        ColonizeError::Tree(e) => return tree_error(scene, at, &e),
+    };
+    scene.error_at(&field).into()
+}
+
+/// A forest failure, at the species it comes from.
+fn forest_error(scene: &Scene, e: ForestError) -> BuildError {
+    match e {
+        ForestError::InvalidParam(f) => scene.error_at(&under("forest", f)).into(),
+        ForestError::LSystem { species, source } => grow_error(scene, &format!("forest.species[{species}]"), source),
+        ForestError::Colonize { species, source } => {
+            colonize_error(scene, &format!("forest.species[{species}].colonize"), source)
+        }
+        ForestError::Tree(e) => tree_error(scene, "forest", &e),
+    }
+}
+
+/// A grass failure, at the species or setting it comes from.
+fn grass_error(scene: &Scene, e: GrassError) -> BuildError {
+    let field = match e {
+        GrassError::Bake {
+            error: BakeError::Settings(f),
+            ..
+        } => under("grass", f),
+        GrassError::Bake { species, error } => FieldError::new(&format!("grass.species[{species}]"), error.to_string()),
+        GrassError::Scatter { species, error } => under(&format!("grass.species[{species}].scatter"), error),
+        GrassError::Live(f) => under("grass.live", f),
+        GrassError::Scale { species, message } => FieldError::new(&format!("grass.species[{species}].scale"), message),
+    };
+    scene.error_at(&field).into()
+}
+
+/// A world failure: a species at the field it comes from; the pool and the cache as they are.
+fn world_error(scene: &Scene, e: WorldError) -> BuildError {
+    match e {
+        WorldError::Invalid(f) => scene.error_at(&f.within("world")).into(),
+        WorldError::Content(ContentError::Tree { species, source }) => {
+            let at = format!("world.trees[{species}].species");
+            match source {
+                ForestError::InvalidParam(f) => scene.error_at(&under(&at, f)).into(),
+                ForestError::LSystem { source, .. } => grow_error(scene, &at, source),
+                ForestError::Colonize { source, .. } => colonize_error(scene, &format!("{at}.colonize"), source),
+                ForestError::Tree(e) => tree_error(scene, &at, &e),
+            }
+        }
+        WorldError::Content(ContentError::Blade { species, source }) => scene
+            .grammar_error_at(&format!("world.grass.species[{species}].grammar"), &source)
+            .into(),
+        WorldError::Content(ContentError::Bake { species, source }) => scene
+            .error_at(&FieldError::new(
+                &format!("world.grass.species[{species}]"),
+                source.to_string(),
+            ))
+            .into(),
+        e => BuildError::World(e),
+    }
 }
 
 /// Runs `frames` frames of `steps_per_frame` fixed steps each, calling

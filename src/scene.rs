@@ -15,11 +15,12 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::Validate;
 use sylva_runtime::extract::{Camera, Sun};
+use sylva_runtime::{FieldError, Validate};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::grass::{BakeSettings, BladeShape, Dynamics, LiveSettings, Walker, WindField, blade_from_grammar};
 use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
@@ -29,6 +30,11 @@ use sylva_systems::placement::forest::ForestParams;
 use sylva_systems::terrain::TerrainParams;
 use sylva_systems::tree::{MeshParams, RadiusParams};
 use sylva_systems::world::WorldParams;
+
+use locate::{field_path, locate, locate_in_string};
+
+mod locate;
+mod probe;
 
 /// The default scene, the streamed world, embedded so `sylva` runs from any directory.
 pub const WORLD: &str = include_str!("../scenes/world.ron");
@@ -77,6 +83,25 @@ pub struct Scene {
     pub camera: Camera,
     /// The sun.
     pub sun: Sun,
+    /// The file and text the scene was read from, so that errors found while building it name
+    /// the file and line. Set by [`Scene::from_str`] and [`Scene::load`]; not a scene section.
+    #[serde(skip)]
+    pub source: Option<SceneSource>,
+}
+
+/// Where a [`Scene`] was read from.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SceneSource {
+    /// The file (or a label for text that came from elsewhere).
+    pub file: String,
+    /// The scene text.
+    pub text: Arc<str>,
+}
+
+impl fmt::Debug for SceneSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SceneSource({:?}, {} bytes)", self.file, self.text.len())
+    }
 }
 
 /// A tree (scene section `tree`).
@@ -105,6 +130,20 @@ impl Default for TreeScene {
             position: Vec3::ZERO,
             scale: 0.01,
         }
+    }
+}
+
+impl Validate for TreeScene {
+    /// Checks the L-system's, radii's and mesh's ranges and the placement; the grammar's
+    /// syntax is checked by [`Scene::from_str`].
+    fn validate(&self) -> Result<(), FieldError> {
+        self.lsystem.validate().map_err(|e| e.within("lsystem"))?;
+        self.radii.validate().map_err(|e| e.within("radii"))?;
+        self.mesh.validate().map_err(|e| e.within("mesh"))?;
+        FieldError::check(self.position.is_finite(), "position", || "must be finite".into())?;
+        FieldError::check(self.scale.is_finite() && self.scale > 0.0, "scale", || {
+            format!("must be a positive number, got {}", self.scale)
+        })
     }
 }
 
@@ -220,60 +259,45 @@ impl BladeSource {
     }
 }
 
-impl GrassScene {
-    /// Checks every range the types cannot express; on failure the field's path below
-    /// `grass` and the reason.
-    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
-        let path = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<String>>();
-        if self.species.is_empty() {
-            return Err((path(&["species"]), "needs at least one species".into()));
+impl Validate for GrassSpecies {
+    /// Checks the scatter and scale ranges, and that a preset blade exists and derives.
+    fn validate(&self) -> Result<(), FieldError> {
+        self.scatter.validate().map_err(|e| e.within("scatter"))?;
+        let (lo, hi) = self.scale;
+        FieldError::check(
+            lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi,
+            "scale",
+            || format!("need 0 < min <= max, got ({lo}, {hi})"),
+        )?;
+        match self.blade {
+            BladeSource::Preset(_) => self.blade.shape().map(drop).map_err(|m| FieldError::new("blade", m)),
+            BladeSource::Grammar { .. } => Ok(()),
         }
+    }
+}
+
+impl Validate for GrassScene {
+    /// Checks every range the types cannot express; a grammar blade's syntax is checked by
+    /// [`Scene::from_str`].
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(!self.species.is_empty(), "species", || {
+            "needs at least one species".into()
+        })?;
         for (k, sp) in self.species.iter().enumerate() {
-            let at = format!("species[{k}]");
-            sp.scatter
-                .validate()
-                .map_err(|(f, m)| (path(&[&at, "scatter", &f]), m))?;
-            let (lo, hi) = sp.scale;
-            if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi) {
-                return Err((path(&[&at, "scale"]), format!("need 0 < min <= max, got ({lo}, {hi})")));
-            }
-            if let BladeSource::Preset(_) = sp.blade {
-                sp.blade.shape().map_err(|m| (path(&[&at, "blade"]), m))?;
-            }
+            sp.validate().map_err(|e| e.within(format!("species[{k}]")))?;
         }
-        let b = &self.bake;
-        if b.cells == 0 || b.cells > 4096 {
-            return Err((
-                path(&["bake", "cells"]),
-                format!("must be within 1..=4096, got {}", b.cells),
-            ));
-        }
-        if b.frames < 2 || b.record_every == 0 || b.instances == 0 {
-            return Err((
-                path(&["bake", "frames"]),
-                "need frames >= 2, record_every >= 1 and instances >= 1".into(),
-            ));
-        }
-        if !(b.cell_size > 0.0 && b.rgb8_scale > 0.0 && b.max_warmup_seconds >= 0.0 && b.settle_tolerance >= 0.0) {
-            return Err((
-                path(&["bake", "cell_size"]),
-                "cell_size and rgb8_scale must be positive, warm-up values >= 0".into(),
-            ));
-        }
-        self.wind.validate().map_err(|e| (path(&["wind"]), e.to_string()))?;
-        self.dynamics
-            .validate()
-            .map_err(|m| (path(&["dynamics"]), m.to_owned()))?;
-        if !(self.wind_power.is_finite() && self.wind_power >= 0.0) {
-            return Err((path(&["wind_power"]), format!("must be >= 0, got {}", self.wind_power)));
-        }
-        if !self.wave_speed.is_finite() {
-            return Err((path(&["wave_speed"]), "must be finite".into()));
-        }
-        self.live.validate().map_err(|m| (path(&["live"]), m.to_owned()))?;
+        self.bake.validate().map_err(|e| e.within("bake"))?;
+        self.wind.validate().map_err(|e| e.within("wind"))?;
+        self.dynamics.validate().map_err(|e| e.within("dynamics"))?;
+        FieldError::check(
+            self.wind_power.is_finite() && self.wind_power >= 0.0,
+            "wind_power",
+            || format!("must be >= 0, got {}", self.wind_power),
+        )?;
+        FieldError::check(self.wave_speed.is_finite(), "wave_speed", || "must be finite".into())?;
+        self.live.validate().map_err(|e| e.within("live"))?;
         for (k, w) in self.pushers.iter().enumerate() {
-            w.validate()
-                .map_err(|(f, m)| (path(&[&format!("pushers[{k}]"), f]), m))?;
+            w.validate().map_err(|e| e.within(format!("pushers[{k}]")))?;
         }
         Ok(())
     }
@@ -301,6 +325,20 @@ impl Default for Simulation {
     }
 }
 
+impl Validate for Simulation {
+    /// Checks the step and the steps per frame.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(
+            self.step_seconds.is_finite() && self.step_seconds > 0.0 && self.step_seconds <= 1.0,
+            "step_seconds",
+            || format!("must be within (0, 1] seconds, got {}", self.step_seconds),
+        )?;
+        FieldError::check(self.steps_per_frame > 0, "steps_per_frame", || {
+            "must be at least 1".into()
+        })
+    }
+}
+
 /// A scene that could not be read, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneError {
@@ -318,14 +356,18 @@ pub struct SceneError {
 
 impl fmt::Display for SceneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if self.line > 0 {
-            write!(f, ":{}:{}", self.line, self.column)?;
+        // A scene made in code has no file to name.
+        if !self.file.is_empty() {
+            write!(f, "{}", self.file)?;
+            if self.line > 0 {
+                write!(f, ":{}:{}", self.line, self.column)?;
+            }
+            f.write_str(": ")?;
         }
         if let Some(field) = &self.field {
-            write!(f, ": field `{field}`")?;
+            write!(f, "field `{field}`: ")?;
         }
-        write!(f, ": {}", self.message)
+        f.write_str(&self.message)
     }
 }
 
@@ -366,45 +408,19 @@ impl Scene {
     #[allow(clippy::should_implement_trait)] // it needs the file label, which `FromStr` cannot carry
     pub fn from_str(text: &str, file: &str) -> Result<Self, SceneError> {
         let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-        let mut scene: Scene = options.from_str(text).map_err(|e| {
-            let field = match &e.code {
-                ron::Error::NoSuchStructField { found, .. } => Some(found.clone()),
-                ron::Error::DuplicateStructField { field, .. } => Some((*field).to_owned()),
-                _ => None,
-            };
-            SceneError {
-                file: file.to_owned(),
-                line: e.span.start.line,
-                column: e.span.start.col,
-                field,
-                message: e.code.to_string(),
-            }
-        })?;
-        if let Err((path, message)) = scene.validate() {
-            // `species[2]` is written as `species: [...]`: locate the list.
-            let keys: Vec<&str> = path.iter().map(|p| p.split('[').next().unwrap_or(p)).collect();
-            let (line, column) = locate_field(text, &keys).unwrap_or((0, 0));
-            return Err(SceneError {
-                file: file.to_owned(),
-                line,
-                column,
-                field: Some(path.join(".")),
-                message,
-            });
-        }
+        let mut scene: Scene = options.from_str(text).map_err(|e| parse_error(file, text, &e))?;
+        scene.validate().map_err(|e| field_error(file, text, &e))?;
         if let Some(tree) = &scene.tree
             && let Err(e) = LSystem::parse(&tree.lsystem.grammar)
         {
-            let path = ["tree", "lsystem", "grammar"];
-            return Err(grammar_error(file, text, &path, path.join("."), &e));
+            return Err(grammar_error(file, text, "tree.lsystem.grammar", &e));
         }
         for (k, sp) in scene.grass.iter().flat_map(|g| &g.species).enumerate() {
             if let BladeSource::Grammar { grammar, iterations } = &sp.blade
                 && let Err(e) = blade_from_grammar(grammar, *iterations)
             {
-                let path = ["grass", "species", "grammar"];
                 let field = format!("grass.species[{k}].blade.grammar");
-                return Err(grammar_error(file, text, &path, field, &e));
+                return Err(grammar_error(file, text, &field, &e));
             }
         }
         if scene.name.is_empty() {
@@ -413,236 +429,144 @@ impl Scene {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
         }
+        scene.source = Some(SceneSource {
+            file: file.to_owned(),
+            text: text.into(),
+        });
         Ok(scene)
     }
 
-    /// Checks every range the types cannot express. On failure: the field's
-    /// path from the scene root and the reason.
-    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
-        let path = |parts: &[&str]| parts.iter().map(|p| (*p).to_owned()).collect::<Vec<String>>();
-        let sim = &self.simulation;
-        if !(sim.step_seconds.is_finite() && sim.step_seconds > 0.0 && sim.step_seconds <= 1.0) {
-            return Err((
-                path(&["simulation", "step_seconds"]),
-                format!("must be within (0, 1] seconds, got {}", sim.step_seconds),
-            ));
-        }
-        if sim.steps_per_frame == 0 {
-            return Err((path(&["simulation", "steps_per_frame"]), "must be at least 1".into()));
-        }
-        if !self.particles.gravity.is_finite() {
-            return Err((path(&["particles", "gravity"]), "must be finite".into()));
-        }
-        if let Some(chains) = &self.chains {
-            chains.validate().map_err(|(f, m)| (path(&["chains", f]), m))?;
-        }
-        if let Some(tree) = &self.tree {
-            tree.lsystem
-                .validate()
-                .map_err(|(f, m)| (path(&["tree", "lsystem", f]), m))?;
-            tree.radii
-                .validate()
-                .map_err(|(f, m)| (path(&["tree", "radii", &f]), m))?;
-            tree.mesh
-                .validate()
-                .map_err(|(f, m)| (path(&["tree", "mesh", &f]), m))?;
-            if !tree.position.is_finite() {
-                return Err((path(&["tree", "position"]), "must be finite".into()));
-            }
-            if !(tree.scale.is_finite() && tree.scale > 0.0) {
-                return Err((
-                    path(&["tree", "scale"]),
-                    format!("must be a positive number, got {}", tree.scale),
-                ));
-            }
-        }
-        if let Some(colonize) = &self.colonize {
-            colonize.validate().map_err(|(f, m)| (path(&["colonize", &f]), m))?;
-        }
-        if let Some(forest) = &self.forest {
-            forest.validate().map_err(|(mut p, m)| {
-                p.insert(0, "forest".to_owned());
-                (p, m)
-            })?;
-        }
-        if let Some(grass) = &self.grass {
-            grass.validate().map_err(|(mut p, m)| {
-                p.insert(0, "grass".to_owned());
-                (p, m)
-            })?;
-        }
-        if let Some(world) = &self.world {
-            world.validate().map_err(|e| {
-                let mut p = vec!["world".to_owned()];
-                p.extend(e.path);
-                (p, e.message)
-            })?;
-        }
-        if let Some(terrain) = &self.terrain {
-            terrain.validate().map_err(|(mut p, m)| {
-                p.insert(0, "terrain");
-                (path(&p), m)
-            })?;
-        }
-        let cam = &self.camera;
-        if !(cam.position.is_finite() && cam.target.is_finite()) || cam.position == cam.target {
-            return Err((
-                path(&["camera", "position"]),
-                "position and target must be finite and different".into(),
-            ));
-        }
-        if !(cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0) {
-            return Err((
-                path(&["camera", "fov_y_degrees"]),
-                format!("must be within (1, 179), got {}", cam.fov_y_degrees),
-            ));
-        }
-        if !(cam.near > 0.0 && cam.far > cam.near) {
-            return Err((
-                path(&["camera", "near"]),
-                format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far),
-            ));
-        }
-        if !(self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6) {
-            return Err((path(&["sun", "direction"]), "must be a finite, non-zero vector".into()));
-        }
-        Ok(())
+    /// An error found while building the scene, in the field `error` names: placed at the line
+    /// of the file the scene was read from (nowhere for a scene made in code).
+    pub(crate) fn error_at(&self, error: &FieldError) -> SceneError {
+        let (file, text) = self.file_and_text();
+        field_error(file, text, error)
+    }
+
+    /// A grammar error found while building the scene, in the grammar string at `field`:
+    /// placed at its line in the file the scene was read from.
+    pub(crate) fn grammar_error_at(&self, field: &str, error: &LSystemError) -> SceneError {
+        let (file, text) = self.file_and_text();
+        grammar_error(file, text, field, error)
+    }
+
+    fn file_and_text(&self) -> (&str, &str) {
+        self.source.as_ref().map_or(("", ""), |s| (s.file.as_str(), &*s.text))
     }
 }
 
-/// A grammar error in the string at `path`, placed at its line and column in the file
-/// (or at the field, or nowhere, when the string cannot be found).
-fn grammar_error(file: &str, text: &str, path: &[&str], field: String, e: &LSystemError) -> SceneError {
+impl Validate for Scene {
+    /// Checks every range the types cannot express; the path starts at the scene root.
+    fn validate(&self) -> Result<(), FieldError> {
+        self.simulation.validate().map_err(|e| e.within("simulation"))?;
+        FieldError::check(self.particles.gravity.is_finite(), "particles.gravity", || {
+            "must be finite".into()
+        })?;
+        if let Some(chains) = &self.chains {
+            chains.validate().map_err(|e| e.within("chains"))?;
+        }
+        if let Some(tree) = &self.tree {
+            tree.validate().map_err(|e| e.within("tree"))?;
+        }
+        if let Some(colonize) = &self.colonize {
+            colonize.validate().map_err(|e| e.within("colonize"))?;
+        }
+        if let Some(forest) = &self.forest {
+            forest.validate().map_err(|e| e.within("forest"))?;
+        }
+        if let Some(grass) = &self.grass {
+            grass.validate().map_err(|e| e.within("grass"))?;
+        }
+        if let Some(terrain) = &self.terrain {
+            terrain.validate().map_err(|e| e.within("terrain"))?;
+        }
+        if let Some(world) = &self.world {
+            world.validate().map_err(|e| e.within("world"))?;
+        }
+        let cam = &self.camera;
+        FieldError::check(
+            cam.position.is_finite() && cam.target.is_finite() && cam.position != cam.target,
+            "camera.position",
+            || "position and target must be finite and different".into(),
+        )?;
+        FieldError::check(
+            cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0,
+            "camera.fov_y_degrees",
+            || format!("must be within (1, 179), got {}", cam.fov_y_degrees),
+        )?;
+        FieldError::check(cam.near > 0.0 && cam.far > cam.near, "camera.near", || {
+            format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far)
+        })?;
+        FieldError::check(
+            self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6,
+            "sun.direction",
+            || "must be a finite, non-zero vector".into(),
+        )
+    }
+}
+
+/// A field that failed validation, placed where it is written in `text`: the one mapping of a
+/// [`FieldError`] to `file:line:column: field `path`: reason`.
+fn field_error(file: &str, text: &str, e: &FieldError) -> SceneError {
+    let (line, column) = locate(text, &e.path).unwrap_or((0, 0));
+    SceneError {
+        file: file.to_owned(),
+        line,
+        column,
+        field: Some(e.dotted()),
+        message: e.message.clone(),
+    }
+}
+
+/// A RON error. A value the field's type cannot hold (`-64` for a count, `4.5` for a whole
+/// number) names the field and what it accepts; other errors keep RON's message.
+fn parse_error(file: &str, text: &str, e: &ron::error::SpannedError) -> SceneError {
+    let mistyped = locate::offset_of(text, e.span.start.line, e.span.start.col).and_then(|at| {
+        let (start, literal) = locate::scalar_at(text, at)?;
+        let steps = locate::steps_at(text, at);
+        let expected = probe::expected::<Scene>(&steps)?;
+        let message = format!("expected {expected}, got {literal}");
+        (!expected.accepts(literal)).then(|| (locate::position_of(text, start), field_path(&steps), message))
+    });
+    if let Some(((line, column), path, message)) = mistyped {
+        return SceneError {
+            file: file.to_owned(),
+            line,
+            column,
+            field: Some(path.join(".")),
+            message,
+        };
+    }
+    let field = match &e.code {
+        ron::Error::NoSuchStructField { found, .. } => Some(found.clone()),
+        ron::Error::DuplicateStructField { field, .. } => Some((*field).to_owned()),
+        _ => None,
+    };
+    SceneError {
+        file: file.to_owned(),
+        line: e.span.start.line,
+        column: e.span.start.col,
+        field,
+        message: e.code.to_string(),
+    }
+}
+
+/// A grammar error in the string at `field` (a dotted path), placed at its line and column in
+/// the file (or at the field, or nowhere, when the string cannot be found).
+fn grammar_error(file: &str, text: &str, field: &str, e: &LSystemError) -> SceneError {
+    let path: Vec<String> = field.split('.').map(str::to_owned).collect();
     let (line, column) = e
         .position()
-        .and_then(|p| locate_in_string(text, path, p.line as usize, p.column as usize))
-        .or_else(|| locate_field(text, path))
+        .and_then(|p| locate_in_string(text, &path, p.line as usize, p.column as usize))
+        .or_else(|| locate(text, &path))
         .unwrap_or((0, 0));
     SceneError {
         file: file.to_owned(),
         line,
         column,
-        field: Some(field),
+        field: Some(field.to_owned()),
         message: format!("grammar {e}"),
     }
-}
-
-/// Finds where a field is written: the 1-based line and column of the last key
-/// of `path`, searching each key after the previous one. Comments and strings
-/// are skipped. Falls back to the deepest key found; `None` if none is written
-/// (the value came from a default).
-fn locate_field(text: &str, path: &[&str]) -> Option<(usize, usize)> {
-    let keys = keys_in(text);
-    let mut from = 0;
-    let mut found = None;
-    for name in path {
-        match keys[from..].iter().position(|k| k.0 == *name) {
-            Some(i) => {
-                found = Some((keys[from + i].1, keys[from + i].2));
-                from += i + 1;
-            }
-            None => break,
-        }
-    }
-    found
-}
-
-/// Maps a 1-based (line, column) inside the string value of the field at
-/// `path` to a (line, column) of the file. Exact for raw strings (`r#"..."#`)
-/// and for plain strings without escapes.
-fn locate_in_string(text: &str, path: &[&str], line: usize, column: usize) -> Option<(usize, usize)> {
-    let (key_line, key_col) = locate_field(text, path)?;
-    let line_start: usize = text.split_inclusive('\n').take(key_line - 1).map(str::len).sum();
-    let key_at = line_start + text[line_start..].char_indices().nth(key_col - 1)?.0;
-    let quote = key_at + text[key_at..].find('"')?;
-    let content = quote + 1;
-    let before = &text[..content];
-    let start_line = before.matches('\n').count() + 1;
-    let start_col = before[before.rfind('\n').map_or(0, |i| i + 1)..].chars().count() + 1;
-    Some(if line == 1 {
-        (start_line, start_col + column - 1)
-    } else {
-        (start_line + line - 1, column)
-    })
-}
-
-/// Every `identifier:` in RON text with its line and column, in order.
-fn keys_in(text: &str) -> Vec<(&str, usize, usize)> {
-    let bytes = text.as_bytes();
-    let mut keys = Vec::new();
-    let (mut i, mut line, mut line_start) = (0, 1, 0);
-    while i < bytes.len() {
-        let c = bytes[i];
-        match c {
-            b'\n' => {
-                line += 1;
-                line_start = i + 1;
-                i += 1;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
-                    if bytes[i] == b'\n' {
-                        line += 1;
-                        line_start = i + 1;
-                    }
-                    i += 1;
-                }
-                i += 2;
-            }
-            b'"' => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    } else if bytes[i] == b'\n' {
-                        line += 1;
-                        line_start = i + 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'r' if bytes.get(i + 1).is_some_and(|&b| b == b'#' || b == b'"') => {
-                let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
-                let body = i + 1 + hashes + 1;
-                let mut close = String::from("\"");
-                close.push_str(&"#".repeat(hashes));
-                let end = text
-                    .get(body..)
-                    .and_then(|t| t.find(&close))
-                    .map(|p| body + p + close.len());
-                let end = end.unwrap_or(bytes.len());
-                for (j, &b) in bytes[i..end].iter().enumerate() {
-                    if b == b'\n' {
-                        line += 1;
-                        line_start = i + j + 1;
-                    }
-                }
-                i = end;
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                let mut j = i;
-                while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
-                    j += 1;
-                }
-                if bytes.get(j) == Some(&b':') {
-                    keys.push((&text[start..i], line, start - line_start + 1));
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    keys
 }
 
 #[cfg(test)]
@@ -694,6 +618,7 @@ mod tests {
             s,
             Scene {
                 name: "empty".into(),
+                source: s.source.clone(),
                 ..Scene::default()
             }
         );
@@ -711,15 +636,38 @@ mod tests {
     #[test]
     fn wrong_type_names_the_line() {
         let e = err("(\n seed: \"seven\",\n)");
-        assert_eq!(e.line, 2);
-        assert!(
-            e.message.contains("unsigned") || e.message.contains("Expected"),
-            "{}",
-            e.message
+        assert_eq!((e.line, e.column, e.field.as_deref()), (2, 8, Some("seed")));
+        assert_eq!(
+            e.message,
+            "expected a whole number in 0..=18446744073709551615, got \"seven\""
         );
         let e = err("(particles: (integrator: Verlet))");
         assert_eq!(e.line, 1);
         assert!(e.message.contains("Verlet"), "{}", e.message);
+    }
+
+    #[test]
+    fn values_their_type_cannot_hold_name_the_field_and_what_it_accepts() {
+        let e = err("(\n  terrain: (size: -64),\n)");
+        assert_eq!(
+            e.to_string(),
+            "t.ron:2:19: field `terrain.size`: expected a whole number in 0..=4294967295, got -64"
+        );
+        let e = err("(\n  chains: (columns: 4.5),\n)");
+        assert_eq!(
+            e.to_string(),
+            "t.ron:2:21: field `chains.columns`: expected a whole number in 0..=4294967295, got 4.5"
+        );
+        let e = err("(grass: (species: [(), (scale: (1.0, 2.0), colour: (1, 2, 3, 300))]))");
+        assert_eq!(e.field, None, "a tuple element has no field of its own: {e}");
+        let e = err("(grass: (species: [(), (blade: Preset(7))]))");
+        assert_eq!(e.field.as_deref(), Some("grass.species[1].blade"), "{e}");
+        assert_eq!(e.message, "expected a string in double quotes, got 7");
+        let e = err("(colonize: (smooth_angles: yes))");
+        assert_eq!(e.message, "expected `true` or `false`, got yes");
+        // A value that fits is not blamed for an error after it.
+        let e = err("(seed: 1 chains: ())");
+        assert_eq!(e.field, None, "{e}");
     }
 
     #[test]
@@ -762,6 +710,10 @@ mod tests {
         let e = err("(tree: (lsystem: (grammar: \"axiom: F(1 +\")))");
         assert_eq!(e.line, 1);
         assert!(e.column > 28, "{e}");
+        // `\n` in a plain string starts a grammar line, not a file line.
+        let e = err("(\n  tree: (lsystem: (grammar: \"axiom: A\\nA -> B(1]\")),\n)");
+        assert_eq!((e.line, e.column), (2, 48), "{e}");
+        assert!(e.message.starts_with("grammar line 2, column 9"), "{e}");
     }
 
     #[test]
@@ -795,12 +747,5 @@ mod tests {
             (Some(true), 2),
             "{e}"
         );
-    }
-
-    #[test]
-    fn keys_skip_strings_and_comments() {
-        let keys = keys_in("(a: \"b: c\", /* d: */ r#\"e: \"# , f: 1)");
-        let names: Vec<&str> = keys.iter().map(|k| k.0).collect();
-        assert_eq!(names, ["a", "f"]);
     }
 }

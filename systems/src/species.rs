@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
+use sylva_runtime::Validate;
 
 use crate::lsystem::{LSystem, LSystemError, LSystemParams, ModuleBuffer, TurtleOutput, interpret_into};
 use crate::tree::{
@@ -101,9 +102,7 @@ impl TreeBuilder {
         mesh: &MeshParams,
         seed: u64,
     ) -> Result<&GrownTree, GrowError> {
-        lsystem
-            .validate()
-            .map_err(|(field, message)| LSystemError::InvalidParameter { field, message })?;
+        lsystem.validate().map_err(LSystemError::from)?;
         let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
 
         let t = Instant::now();

@@ -2,6 +2,7 @@
 //! bad input and forests.
 
 use glam::Vec3;
+use sylva_runtime::Validate;
 use sylva_systems::colonize::{
     ColonizeError, ColonizeParams, Colonizer, Region, Sampling, Shape, Termination, WeightedGrowth, smooth_branching,
 };
@@ -44,7 +45,7 @@ fn grown(p: &ColonizeParams, seed: u64) -> Colonizer {
 
 fn field(e: ColonizeError) -> String {
     match e {
-        ColonizeError::InvalidParam { field, .. } => field,
+        ColonizeError::InvalidParam(e) => e.dotted(),
         other => panic!("expected InvalidParam, got {other}"),
     }
 }
@@ -357,7 +358,7 @@ fn bad_input_names_the_field() {
                 }],
                 ..params()
             },
-            "regions[0]",
+            "regions[0].shape.radius",
         ),
         (
             ColonizeParams {
@@ -368,7 +369,7 @@ fn bad_input_names_the_field() {
                 }],
                 ..params()
             },
-            "exclusions[0]",
+            "exclusions[0].height",
         ),
         (
             ColonizeParams {
@@ -402,14 +403,14 @@ fn bad_input_names_the_field() {
         Colonizer::with_attractors(&no_region, vec![Vec3::Z], &[]).is_ok(),
         "explicit attractors need no region"
     );
-    let (f, m) = ColonizeParams {
+    let e = ColonizeParams {
         kill_distance: 90.0,
         ..params()
     }
     .validate()
     .unwrap_err();
-    assert_eq!(f, "kill_distance");
-    assert!(m.contains("influence_radius"), "{m}");
+    assert_eq!(e.dotted(), "kill_distance");
+    assert!(e.message.contains("influence_radius"), "{e}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! for the live step take substeps.
 
 use glam::Vec3;
+use sylva_runtime::Validate;
 use sylva_systems::grass::dynamics::RK4_HALF_DISC;
 use sylva_systems::grass::interaction::MAX_LIVE_STEP;
 use sylva_systems::grass::{

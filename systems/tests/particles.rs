@@ -1,7 +1,7 @@
 //! Particle and spring physics through the real schedule.
 
 use glam::Vec3;
-use sylva_runtime::{App, AppConfig};
+use sylva_runtime::{App, AppConfig, Validate};
 use sylva_systems::particles::{
     self, ChainField, Integrator, InvMass, ParticleSettings, ParticleSolver, Pinned, Position, Spring, SpringBatch,
     Velocity, spawn_chain_field,
@@ -270,18 +270,18 @@ fn chain_field_validation_names_the_field() {
         stiffness: -1.0,
         ..ChainField::default()
     };
-    assert_eq!(bad.validate().unwrap_err().0, "stiffness");
+    assert_eq!(bad.validate().unwrap_err().dotted(), "stiffness");
     let bad = ChainField {
         damping: f32::NAN,
         ..ChainField::default()
     };
-    assert_eq!(bad.validate().unwrap_err().0, "damping");
+    assert_eq!(bad.validate().unwrap_err().dotted(), "damping");
     let huge = ChainField {
         columns: 100_000,
         rows: 100_000,
         ..ChainField::default()
     };
-    let (field, message) = huge.validate().unwrap_err();
-    assert_eq!(field, "links");
-    assert!(message.contains("exceeds"));
+    let e = huge.validate().unwrap_err();
+    assert_eq!(e.dotted(), "links");
+    assert!(e.message.contains("exceeds"));
 }

@@ -142,7 +142,7 @@ fn nothing_passes_impossible_rules() {
 
 #[test]
 fn bad_parameters_name_the_field() {
-    let field = |p: ScatterParams| scatter(&p, &Plane { y: 0.0 }, 1).unwrap_err().0;
+    let field = |p: ScatterParams| scatter(&p, &Plane { y: 0.0 }, 1).unwrap_err().dotted();
     let d = ScatterParams::default;
     assert_eq!(
         field(ScatterParams {

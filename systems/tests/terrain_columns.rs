@@ -1,5 +1,6 @@
 //! Layered columns, generators, the erosion score and PNG export.
 
+use sylva_runtime::Validate;
 use sylva_systems::terrain::{
     Circles, Fbm, GeneratorParams, Heightfield, LayerSpec, Material, Midpoint, MidpointVariant, PngKind,
     RandomAdditions, Ridged, ScoreMode, Source, TerrainChunk, TerrainParams, Thickness, ValueNoise, encode_png,
@@ -367,7 +368,7 @@ fn png_exports_follow_eq_2_1() {
 fn validation_names_the_field() {
     let ok = TerrainParams::default();
     assert_eq!(ok.validate(), Ok(()));
-    let path = |p: TerrainParams| p.validate().unwrap_err().0;
+    let path = |p: TerrainParams| p.validate().unwrap_err().path;
     let mut p = ok.clone();
     p.hydraulic.evaporation = f32::NAN;
     assert_eq!(path(p), ["hydraulic", "evaporation"]);
@@ -388,13 +389,13 @@ fn validation_names_the_field() {
     assert_eq!(path(p), ["thermal", "rate"]);
     let mut p = ok.clone();
     p.generator.height = None;
-    assert_eq!(path(p), ["generator", "layers"]);
+    assert_eq!(path(p), ["generator", "layers[0]", "thickness"]);
     let mut p = ok.clone();
     p.generator.height = Some(Source::Midpoint(Midpoint {
         period: 100,
         ..Midpoint::default()
     }));
-    assert_eq!(path(p), ["generator", "period"]);
+    assert_eq!(path(p), ["generator", "height", "period"]);
     let mut p = ok;
     p.max_layers = 0;
     assert_eq!(path(p), ["max_layers"]);

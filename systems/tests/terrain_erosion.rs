@@ -1,7 +1,7 @@
 //! Hydraulic, standing-water and thermal erosion, aging and the schedule:
 //! conservation laws, exact small cases, determinism across thread counts.
 
-use sylva_runtime::{App, AppConfig};
+use sylva_runtime::{App, AppConfig, Validate};
 use sylva_systems::terrain::{
     Boundary, Eroder, GeneratorParams, Heightfield, LayerSpec, Material, Rain, ScheduleParams, ScoreMode, Source,
     Spring, TerrainBalance, TerrainChunk, TerrainParams, Thickness, Transport, ValueNoise, erosion_score, report,

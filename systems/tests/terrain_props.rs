@@ -2,6 +2,7 @@
 //! panic, stay finite, respect the layer bound and conserve water and rock.
 
 use proptest::prelude::*;
+use sylva_runtime::Validate;
 use sylva_systems::terrain::{
     Boundary, Eroder, Material, Rain, ScheduleParams, TerrainBalance, TerrainChunk, TerrainParams, Transport,
 };

@@ -4,6 +4,7 @@ mod tree_support;
 
 use glam::{Vec2, Vec3};
 use serde_json::Value;
+use sylva_runtime::{FieldError, Validate};
 use sylva_systems::tree::{
     MeshParams, MeshStyle, Placement, RadiusParams, RadiusRule, RootNormal, SidesRule, TreeError, TreeMesh, UpAxis,
     build_mesh, prepare_graph, push_cylinders, write_glb, write_obj,
@@ -246,7 +247,7 @@ fn params_read_from_json_with_defaults_and_reject_unknown_fields() {
 
 #[test]
 fn validate_names_the_field() {
-    let field = |e: Result<(), (String, String)>| e.unwrap_err().0;
+    let field = |e: Result<(), FieldError>| e.unwrap_err().dotted();
     let r = RadiusParams::default();
     assert_eq!(
         field(
@@ -329,14 +330,14 @@ fn validate_names_the_field() {
         ),
         "rotation_per_branch_deg"
     );
-    let (_, message) = MeshParams {
+    let e = MeshParams {
         sides_min: 6,
         sides_max: 5,
         ..MeshParams::default()
     }
     .validate()
     .unwrap_err();
-    assert_eq!(message, "is 5, must be in [sides_min = 6, 512]");
+    assert_eq!(e.message, "is 5, must be in [sides_min = 6, 512]");
 }
 
 #[test]

@@ -378,7 +378,7 @@ fn invalid_params_and_graphs_are_refused() {
         ..MeshParams::default()
     };
     match build_mesh(&g, &bad) {
-        Err(TreeError::InvalidParam { field, .. }) => assert_eq!(field, "sides_max"),
+        Err(TreeError::InvalidParam(e)) => assert_eq!(e.dotted(), "sides_max"),
         other => panic!("expected InvalidParam, got {other:?}"),
     }
     let mut broken = g.clone();

@@ -86,7 +86,7 @@ fn invalid_input_changes_nothing() {
         ..RadiusParams::default()
     };
     match compute_radii(&mut g, &bad) {
-        Err(TreeError::InvalidParam { field, .. }) => assert_eq!(field, "exponent"),
+        Err(TreeError::InvalidParam(e)) => assert_eq!(e.dotted(), "exponent"),
         other => panic!("expected InvalidParam, got {other:?}"),
     }
     assert_eq!(g, before);

@@ -17,6 +17,7 @@
 
 use glam::Vec3;
 use rayon::prelude::*;
+use sylva_runtime::{FieldError, Validate};
 
 use super::grid::AttractorGrid;
 use super::params::{ColonizeParams, WeightedGrowth};
@@ -237,9 +238,7 @@ impl Colonizer {
     /// Samples the attractors of `params` (regions with `seed`, plus the point file) and grows
     /// each root's trunk. Fails, naming the field, on invalid parameters or an empty cloud.
     pub fn new(params: &ColonizeParams, seed: u64) -> Result<Self, ColonizeError> {
-        params
-            .validate()
-            .map_err(|(field, message)| ColonizeError::InvalidParam { field, message })?;
+        params.validate()?;
         let mut points = if params.regions.is_empty() {
             Vec::new()
         } else {
@@ -268,26 +267,17 @@ impl Colonizer {
         attractors: Vec<Vec3>,
         targets: &[(Vec3, f32)],
     ) -> Result<Self, ColonizeError> {
-        params
-            .validate_growth()
-            .map_err(|(field, message)| ColonizeError::InvalidParam { field, message })?;
+        params.validate_growth()?;
         if attractors.is_empty() {
-            return Err(ColonizeError::InvalidParam {
-                field: "regions".to_owned(),
-                message: "yield no attractors".to_owned(),
-            });
+            return Err(FieldError::new("regions", "yield no attractors").into());
         }
         if let Some(i) = attractors.iter().position(|p| !p.is_finite()) {
-            return Err(ColonizeError::InvalidParam {
-                field: format!("attractors[{i}]"),
-                message: format!("is {}, must be finite", attractors[i]),
-            });
+            let message = format!("is {}, must be finite", attractors[i]);
+            return Err(FieldError::new(&format!("attractors[{i}]"), message).into());
         }
         if let Some(i) = targets.iter().position(|(c, r)| !c.is_finite() || !r.is_finite()) {
-            return Err(ColonizeError::InvalidParam {
-                field: format!("targets[{i}]"),
-                message: format!("is ({}, {}), must be finite", targets[i].0, targets[i].1),
-            });
+            let message = format!("is ({}, {}), must be finite", targets[i].0, targets[i].1);
+            return Err(FieldError::new(&format!("targets[{i}]"), message).into());
         }
         let fallback = [centroid_target(&attractors)];
         let targets = if targets.is_empty() { &fallback[..] } else { targets };

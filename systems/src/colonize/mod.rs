@@ -45,6 +45,7 @@ pub use grow::Colonizer;
 pub use params::{ColonizeParams, MAX_ATTRACTORS, WeightedGrowth};
 pub use regions::{Region, Sampling, Shape, load_points, parse_points, sample_regions};
 pub use smooth::smooth_branching;
+use sylva_runtime::FieldError;
 
 /// Why growth stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -77,14 +78,10 @@ pub struct ColonizeStats {
 /// Errors from parameters, point files and post-processing.
 #[derive(Debug, thiserror::Error)]
 pub enum ColonizeError {
-    /// A parameter is out of range.
-    #[error("colonize.{field}: {message}")]
-    InvalidParam {
-        /// The field, e.g. `kill_distance` or `regions[1]`.
-        field: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// A parameter is out of range; the path is below `colonize`, e.g. `kill_distance` or
+    /// `regions[1].shape.radius`.
+    #[error("colonize.{}: {}", .0.dotted(), .0.message)]
+    InvalidParam(#[from] FieldError),
     /// A point file line does not hold three finite numbers.
     #[error("point file line {line}: {message}")]
     PointFile {

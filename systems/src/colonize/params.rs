@@ -3,7 +3,9 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use super::regions::{Region, Shape};
+use sylva_runtime::{FieldError, Validate};
+
+use super::regions::{Region, Shape, validate_shapes};
 
 /// Most attractors one tree may sample (about 240 MB of points and state).
 pub const MAX_ATTRACTORS: u32 = 20_000_000;
@@ -95,85 +97,63 @@ impl Default for ColonizeParams {
     }
 }
 
-impl ColonizeParams {
-    /// Checks every field; the error names the field and says what is wrong.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+impl Validate for ColonizeParams {
+    /// Checks every field.
+    fn validate(&self) -> Result<(), FieldError> {
         self.validate_growth()?;
-        if self.regions.is_empty() && self.points_file.is_none() {
-            return Err((
-                "regions".to_owned(),
-                "is empty and no points_file is given: no attractors".to_owned(),
-            ));
-        }
-        if self.count > MAX_ATTRACTORS {
-            return Err((
-                "count".to_owned(),
-                format!("is {}, at most {MAX_ATTRACTORS} attractors are allowed", self.count),
-            ));
-        }
-        if !self.regions.is_empty() && self.count == 0 {
-            return Err((
-                "count".to_owned(),
-                "is 0, regions need at least one attractor".to_owned(),
-            ));
-        }
-        for (i, r) in self.regions.iter().enumerate() {
-            r.shape.validate().map_err(|m| (format!("regions[{i}]"), m))?;
-        }
-        for (i, s) in self.exclusions.iter().enumerate() {
-            s.validate().map_err(|m| (format!("exclusions[{i}]"), m))?;
-        }
-        Ok(())
+        FieldError::check(
+            !self.regions.is_empty() || self.points_file.is_some(),
+            "regions",
+            || "is empty and no points_file is given: no attractors".to_owned(),
+        )?;
+        FieldError::check(self.count <= MAX_ATTRACTORS, "count", || {
+            format!("is {}, at most {MAX_ATTRACTORS} attractors are allowed", self.count)
+        })?;
+        FieldError::check(self.regions.is_empty() || self.count > 0, "count", || {
+            "is 0, regions need at least one attractor".to_owned()
+        })?;
+        validate_shapes(&self.regions, &self.exclusions)
     }
+}
 
+impl ColonizeParams {
     /// Checks the fields growth uses (everything but the attractor sources).
-    pub(crate) fn validate_growth(&self) -> Result<(), (String, String)> {
+    pub(crate) fn validate_growth(&self) -> Result<(), FieldError> {
         let positive = |field: &str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err((field.to_owned(), format!("is {v}, must be a finite number > 0")))
-            }
+            FieldError::check(v.is_finite() && v > 0.0, field, || {
+                format!("is {v}, must be a finite number > 0")
+            })
         };
         positive("influence_radius", self.influence_radius)?;
         positive("kill_distance", self.kill_distance)?;
         positive("step", self.step)?;
-        if self.kill_distance >= self.influence_radius {
-            return Err((
-                "kill_distance".to_owned(),
-                format!(
-                    "is {}, must be below influence_radius ({}): attractors would never be killed",
-                    self.kill_distance, self.influence_radius
-                ),
-            ));
+        FieldError::check(self.kill_distance < self.influence_radius, "kill_distance", || {
+            format!(
+                "is {}, must be below influence_radius ({}): attractors would never be killed",
+                self.kill_distance, self.influence_radius
+            )
+        })?;
+        FieldError::check(self.crown_gap.is_finite() && self.crown_gap >= 0.0, "crown_gap", || {
+            format!("is {}, must be a finite number >= 0 (0: off)", self.crown_gap)
+        })?;
+        FieldError::check(self.tropism.is_finite(), "tropism", || {
+            format!("is {}, must be finite", self.tropism)
+        })?;
+        FieldError::check(self.max_degree > 0, "max_degree", || {
+            "is 0, must be at least 1".to_owned()
+        })?;
+        FieldError::check((0.0..=1.0).contains(&self.curve_reduction), "curve_reduction", || {
+            format!("is {}, must be in [0, 1]", self.curve_reduction)
+        })?;
+        FieldError::check(!self.roots.is_empty(), "roots", || {
+            "is empty, at least one tree root is needed".to_owned()
+        })?;
+        match self.roots.iter().position(|r| !r.is_finite()) {
+            Some(i) => Err(FieldError::new(
+                &format!("roots[{i}]"),
+                format!("is {}, must be finite", self.roots[i]),
+            )),
+            None => Ok(()),
         }
-        if !(self.crown_gap.is_finite() && self.crown_gap >= 0.0) {
-            return Err((
-                "crown_gap".to_owned(),
-                format!("is {}, must be a finite number >= 0 (0: off)", self.crown_gap),
-            ));
-        }
-        if !self.tropism.is_finite() {
-            return Err(("tropism".to_owned(), format!("is {}, must be finite", self.tropism)));
-        }
-        if self.max_degree == 0 {
-            return Err(("max_degree".to_owned(), "is 0, must be at least 1".to_owned()));
-        }
-        if !(0.0..=1.0).contains(&self.curve_reduction) {
-            return Err((
-                "curve_reduction".to_owned(),
-                format!("is {}, must be in [0, 1]", self.curve_reduction),
-            ));
-        }
-        if self.roots.is_empty() {
-            return Err((
-                "roots".to_owned(),
-                "is empty, at least one tree root is needed".to_owned(),
-            ));
-        }
-        if let Some(i) = self.roots.iter().position(|r| !r.is_finite()) {
-            return Err((format!("roots[{i}]"), format!("is {}, must be finite", self.roots[i])));
-        }
-        Ok(())
     }
 }

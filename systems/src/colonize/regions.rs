@@ -13,6 +13,7 @@ use glam::Vec3;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, Xoshiro256PlusPlus, stream};
+use sylva_runtime::{FieldError, Validate};
 
 use super::ColonizeError;
 
@@ -110,22 +111,14 @@ fn disc(rng: &mut Xoshiro256PlusPlus, radius: f32) -> Vec3 {
     Vec3::new(r * phi.cos(), r * phi.sin(), 0.0)
 }
 
-impl Shape {
-    /// Checks the dimensions; the message says which one is wrong.
-    pub fn validate(&self) -> Result<(), String> {
-        let finite = |name: &str, v: Vec3| {
-            if v.is_finite() {
-                Ok(())
-            } else {
-                Err(format!("{name} is {v}, must be finite"))
-            }
-        };
+impl Validate for Shape {
+    /// Checks the dimensions.
+    fn validate(&self) -> Result<(), FieldError> {
+        let finite = |name: &str, v: Vec3| FieldError::check(v.is_finite(), name, || format!("is {v}, must be finite"));
         let positive = |name: &str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!("{name} is {v}, must be a finite number > 0"))
-            }
+            FieldError::check(v.is_finite() && v > 0.0, name, || {
+                format!("is {v}, must be a finite number > 0")
+            })
         };
         match *self {
             Shape::Sphere { centre, radius } => {
@@ -140,15 +133,15 @@ impl Shape {
             Shape::Box { min, max } => {
                 finite("min", min)?;
                 finite("max", max)?;
-                if min.cmplt(max).all() {
-                    Ok(())
-                } else {
-                    Err(format!("min {min} must be below max {max} on every axis"))
-                }
+                FieldError::check(min.cmplt(max).all(), "max", || {
+                    format!("is {max}, must be above min {min} on every axis")
+                })
             }
         }
     }
+}
 
+impl Shape {
     /// Whether `p` lies inside or on the shape, with a tolerance of `eps` (plant units).
     pub fn contains(&self, p: Vec3, eps: f32) -> bool {
         match *self {
@@ -290,23 +283,9 @@ pub fn sample_regions(
     seed: u64,
 ) -> Result<Vec<Vec3>, ColonizeError> {
     if regions.is_empty() {
-        return Err(ColonizeError::InvalidParam {
-            field: "regions".to_owned(),
-            message: "is empty".to_owned(),
-        });
+        return Err(FieldError::new("regions", "is empty").into());
     }
-    for (i, r) in regions.iter().enumerate() {
-        r.shape.validate().map_err(|message| ColonizeError::InvalidParam {
-            field: format!("regions[{i}]"),
-            message,
-        })?;
-    }
-    for (i, s) in exclusions.iter().enumerate() {
-        s.validate().map_err(|message| ColonizeError::InvalidParam {
-            field: format!("exclusions[{i}]"),
-            message,
-        })?;
-    }
+    validate_shapes(regions, exclusions)?;
     let mut cumulative = Vec::with_capacity(regions.len());
     let mut total = 0.0f64;
     for r in regions {
@@ -319,10 +298,8 @@ pub fn sample_regions(
         let mut attempt = 0;
         let p = loop {
             if attempt == MAX_ATTEMPTS {
-                return Err(ColonizeError::InvalidParam {
-                    field: "exclusions".to_owned(),
-                    message: format!("leave no room: attractor {i} was redrawn {MAX_ATTEMPTS} times"),
-                });
+                let message = format!("leave no room: attractor {i} was redrawn {MAX_ATTEMPTS} times");
+                return Err(FieldError::new("exclusions", message).into());
             }
             attempt += 1;
             let pick = rng.random::<f64>() * total;
@@ -343,6 +320,19 @@ pub fn sample_regions(
         points.push(p);
     }
     Ok(points)
+}
+
+/// Checks every region's and exclusion's shape; the path names the list entry.
+pub(crate) fn validate_shapes(regions: &[Region], exclusions: &[Shape]) -> Result<(), FieldError> {
+    for (i, r) in regions.iter().enumerate() {
+        r.shape
+            .validate()
+            .map_err(|e| e.within("shape").within(format!("regions[{i}]")))?;
+    }
+    for (i, s) in exclusions.iter().enumerate() {
+        s.validate().map_err(|e| e.within(format!("exclusions[{i}]")))?;
+    }
+    Ok(())
 }
 
 /// A length typical of the shape, for relative tolerances.

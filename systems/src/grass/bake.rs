@@ -6,12 +6,13 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use sylva_runtime::rng::{hash_words, unit_f32};
+use sylva_runtime::{FieldError, Validate};
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::blade::{BladeError, BladeShape};
 use super::dynamics::{BladeKernel, Dynamics};
 use super::field::BladeField;
-use super::wind::{WindError, WindField};
+use super::wind::WindField;
 
 /// Texel layout of the baked textures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,18 +76,41 @@ impl Default for BakeSettings {
     }
 }
 
+impl Validate for BakeSettings {
+    /// Checks ranges.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check((1..=4096).contains(&self.cells), "cells", || {
+            format!("must be within 1..=4096, got {}", self.cells)
+        })?;
+        FieldError::check(self.frames >= 2, "frames", || {
+            format!("must be at least 2, got {}", self.frames)
+        })?;
+        for (field, v) in [("record_every", self.record_every), ("instances", self.instances)] {
+            FieldError::check(v >= 1, field, || format!("must be at least 1, got {v}"))?;
+        }
+        for (field, v) in [("cell_size", self.cell_size), ("rgb8_scale", self.rgb8_scale)] {
+            FieldError::check(v > 0.0, field, || format!("must be positive, got {v}"))?;
+        }
+        for (field, v) in [
+            ("max_warmup_seconds", self.max_warmup_seconds),
+            ("settle_tolerance", self.settle_tolerance),
+        ] {
+            FieldError::check(v >= 0.0, field, || format!("must be ≥ 0, got {v}"))?;
+        }
+        Ok(())
+    }
+}
+
 /// Why a bake or a baked file failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BakeError {
     /// Bad blade shape.
     #[error("blade: {0}")]
     Blade(#[from] BladeError),
-    /// Bad wind.
-    #[error("wind: {0}")]
-    Wind(#[from] WindError),
-    /// Bad settings.
-    #[error("bake settings: {0}")]
-    Settings(&'static str),
+    /// Bad wind, dynamics or bake settings; the path is that of a grass scene section
+    /// (`wind.winds[0].spacing`, `dynamics.spring`, `bake.cells`).
+    #[error("{}: {}", .0.dotted(), .0.message)]
+    Settings(#[from] FieldError),
     /// The file is not a baked grass file of this version, or is damaged.
     #[error("baked grass file: {0}")]
     File(String),
@@ -175,19 +199,10 @@ pub fn bake(
     settings: &BakeSettings,
 ) -> Result<(BakedGrass, f64), BakeError> {
     shape.validate()?;
-    wind.validate()?;
-    dynamics.validate().map_err(BakeError::Settings)?;
+    wind.validate().map_err(|e| e.within("wind"))?;
+    dynamics.validate().map_err(|e| e.within("dynamics"))?;
+    settings.validate().map_err(|e| e.within("bake"))?;
     let s = settings;
-    if s.cells == 0 || s.cells > 4096 || s.instances == 0 || s.record_every == 0 || s.frames < 2 {
-        return Err(BakeError::Settings(
-            "cells in 1..=4096, instances ≥ 1, record_every ≥ 1, frames ≥ 2",
-        ));
-    }
-    if !(s.cell_size > 0.0 && s.rgb8_scale > 0.0 && s.max_warmup_seconds >= 0.0 && s.settle_tolerance >= 0.0) {
-        return Err(BakeError::Settings(
-            "cell size and rgb8 scale must be positive, warm-up values ≥ 0",
-        ));
-    }
     let start = Instant::now();
     let mut roots = Vec::with_capacity((s.cells * s.cells * s.instances) as usize);
     for cz in 0..s.cells {

@@ -24,6 +24,7 @@
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
 
 use super::blade::{BladeShape, MAX_PARTICLES};
 
@@ -69,25 +70,30 @@ impl Default for Dynamics {
     }
 }
 
-impl Dynamics {
+impl Validate for Dynamics {
     /// Checks ranges.
-    pub fn validate(&self) -> Result<(), &'static str> {
-        let ok = self.step_seconds > 0.0
-            && self.step_seconds.is_finite()
-            && self.spring > 0.0
-            && self.spring.is_finite()
-            && self.gravity.is_finite()
-            && self.drag.is_finite()
-            && self.initial_offset.is_finite()
-            && self.initial_offset >= 0.0;
-        let damper_ok = match self.damper {
-            DamperRule::Ratio(z) => z >= 0.0 && z.is_finite(),
-            DamperRule::Thesis => true,
+    fn validate(&self) -> Result<(), FieldError> {
+        let positive = |field: &str, v: f32| {
+            FieldError::check(v > 0.0 && v.is_finite(), field, || format!("must be positive, got {v}"))
         };
-        if ok && damper_ok {
-            Ok(())
-        } else {
-            Err("step, spring must be positive; all values finite; damping ≥ 0")
+        positive("step_seconds", self.step_seconds)?;
+        positive("spring", self.spring)?;
+        FieldError::check(self.gravity.is_finite(), "gravity", || {
+            format!("must be finite, got {}", self.gravity)
+        })?;
+        FieldError::check(self.drag.is_finite(), "drag", || {
+            format!("must be finite, got {}", self.drag)
+        })?;
+        FieldError::check(
+            self.initial_offset >= 0.0 && self.initial_offset.is_finite(),
+            "initial_offset",
+            || format!("must be finite and ≥ 0, got {}", self.initial_offset),
+        )?;
+        match self.damper {
+            DamperRule::Ratio(z) => FieldError::check(z >= 0.0 && z.is_finite(), "damper", || {
+                format!("the damping ratio must be finite and ≥ 0, got {z}")
+            }),
+            DamperRule::Thesis => Ok(()),
         }
     }
 }

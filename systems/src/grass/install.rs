@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::SpatialIndex;
 use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassShape};
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
-use sylva_runtime::{Access, App, StatePart, System};
+use sylva_runtime::{Access, App, FieldError, StatePart, System, Validate};
 
 use super::bake::{BakeError, BakeSettings, BakedGrass, bake};
 use super::blade::{BladeShape, Segment};
@@ -225,18 +225,16 @@ pub enum GrassError {
         error: BakeError,
     },
     /// A species' scatter parameters are invalid.
-    #[error("grass species {species}: scatter.{field}: {message}")]
+    #[error("grass species {species}: scatter.{}: {}", .error.dotted(), .error.message)]
     Scatter {
         /// Index of the species.
         species: usize,
-        /// The offending field.
-        field: String,
-        /// What is wrong.
-        message: String,
+        /// The offending field, below `scatter`.
+        error: FieldError,
     },
     /// The live settings are out of range.
-    #[error("grass live: {0}")]
-    Live(&'static str),
+    #[error("grass live.{}: {}", .0.dotted(), .0.message)]
+    Live(FieldError),
     /// A species' instance scale range gives a scale that is not positive and finite.
     #[error("grass species {species}: scale: {message}")]
     Scale {
@@ -272,13 +270,8 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
             * (baked.warmup_steps + u64::from(bake_settings.frames) * u64::from(bake_settings.record_every));
         stats.baked_frames += u64::from(baked.frames);
         stats.texture_bytes += baked.texture_bytes();
-        let roots = placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173])).map_err(
-            |(field, message)| GrassError::Scatter {
-                species: k,
-                field,
-                message,
-            },
-        )?;
+        let roots = placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173]))
+            .map_err(|error| GrassError::Scatter { species: k, error })?;
         let (mut yaw, mut scale) = (Vec::with_capacity(roots.len()), Vec::with_capacity(roots.len()));
         let mut rng = stream(seed, StreamKey::Index(k as u64), "grass.instances");
         for _ in &roots {

@@ -20,7 +20,7 @@
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::SpatialIndex;
+use sylva_runtime::{FieldError, SpatialIndex, Validate};
 
 use super::bake::BakedGrass;
 use super::blade::MAX_PARTICLES;
@@ -57,17 +57,24 @@ pub struct LiveSettings {
 /// stable at it and within a few percent of a 1/240 s run (tests/grass_live_step.rs).
 pub const MAX_LIVE_STEP: f32 = 1.0 / 120.0;
 
-impl LiveSettings {
+impl Validate for LiveSettings {
     /// Checks ranges.
-    pub fn validate(&self) -> Result<(), &'static str> {
-        let finite = self.reach.is_finite() && self.hold_seconds.is_finite() && self.blend_seconds.is_finite();
-        if !(finite && self.reach >= 0.0 && self.hold_seconds >= 0.0 && self.blend_seconds > 0.0) {
-            return Err("reach and hold_seconds must be >= 0, blend_seconds > 0");
+    fn validate(&self) -> Result<(), FieldError> {
+        for (field, v) in [("reach", self.reach), ("hold_seconds", self.hold_seconds)] {
+            FieldError::check(v >= 0.0 && v.is_finite(), field, || {
+                format!("must be finite and >= 0, got {v}")
+            })?;
         }
-        if !(self.step_seconds > 0.0 && self.step_seconds <= MAX_LIVE_STEP) {
-            return Err("step_seconds must lie in (0, 1/120]");
-        }
-        Ok(())
+        FieldError::check(
+            self.blend_seconds > 0.0 && self.blend_seconds.is_finite(),
+            "blend_seconds",
+            || format!("must be finite and > 0, got {}", self.blend_seconds),
+        )?;
+        FieldError::check(
+            self.step_seconds > 0.0 && self.step_seconds <= MAX_LIVE_STEP,
+            "step_seconds",
+            || format!("must lie in (0, 1/120], got {}", self.step_seconds),
+        )
     }
 }
 

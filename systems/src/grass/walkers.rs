@@ -3,6 +3,7 @@
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
 
 use super::interaction::Pusher;
 use crate::placement::Ground;
@@ -56,37 +57,33 @@ impl Default for Walker {
     }
 }
 
-impl Walker {
-    /// Checks ranges; on failure the field's name and what is wrong.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+impl Validate for Walker {
+    /// Checks ranges.
+    fn validate(&self) -> Result<(), FieldError> {
         let positive = |v: f32| v.is_finite() && v > 0.0;
         match &self.walk {
-            Walk::Path { points } => {
-                if points.len() < 2 || points.iter().any(|p| !(p.0.is_finite() && p.1.is_finite())) {
-                    return Err(("walk", "a path needs at least 2 finite points".into()));
-                }
-            }
-            Walk::Orbit { center, radius } => {
-                if !(center.0.is_finite() && center.1.is_finite() && positive(*radius)) {
-                    return Err((
-                        "walk",
-                        format!("an orbit needs a finite centre and a positive radius, got {radius}"),
-                    ));
-                }
-            }
+            Walk::Path { points } => FieldError::check(
+                points.len() >= 2 && points.iter().all(|p| p.0.is_finite() && p.1.is_finite()),
+                "walk",
+                || "a path needs at least 2 finite points".into(),
+            )?,
+            Walk::Orbit { center, radius } => FieldError::check(
+                center.0.is_finite() && center.1.is_finite() && positive(*radius),
+                "walk",
+                || format!("an orbit needs a finite centre and a positive radius, got {radius}"),
+            )?,
         }
-        if !positive(self.speed) {
-            return Err(("speed", format!("must be positive, got {}", self.speed)));
-        }
-        if !positive(self.radius) {
-            return Err(("radius", format!("must be positive, got {}", self.radius)));
-        }
-        if !self.height.is_finite() {
-            return Err(("height", "must be finite".into()));
-        }
-        Ok(())
+        FieldError::check(positive(self.speed), "speed", || {
+            format!("must be positive, got {}", self.speed)
+        })?;
+        FieldError::check(positive(self.radius), "radius", || {
+            format!("must be positive, got {}", self.radius)
+        })?;
+        FieldError::check(self.height.is_finite(), "height", || "must be finite".into())
     }
+}
 
+impl Walker {
     /// The loop resolved on `ground`: corners at their ground height plus `height`
     /// (off the ground: at `height` above y = 0).
     pub fn resolve(&self, ground: &impl Ground) -> WalkPath {

@@ -16,6 +16,7 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{hash_words, unit_f32};
+use sylva_runtime::{FieldError, Validate};
 
 use super::lane::{LANES, Lane, V3};
 
@@ -108,17 +109,6 @@ impl Gust {
         let space = (1.0 - r2) * (1.0 - r2);
         self.velocity * space * factor
     }
-}
-
-/// Why a wind field was refused.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum WindError {
-    /// More than [`MAX_WINDS`] winds.
-    #[error("at most {MAX_WINDS} winds, got {0}")]
-    TooMany(usize),
-    /// A value is negative or not finite.
-    #[error("wind {0}: {1}")]
-    Value(usize, &'static str),
 }
 
 /// All winds and gusts acting on a field.
@@ -293,38 +283,50 @@ impl Wind {
     }
 }
 
-impl WindField {
-    /// Checks counts and ranges.
-    pub fn validate(&self) -> Result<(), WindError> {
-        if self.winds.len() > MAX_WINDS {
-            return Err(WindError::TooMany(self.winds.len()));
-        }
+impl Validate for WindField {
+    /// Checks counts and ranges; the path names the wind or gust, `winds[1].spacing`.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(self.winds.len() <= MAX_WINDS, "winds", || {
+            format!("at most {MAX_WINDS} winds, got {}", self.winds.len())
+        })?;
         for (i, w) in self.winds.iter().enumerate() {
-            let vals = [
-                w.power_offset,
-                w.power_amplitude,
-                w.polar_amplitude,
-                w.azimuth_amplitude,
-                w.frequency,
-            ];
-            if vals.iter().any(|v| !(v.is_finite() && *v >= 0.0)) || !(w.deviation >= 0.0 && w.deviation.is_finite()) {
-                return Err(WindError::Value(
-                    i,
-                    "powers, amplitudes, frequency and deviation must be finite and ≥ 0",
-                ));
+            let at = |field: &str| format!("winds[{i}].{field}");
+            for (field, v) in [
+                ("power_offset", w.power_offset),
+                ("power_amplitude", w.power_amplitude),
+                ("polar_amplitude", w.polar_amplitude),
+                ("azimuth_amplitude", w.azimuth_amplitude),
+                ("frequency", w.frequency),
+                ("deviation", w.deviation),
+            ] {
+                FieldError::check(v.is_finite() && v >= 0.0, &at(field), || {
+                    format!("must be finite and ≥ 0, got {v}")
+                })?;
             }
-            if !(w.spacing > 0.0 && w.spacing.is_finite()) {
-                return Err(WindError::Value(i, "spacing must be positive"));
-            }
+            FieldError::check(w.spacing > 0.0 && w.spacing.is_finite(), &at("spacing"), || {
+                format!("must be positive, got {}", w.spacing)
+            })?;
         }
         for (i, g) in self.gusts.iter().enumerate() {
-            if !(g.radius > 0.0 && g.duration > 0.0 && g.velocity.is_finite() && g.center.is_finite()) {
-                return Err(WindError::Value(i, "gust radius and duration must be positive"));
-            }
+            let at = |field: &str| format!("gusts[{i}].{field}");
+            FieldError::check(g.radius > 0.0, &at("radius"), || {
+                format!("must be positive, got {}", g.radius)
+            })?;
+            FieldError::check(g.duration > 0.0, &at("duration"), || {
+                format!("must be positive, got {}", g.duration)
+            })?;
+            FieldError::check(g.velocity.is_finite(), &at("velocity"), || {
+                format!("must be finite, got {}", g.velocity)
+            })?;
+            FieldError::check(g.center.is_finite(), &at("center"), || {
+                format!("must be finite, got {}", g.center)
+            })?;
         }
         Ok(())
     }
+}
 
+impl WindField {
     /// The summed wind at `pos`, time `t`, evaluated from scratch.
     pub fn sample(&self, pos: Vec3, t: f32) -> Vec3 {
         let winds: Vec3 = self.winds.iter().map(|w| w.sample(pos, t)).sum();

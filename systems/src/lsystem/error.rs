@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use sylva_runtime::FieldError;
 use thiserror::Error;
 
 /// A 1-based line and column (in characters) in the grammar text.
@@ -140,13 +141,8 @@ pub enum LSystemError {
         message: String,
     },
     /// A parameter of [`LSystemParams`](super::LSystemParams) is out of range.
-    #[error("parameter `{field}`: {message}")]
-    InvalidParameter {
-        /// Field name.
-        field: &'static str,
-        /// What is wrong.
-        message: String,
-    },
+    #[error("parameter `{}`: {}", .0.dotted(), .0.message)]
+    InvalidParameter(#[from] FieldError),
 }
 
 impl LSystemError {
@@ -164,7 +160,7 @@ impl LSystemError {
             | Self::Arithmetic { pos, .. }
             | Self::Probability { pos, .. }
             | Self::ModuleLimit { pos, .. } => Some(*pos),
-            Self::Turtle { .. } | Self::InvalidParameter { .. } => None,
+            Self::Turtle { .. } | Self::InvalidParameter(_) => None,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
 
 use super::derive::DeriveOptions;
 use super::error::LSystemError;
@@ -94,53 +95,44 @@ pub struct LSystemOutput {
     pub widths: Vec<f32>,
 }
 
-impl LSystemParams {
+impl Validate for LSystemParams {
     /// Checks ranges; the error names the field and says what is wrong.
     /// Grammar syntax is checked by [`LSystem::parse`], not here.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        fn finite(field: &'static str, v: f32) -> Result<(), (&'static str, String)> {
-            if v.is_finite() {
-                Ok(())
-            } else {
-                Err((field, format!("must be a finite number, got {v}")))
-            }
+    fn validate(&self) -> Result<(), FieldError> {
+        fn finite(field: &str, v: f32) -> Result<(), FieldError> {
+            FieldError::check(v.is_finite(), field, || format!("must be a finite number, got {v}"))
         }
-        fn at_least(field: &'static str, v: f32, min: f32, strict: bool) -> Result<(), (&'static str, String)> {
+        fn at_least(field: &str, v: f32, min: f32, strict: bool) -> Result<(), FieldError> {
             finite(field, v)?;
-            if v > min || (!strict && v == min) {
-                Ok(())
-            } else {
-                let op = if strict { ">" } else { ">=" };
-                Err((field, format!("must be {op} {min}, got {v}")))
-            }
+            let op = if strict { ">" } else { ">=" };
+            FieldError::check(v > min || (!strict && v == min), field, || {
+                format!("must be {op} {min}, got {v}")
+            })
         }
-        if self.grammar.trim().is_empty() {
-            return Err(("grammar", "is empty; it needs at least an `axiom:` line".into()));
-        }
-        if self.iterations > MAX_ITERATIONS {
-            return Err((
-                "iterations",
-                format!("must be at most {MAX_ITERATIONS}, got {}", self.iterations),
-            ));
-        }
+        FieldError::check(!self.grammar.trim().is_empty(), "grammar", || {
+            "is empty; it needs at least an `axiom:` line".into()
+        })?;
+        FieldError::check(self.iterations <= MAX_ITERATIONS, "iterations", || {
+            format!("must be at most {MAX_ITERATIONS}, got {}", self.iterations)
+        })?;
         at_least("step", self.step, 0.0, true)?;
         finite("angle", self.angle)?;
         at_least("width", self.width, 0.0, false)?;
         at_least("width_factor", self.width_factor, 0.0, true)?;
-        if !(1..=MAX_MODULE_LIMIT).contains(&self.module_limit) {
-            return Err((
-                "module_limit",
-                format!("must be in 1..={MAX_MODULE_LIMIT}, got {}", self.module_limit),
-            ));
-        }
-        if !self.tropism.is_finite() {
-            return Err(("tropism", format!("must be finite, got {}", self.tropism)));
-        }
+        FieldError::check(
+            (1..=MAX_MODULE_LIMIT).contains(&self.module_limit),
+            "module_limit",
+            || format!("must be in 1..={MAX_MODULE_LIMIT}, got {}", self.module_limit),
+        )?;
+        FieldError::check(self.tropism.is_finite(), "tropism", || {
+            format!("must be finite, got {}", self.tropism)
+        })?;
         at_least("tropism_strength", self.tropism_strength, 0.0, false)?;
-        at_least("root_stub", self.root_stub, 0.0, false)?;
-        Ok(())
+        at_least("root_stub", self.root_stub, 0.0, false)
     }
+}
 
+impl LSystemParams {
     /// The derivation settings for scene seed `seed`.
     pub fn derive_options(&self, seed: u64) -> DeriveOptions {
         DeriveOptions {
@@ -167,9 +159,7 @@ impl LSystemParams {
 
 /// Validates, parses, derives and interprets: scene parameters to branch graph.
 pub fn generate(params: &LSystemParams, seed: u64) -> Result<LSystemOutput, LSystemError> {
-    params
-        .validate()
-        .map_err(|(field, message)| LSystemError::InvalidParameter { field, message })?;
+    params.validate()?;
     let system = LSystem::parse(&params.grammar)?;
     let modules = system.derive(params.iterations, &params.derive_options(seed))?;
     let drawn = interpret(&modules, &params.turtle_options())?;

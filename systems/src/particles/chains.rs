@@ -6,6 +6,7 @@ use glam::{Quat, Vec3};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream};
+use sylva_runtime::{FieldError, Validate};
 
 use super::{InvMass, Pinned, Position, Spring, Velocity};
 
@@ -56,55 +57,43 @@ impl Default for ChainField {
 /// Most particles one chain field may create, so a typo cannot eat the machine.
 pub const MAX_CHAIN_PARTICLES: u64 = 50_000_000;
 
-impl ChainField {
-    /// Checks ranges; on failure returns the offending field and what is wrong.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        let positive = |name: &'static str, v: f32| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err((name, format!("must be a positive number, got {v}")))
-            }
+impl Validate for ChainField {
+    /// Checks ranges.
+    fn validate(&self) -> Result<(), FieldError> {
+        let positive = |name: &str, v: f32| {
+            FieldError::check(v.is_finite() && v > 0.0, name, || {
+                format!("must be a positive number, got {v}")
+            })
         };
-        let non_negative = |name: &'static str, v: f32| {
-            if v.is_finite() && v >= 0.0 {
-                Ok(())
-            } else {
-                Err((name, format!("must be zero or positive, got {v}")))
-            }
+        let non_negative = |name: &str, v: f32| {
+            FieldError::check(v.is_finite() && v >= 0.0, name, || {
+                format!("must be zero or positive, got {v}")
+            })
         };
         positive("spacing", self.spacing)?;
         positive("link_length", self.link_length)?;
         positive("particle_mass", self.particle_mass)?;
         positive("stiffness", self.stiffness)?;
         non_negative("damping", self.damping)?;
-        if !self.root_height.is_finite() {
-            return Err((
-                "root_height",
-                format!("must be a finite number, got {}", self.root_height),
-            ));
-        }
-        if !(0.0..=180.0).contains(&self.max_tilt_degrees) {
-            return Err((
-                "max_tilt_degrees",
-                format!("must be within 0..=180, got {}", self.max_tilt_degrees),
-            ));
-        }
-        if self.links == 0 {
-            return Err(("links", "must be at least 1".into()));
-        }
-        if self.particle_count() > MAX_CHAIN_PARTICLES {
-            return Err((
-                "links",
-                format!(
-                    "columns × rows × (links + 1) = {} particles exceeds the limit of {MAX_CHAIN_PARTICLES}",
-                    self.particle_count()
-                ),
-            ));
-        }
-        Ok(())
+        FieldError::check(self.root_height.is_finite(), "root_height", || {
+            format!("must be a finite number, got {}", self.root_height)
+        })?;
+        FieldError::check(
+            (0.0..=180.0).contains(&self.max_tilt_degrees),
+            "max_tilt_degrees",
+            || format!("must be within 0..=180, got {}", self.max_tilt_degrees),
+        )?;
+        FieldError::check(self.links > 0, "links", || "must be at least 1".into())?;
+        FieldError::check(self.particle_count() <= MAX_CHAIN_PARTICLES, "links", || {
+            format!(
+                "columns × rows × (links + 1) = {} particles exceeds the limit of {MAX_CHAIN_PARTICLES}",
+                self.particle_count()
+            )
+        })
     }
+}
 
+impl ChainField {
     /// Particles the field will spawn (roots included).
     pub fn particle_count(&self) -> u64 {
         u64::from(self.columns) * u64::from(self.rows) * (u64::from(self.links) + 1)

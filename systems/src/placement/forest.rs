@@ -13,6 +13,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream, stream_seed};
+use sylva_runtime::{FieldError, Validate};
 
 use super::{Ground, ScatterParams, scatter};
 use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
@@ -70,56 +71,52 @@ pub struct ForestParams {
     pub placement: ScatterParams,
 }
 
-impl ForestParams {
-    /// Checks every field; the error gives the field's path (e.g. `["species[1]", "weight"]`)
-    /// and what is wrong.
-    pub fn validate(&self) -> Result<(), (Vec<String>, String)> {
-        let at = |parts: &[String], m: String| Err((parts.to_vec(), m));
-        if self.species.is_empty() {
-            return at(
-                &["species".to_owned()],
-                "is empty, a forest needs at least one species".into(),
-            );
+impl Validate for SpeciesParams {
+    /// Checks every field, the grower's included.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(self.weight.is_finite() && self.weight > 0.0, "weight", || {
+            format!("is {}, must be a finite number > 0", self.weight)
+        })?;
+        FieldError::check(self.scale.is_finite() && self.scale > 0.0, "scale", || {
+            format!("is {}, must be a finite number > 0", self.scale)
+        })?;
+        FieldError::check((1..=MAX_VARIANTS).contains(&self.variants), "variants", || {
+            format!("is {}, must be in 1..={MAX_VARIANTS}", self.variants)
+        })?;
+        match (&self.lsystem, &self.colonize) {
+            (Some(l), None) => l.validate().map_err(|e| e.within("lsystem"))?,
+            (None, Some(c)) => c.validate().map_err(|e| e.within("colonize"))?,
+            _ => {
+                return Err(FieldError::new(
+                    "lsystem",
+                    "give exactly one of `lsystem` and `colonize`",
+                ));
+            }
         }
+        self.radii.validate().map_err(|e| e.within("radii"))?;
+        self.mesh.validate().map_err(|e| e.within("mesh"))
+    }
+}
+
+impl Validate for ForestParams {
+    /// Checks every field; the path of a species' field starts with its index, `species[1].weight`.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(!self.species.is_empty(), "species", || {
+            "is empty, a forest needs at least one species".into()
+        })?;
         for (i, s) in self.species.iter().enumerate() {
-            let here = |f: &str| vec![format!("species[{i}]"), f.to_owned()];
-            if !(s.weight.is_finite() && s.weight > 0.0) {
-                return at(&here("weight"), format!("is {}, must be a finite number > 0", s.weight));
-            }
-            if !(s.scale.is_finite() && s.scale > 0.0) {
-                return at(&here("scale"), format!("is {}, must be a finite number > 0", s.scale));
-            }
-            if s.variants == 0 || s.variants > MAX_VARIANTS {
-                return at(
-                    &here("variants"),
-                    format!("is {}, must be in 1..={MAX_VARIANTS}", s.variants),
-                );
-            }
-            match (&s.lsystem, &s.colonize) {
-                (Some(l), None) => l.validate().map_err(|(f, m)| (here(&format!("lsystem.{f}")), m))?,
-                (None, Some(c)) => c.validate().map_err(|(f, m)| (here(&format!("colonize.{f}")), m))?,
-                _ => return at(&here("lsystem"), "give exactly one of `lsystem` and `colonize`".into()),
-            }
-            s.radii.validate().map_err(|(f, m)| (here(&format!("radii.{f}")), m))?;
-            s.mesh.validate().map_err(|(f, m)| (here(&format!("mesh.{f}")), m))?;
+            s.validate().map_err(|e| e.within(format!("species[{i}]")))?;
         }
-        self.placement
-            .validate()
-            .map_err(|(f, m)| (vec!["placement".to_owned(), f], m))
+        self.placement.validate().map_err(|e| e.within("placement"))
     }
 }
 
 /// Why a forest could not be grown.
 #[derive(Debug, thiserror::Error)]
 pub enum ForestError {
-    /// A parameter is out of range.
-    #[error("forest.{}: {message}", path.join("."))]
-    InvalidParam {
-        /// The field's path.
-        path: Vec<String>,
-        /// What is wrong.
-        message: String,
-    },
+    /// A parameter is out of range; the path is below `forest`.
+    #[error("forest.{}: {}", .0.dotted(), .0.message)]
+    InvalidParam(#[from] FieldError),
     /// An L-system species failed to grow.
     #[error("species {species}: {source}")]
     LSystem {
@@ -185,9 +182,7 @@ pub struct Forest {
 /// Grows the species of `params` and places them on `ground`. Growing the variants runs in
 /// parallel (each is a pure function of its seed).
 pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u64) -> Result<Forest, ForestError> {
-    params
-        .validate()
-        .map_err(|(path, message)| ForestError::InvalidParam { path, message })?;
+    params.validate()?;
     let t = Instant::now();
     let jobs: Vec<(usize, u32)> = params
         .species
@@ -211,10 +206,7 @@ pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u
     }
     let grow_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
-    let points = scatter(&params.placement, ground, seed).map_err(|(f, message)| ForestError::InvalidParam {
-        path: vec!["placement".to_owned(), f],
-        message,
-    })?;
+    let points = scatter(&params.placement, ground, seed).map_err(|e| e.within("placement"))?;
     let place_ms = t.elapsed().as_secs_f64() * 1e3;
     let total: f32 = params.species.iter().map(|s| s.weight).sum();
     let mut per_species = vec![0; params.species.len()];

@@ -17,6 +17,7 @@ use kiddo::{MutableKdTree, SquaredEuclidean};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream};
+use sylva_runtime::{FieldError, Validate};
 
 use crate::terrain::{Heightfield, Material};
 
@@ -158,49 +159,45 @@ impl Default for ScatterParams {
     }
 }
 
-impl ScatterParams {
-    /// Checks every field; the error names the field and says what is wrong.
-    pub fn validate(&self) -> Result<(), (String, String)> {
-        let err = |f: &str, m: String| Err((f.to_owned(), m));
-        if self.count > MAX_POINTS {
-            return err(
-                "count",
-                format!("is {}, at most {MAX_POINTS} points are allowed", self.count),
-            );
-        }
-        if !(self.min_distance.is_finite() && self.min_distance > 0.0) {
-            return err(
-                "min_distance",
-                format!("is {}, must be a finite number > 0", self.min_distance),
-            );
-        }
-        if !self.min.is_finite() || !self.max.is_finite() || self.min.cmpge(self.max).any() {
-            return err(
-                "max",
+impl Validate for ScatterParams {
+    /// Checks every field.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(self.count <= MAX_POINTS, "count", || {
+            format!("is {}, at most {MAX_POINTS} points are allowed", self.count)
+        })?;
+        FieldError::check(
+            self.min_distance.is_finite() && self.min_distance > 0.0,
+            "min_distance",
+            || format!("is {}, must be a finite number > 0", self.min_distance),
+        )?;
+        FieldError::check(
+            self.min.is_finite() && self.max.is_finite() && self.min.cmplt(self.max).all(),
+            "max",
+            || {
                 format!(
                     "is {}, must be finite and above min ({}) on both axes",
                     self.max, self.min
-                ),
-            );
-        }
-        if self.attempts_per_point == 0 {
-            return err("attempts_per_point", "is 0, must be at least 1".to_owned());
-        }
+                )
+            },
+        )?;
+        FieldError::check(self.attempts_per_point > 0, "attempts_per_point", || {
+            "is 0, must be at least 1".to_owned()
+        })?;
+        let ordered = |(lo, hi): (f32, f32)| !lo.is_nan() && !hi.is_nan() && lo <= hi;
         let (s, h) = (self.rules.slope, self.rules.height);
-        if s.0.is_nan() || s.1.is_nan() || s.0 > s.1 {
-            return err("rules.slope", format!("is {s:?}, must be an ordered range"));
-        }
-        if h.0.is_nan() || h.1.is_nan() || h.0 > h.1 {
-            return err("rules.height", format!("is {h:?}, must be an ordered range"));
-        }
-        Ok(())
+        FieldError::check(ordered(s), "rules.slope", || {
+            format!("is {s:?}, must be an ordered range")
+        })?;
+        FieldError::check(ordered(h), "rules.height", || {
+            format!("is {h:?}, must be an ordered range")
+        })
     }
 }
 
 /// Scatters points on `ground` by `params` (see the module docs); each point stands on the
 /// ground (its y is the ground height). Fewer than `count` come back when the area is full or
 /// the rules reject most of it. Fails, naming the field, on invalid parameters.
-pub fn scatter(params: &ScatterParams, ground: &impl Ground, seed: u64) -> Result<Vec<Vec3>, (String, String)> {
+pub fn scatter(params: &ScatterParams, ground: &impl Ground, seed: u64) -> Result<Vec<Vec3>, FieldError> {
     params.validate()?;
     let mut kept: Vec<Vec3> = Vec::new();
     let mut index: MutableKdTree<f32, 2> = MutableKdTree::default();
@@ -230,7 +227,7 @@ pub fn scatter(params: &ScatterParams, ground: &impl Ground, seed: u64) -> Resul
         }
         index
             .add(&p.to_array(), kept.len() as u32)
-            .map_err(|e| ("count".to_owned(), format!("the spatial index refused a point: {e}")))?;
+            .map_err(|e| FieldError::new("count", format!("the spatial index refused a point: {e}")))?;
         kept.push(Vec3::new(p.x, g.height, p.y));
     }
     Ok(kept)

@@ -1,6 +1,7 @@
 //! Rock types and their parameters (thesis §3.1.2, Table 3.1).
 
 use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
 
 /// Number of rock types.
 pub const MATERIAL_COUNT: usize = 7;
@@ -152,8 +153,11 @@ impl MaterialTable {
     pub(crate) fn talus_thresholds(&self, cell_length: f32) -> [f32; MATERIAL_COUNT] {
         self.lut(|p| p.talus_angle.to_radians().tan() * cell_length)
     }
+}
 
-    pub(crate) fn validate(&self) -> Result<(), (Vec<&'static str>, String)> {
+impl Validate for MaterialTable {
+    /// Checks every material; the path names it, `granite.talus_angle`.
+    fn validate(&self) -> Result<(), FieldError> {
         const NAMES: [&str; MATERIAL_COUNT] = [
             "granite",
             "marble",
@@ -165,23 +169,18 @@ impl MaterialTable {
         ];
         for (m, name) in Material::ALL.into_iter().zip(NAMES) {
             let p = self.get(m);
-            if !(p.talus_angle > 0.0 && p.talus_angle < 90.0) {
-                return Err((
-                    vec!["materials", name, "talus_angle"],
-                    format!("must be in (0, 90) degrees, got {}", p.talus_angle),
-                ));
-            }
+            let at = |field: &str| format!("{name}.{field}");
+            FieldError::check(p.talus_angle > 0.0 && p.talus_angle < 90.0, &at("talus_angle"), || {
+                format!("must be in (0, 90) degrees, got {}", p.talus_angle)
+            })?;
             for (field, v) in [("ks", p.ks), ("deposit", p.deposit)] {
-                if !(0.0..=1.0).contains(&v) {
-                    return Err((vec!["materials", name, field], format!("must be in [0, 1], got {v}")));
-                }
+                FieldError::check((0.0..=1.0).contains(&v), &at(field), || {
+                    format!("must be in [0, 1], got {v}")
+                })?;
             }
-            if !(p.density.is_finite() && p.density > 0.0) {
-                return Err((
-                    vec!["materials", name, "density"],
-                    format!("must be a positive number, got {}", p.density),
-                ));
-            }
+            FieldError::check(p.density.is_finite() && p.density > 0.0, &at("density"), || {
+                format!("must be a positive number, got {}", p.density)
+            })?;
         }
         Ok(())
     }

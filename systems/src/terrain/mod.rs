@@ -36,7 +36,7 @@ mod stats;
 mod thermal;
 mod transport;
 
-use sylva_runtime::{Access, App, System};
+use sylva_runtime::{Access, App, System, Validate};
 
 use crate::registers::Registers;
 
@@ -49,7 +49,7 @@ pub use generators::{
 };
 pub use materials::{MATERIAL_COUNT, Material, MaterialProps, MaterialTable};
 pub use params::{
-    AgingParams, Boundary, HydraulicParams, MAX_TOTAL_CELLS, ParamError, Rain, ScheduleParams, Spring, Standing,
+    AgingParams, Boundary, HydraulicParams, MAX_TOTAL_CELLS, Rain, ScheduleParams, Spring, Standing,
     StandingWaterParams, TerrainParams, ThermalParams, Transport,
 };
 pub use score::{ScoreMode, erosion_score};

@@ -1,6 +1,7 @@
 //! Scene parameters of the terrain domain, with documented defaults and validation.
 
 use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
 
 use super::columns::{MAX_CHUNK_SIZE, MAX_LAYER_SLOTS};
 use super::generators::GeneratorParams;
@@ -8,9 +9,6 @@ use super::materials::MaterialTable;
 
 /// Most cells all chunks together may have (4096² · 16).
 pub const MAX_TOTAL_CELLS: u64 = 1 << 28;
-
-/// Field path and message of a validation failure.
-pub type ParamError = (Vec<&'static str>, String);
 
 /// Everything a scene says about terrain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -293,88 +291,68 @@ impl Default for ScheduleParams {
     }
 }
 
-fn finite_in(path: Vec<&'static str>, v: f32, lo: f32, hi: f32) -> Result<(), ParamError> {
-    if v.is_finite() && v >= lo && v <= hi {
-        Ok(())
-    } else {
-        Err((path, format!("must be a number in [{lo}, {hi}], got {v}")))
-    }
+fn finite_in(field: &str, v: f32, lo: f32, hi: f32) -> Result<(), FieldError> {
+    FieldError::check(v.is_finite() && v >= lo && v <= hi, field, || {
+        format!("must be a number in [{lo}, {hi}], got {v}")
+    })
 }
 
-fn positive(path: Vec<&'static str>, v: f32) -> Result<(), ParamError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err((path, format!("must be a positive number, got {v}")))
-    }
+fn positive(field: &str, v: f32) -> Result<(), FieldError> {
+    FieldError::check(v.is_finite() && v > 0.0, field, || {
+        format!("must be a positive number, got {v}")
+    })
 }
 
-impl TerrainParams {
-    /// Checks every range; the error names the field path and what is wrong.
-    pub fn validate(&self) -> Result<(), ParamError> {
-        if self.size == 0 || self.size > MAX_CHUNK_SIZE {
-            return Err((
-                vec!["size"],
-                format!("must be in 1..={MAX_CHUNK_SIZE}, got {}", self.size),
-            ));
-        }
-        if self.chunks.contains(&0) {
-            return Err((vec!["chunks"], "needs at least one chunk along each axis".into()));
-        }
+impl Validate for TerrainParams {
+    /// Checks every range.
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(self.size > 0 && self.size <= MAX_CHUNK_SIZE, "size", || {
+            format!("must be in 1..={MAX_CHUNK_SIZE}, got {}", self.size)
+        })?;
+        FieldError::check(!self.chunks.contains(&0), "chunks", || {
+            "needs at least one chunk along each axis".into()
+        })?;
         let cells = u64::from(self.size).pow(2) * u64::from(self.chunks[0]) * u64::from(self.chunks[1]);
-        if cells > MAX_TOTAL_CELLS {
-            return Err((
-                vec!["chunks"],
-                format!("{cells} cells in all chunks is over the limit of {MAX_TOTAL_CELLS}"),
-            ));
-        }
-        if self.max_layers == 0 || self.max_layers > MAX_LAYER_SLOTS {
-            return Err((
-                vec!["max_layers"],
-                format!("must be in 1..={MAX_LAYER_SLOTS}, got {}", self.max_layers),
-            ));
-        }
-        finite_in(vec!["cell_length"], self.cell_length, 1e-3, 1e3)?;
-        self.materials.validate()?;
-        self.generator.validate()?;
+        FieldError::check(cells <= MAX_TOTAL_CELLS, "chunks", || {
+            format!("{cells} cells in all chunks is over the limit of {MAX_TOTAL_CELLS}")
+        })?;
+        FieldError::check(
+            self.max_layers > 0 && self.max_layers <= MAX_LAYER_SLOTS,
+            "max_layers",
+            || format!("must be in 1..={MAX_LAYER_SLOTS}, got {}", self.max_layers),
+        )?;
+        finite_in("cell_length", self.cell_length, 1e-3, 1e3)?;
+        self.materials.validate().map_err(|e| e.within("materials"))?;
+        self.generator.validate().map_err(|e| e.within("generator"))?;
         let h = &self.hydraulic;
-        positive(vec!["hydraulic", "gravity"], h.gravity)?;
-        positive(vec!["hydraulic", "pipe_area"], h.pipe_area)?;
-        positive(vec!["hydraulic", "time_step"], h.time_step)?;
-        finite_in(vec!["hydraulic", "capacity"], h.capacity, 0.0, 1e3)?;
-        finite_in(vec!["hydraulic", "min_tilt"], h.min_tilt, 0.0, 1.0)?;
-        finite_in(vec!["hydraulic", "min_depth"], h.min_depth, 1e-6, 1e3)?;
-        finite_in(vec!["hydraulic", "evaporation"], h.evaporation * h.time_step, 0.0, 1.0)
-            .map_err(|(_, m)| (vec!["hydraulic", "evaporation"], format!("times time_step {m}")))?;
+        positive("hydraulic.gravity", h.gravity)?;
+        positive("hydraulic.pipe_area", h.pipe_area)?;
+        positive("hydraulic.time_step", h.time_step)?;
+        finite_in("hydraulic.capacity", h.capacity, 0.0, 1e3)?;
+        finite_in("hydraulic.min_tilt", h.min_tilt, 0.0, 1.0)?;
+        finite_in("hydraulic.min_depth", h.min_depth, 1e-6, 1e3)?;
+        finite_in("hydraulic.evaporation", h.evaporation * h.time_step, 0.0, 1.0)
+            .map_err(|e| FieldError::new("hydraulic.evaporation", format!("times time_step {}", e.message)))?;
         match h.rain {
             Rain::None => {}
             Rain::Random { drops, amount } => {
-                if u64::from(drops) > u64::from(self.size).pow(2) {
-                    return Err((vec!["hydraulic", "rain", "drops"], "more drops than cells".into()));
-                }
-                finite_in(vec!["hydraulic", "rain", "amount"], amount, 0.0, 1e6)?;
+                FieldError::check(
+                    u64::from(drops) <= u64::from(self.size).pow(2),
+                    "hydraulic.rain.drops",
+                    || "more drops than cells".into(),
+                )?;
+                finite_in("hydraulic.rain.amount", amount, 0.0, 1e6)?;
             }
-            Rain::Uniform { amount } => finite_in(vec!["hydraulic", "rain", "amount"], amount, 0.0, 1e6)?,
+            Rain::Uniform { amount } => finite_in("hydraulic.rain.amount", amount, 0.0, 1e6)?,
         }
-        for s in &h.springs {
-            finite_in(vec!["hydraulic", "springs", "amount"], s.amount, 0.0, 1e6)?;
+        for (i, s) in h.springs.iter().enumerate() {
+            finite_in(&format!("hydraulic.springs[{i}].amount"), s.amount, 0.0, 1e6)?;
         }
-        finite_in(
-            vec!["standing_water", "threshold"],
-            self.standing_water.threshold,
-            0.0,
-            1e6,
-        )?;
-        finite_in(
-            vec!["standing_water", "min_depth"],
-            self.standing_water.min_depth,
-            0.0,
-            1e6,
-        )?;
-        finite_in(vec!["thermal", "rate"], self.thermal.rate, 0.0, 1.0)?;
-        if self.aging.thresholds.contains(&0) {
-            return Err((vec!["aging", "thresholds"], "every threshold must be at least 1".into()));
-        }
-        Ok(())
+        finite_in("standing_water.threshold", self.standing_water.threshold, 0.0, 1e6)?;
+        finite_in("standing_water.min_depth", self.standing_water.min_depth, 0.0, 1e6)?;
+        finite_in("thermal.rate", self.thermal.rate, 0.0, 1.0)?;
+        FieldError::check(!self.aging.thresholds.contains(&0), "aging.thresholds", || {
+            "every threshold must be at least 1".into()
+        })
     }
 }

@@ -2,6 +2,8 @@
 
 use std::io;
 
+use sylva_runtime::FieldError;
+
 /// Why a tree operation refused its input.
 ///
 /// Every operation checks its input first and changes nothing when it fails.
@@ -37,14 +39,9 @@ pub enum TreeError {
         /// What the value must be.
         rule: &'static str,
     },
-    /// A parameter is out of range.
-    #[error("invalid parameter `{field}`: {message}")]
-    InvalidParam {
-        /// Field name as written in a scene file.
-        field: String,
-        /// What is wrong and what is allowed.
-        message: String,
-    },
+    /// A parameter is out of range; the path is the field's name as written in a scene file.
+    #[error("invalid parameter `{}`: {}", .0.dotted(), .0.message)]
+    InvalidParam(#[from] FieldError),
     /// The graph has more segments or the mesh more vertices than 32-bit indices can address.
     #[error("{what} count {count} exceeds the 32-bit index limit")]
     TooLarge {
@@ -59,10 +56,4 @@ pub enum TreeError {
     /// Writing an export failed.
     #[error(transparent)]
     Io(#[from] io::Error),
-}
-
-impl From<(String, String)> for TreeError {
-    fn from((field, message): (String, String)) -> Self {
-        TreeError::InvalidParam { field, message }
-    }
 }

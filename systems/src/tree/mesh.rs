@@ -19,6 +19,7 @@
 use std::f32::consts::TAU;
 
 use glam::{Mat3, Quat, Vec2, Vec3, Vec3A};
+use sylva_runtime::Validate;
 
 use super::AngleCache;
 use super::chains::Chains;

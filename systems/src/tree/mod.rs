@@ -40,6 +40,7 @@ pub use obj::write_obj;
 pub use params::{MeshParams, MeshStyle, RadiusParams, RadiusRule, RootNormal, SidesRule};
 pub use radii::compute_radii;
 pub use reduce::reduce_curves;
+use sylva_runtime::Validate;
 
 /// Curve reduction followed by radii: the graph operations the thesis runs before meshing.
 ///

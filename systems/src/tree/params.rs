@@ -4,6 +4,7 @@
 //! the thesis text itself gives none.
 
 use serde::{Deserialize, Serialize};
+use sylva_runtime::{FieldError, Validate};
 
 /// How the pipe model (thesis eq. 3.6, `r^g = Σ r_child^g`) assigns start and end radii.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,13 +61,14 @@ impl RadiusParams {
             rule: RadiusRule::Code,
         }
     }
+}
 
-    /// Checks every field's range; the error is `(field, message)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+impl Validate for RadiusParams {
+    /// Checks every field's range.
+    fn validate(&self) -> Result<(), FieldError> {
         in_range("leaf_radius", self.leaf_radius, Bound::Open(0.0), 1.0e6)?;
         in_range("exponent", self.exponent, Bound::Closed(0.5), 16.0)?;
-        in_range("trunk_multiplier", self.trunk_multiplier, Bound::Open(0.0), 100.0)?;
-        Ok(())
+        in_range("trunk_multiplier", self.trunk_multiplier, Bound::Open(0.0), 100.0)
     }
 }
 
@@ -161,36 +163,33 @@ impl MeshParams {
             ..Self::default()
         }
     }
+}
 
-    /// Checks every field's range; the error is `(field, message)`.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+impl Validate for MeshParams {
+    /// Checks every field's range.
+    fn validate(&self) -> Result<(), FieldError> {
         const MAX_SIDES: u32 = 512;
-        if !(3..=MAX_SIDES).contains(&self.sides_min) {
-            return Err(field_error(
-                "sides_min",
-                format!("is {}, must be in [3, {MAX_SIDES}]", self.sides_min),
-            ));
-        }
-        if !(self.sides_min..=MAX_SIDES).contains(&self.sides_max) {
-            return Err(field_error(
-                "sides_max",
+        FieldError::check((3..=MAX_SIDES).contains(&self.sides_min), "sides_min", || {
+            format!("is {}, must be in [3, {MAX_SIDES}]", self.sides_min)
+        })?;
+        FieldError::check(
+            (self.sides_min..=MAX_SIDES).contains(&self.sides_max),
+            "sides_max",
+            || {
                 format!(
                     "is {}, must be in [sides_min = {}, {MAX_SIDES}]",
                     self.sides_max, self.sides_min
-                ),
-            ));
-        }
+                )
+            },
+        )?;
         in_range("curve_reduction", self.curve_reduction, Bound::Closed(0.0), 1.0)?;
         for (field, angle) in [
             ("start_rotation_deg", self.start_rotation_deg),
             ("rotation_per_branch_deg", self.rotation_per_branch_deg),
         ] {
-            if !angle.is_finite() {
-                return Err(field_error(
-                    field,
-                    format!("is {angle}, must be a finite angle in degrees"),
-                ));
-            }
+            FieldError::check(angle.is_finite(), field, || {
+                format!("is {angle}, must be a finite angle in degrees")
+            })?;
         }
         Ok(())
     }
@@ -201,22 +200,13 @@ enum Bound {
     Closed(f32),
 }
 
-fn in_range(field: &str, value: f32, low: Bound, high: f32) -> Result<(), (String, String)> {
+fn in_range(field: &str, value: f32, low: Bound, high: f32) -> Result<(), FieldError> {
     let (ok_low, low_text) = match low {
         Bound::Open(l) => (value > l, format!("({l}")),
         Bound::Closed(l) => (value >= l, format!("[{l}")),
     };
     // NaN fails both comparisons, so it is reported like any other out-of-range value.
-    if ok_low && value <= high {
-        Ok(())
-    } else {
-        Err(field_error(
-            field,
-            format!("is {value}, must be in {low_text}, {high}]"),
-        ))
-    }
-}
-
-fn field_error(field: &str, message: String) -> (String, String) {
-    (field.to_owned(), message)
+    FieldError::check(ok_low && value <= high, field, || {
+        format!("is {value}, must be in {low_text}, {high}]")
+    })
 }

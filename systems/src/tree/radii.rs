@@ -1,5 +1,7 @@
 //! Branch radii by the pipe model (Murray's rule, thesis eq. 3.6): `r^g = Σ r_child^g`, leaves `r₀`.
 
+use sylva_runtime::Validate;
+
 use super::params::{RadiusParams, RadiusRule};
 use super::{BranchGraph, NO_PARENT, TreeError};
 

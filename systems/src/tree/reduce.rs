@@ -1,5 +1,7 @@
 //! Curve reduction (thesis eq. 3.8, "Kurvenreduktion"): merge nearly collinear segments.
 
+use sylva_runtime::FieldError;
+
 use super::{BranchGraph, NO_PARENT, TreeError};
 
 /// Returns a copy of `graph` in which every node with exactly one child is removed when the
@@ -16,10 +18,7 @@ use super::{BranchGraph, NO_PARENT, TreeError};
 /// Fails when `max_k` is not finite or the graph is invalid.
 pub fn reduce_curves(graph: &BranchGraph, max_k: f32) -> Result<BranchGraph, TreeError> {
     if !max_k.is_finite() {
-        return Err(TreeError::InvalidParam {
-            field: "curve_reduction".to_owned(),
-            message: format!("is {max_k}, must be in [0, 1]"),
-        });
+        return Err(FieldError::new("curve_reduction", format!("is {max_k}, must be in [0, 1]")).into());
     }
     graph.validate()?;
     if !merges(max_k) {

@@ -350,9 +350,7 @@ impl Validate for WorldTerrain {
         FieldError::check((1..=MAX_LAYER_SLOTS).contains(&self.max_layers), "max_layers", || {
             format!("must be within 1..={MAX_LAYER_SLOTS}, got {}", self.max_layers)
         })?;
-        self.generator
-            .validate()
-            .map_err(|(path, message)| FieldError::new(&path.join("."), message))
+        self.generator.validate().map_err(|e| e.within("generator"))
     }
 }
 
@@ -403,10 +401,10 @@ impl WorldTrees {
             species: vec![self.species.clone()],
             ..Default::default()
         };
-        forest.validate().map_err(|(mut path, message)| {
+        forest.validate().map_err(|mut e| {
             // The forest names its one species `species[0]`; here it is `species`.
-            path[0] = "species".into();
-            FieldError { path, message }
+            e.path[0] = "species".into();
+            e
         })?;
         self.placement.validate_in(world).map_err(|e| e.within("placement"))
     }
@@ -423,6 +421,7 @@ impl WorldGrass {
                 .map_err(|e| e.within("placement").within(format!("species[{k}]")))?;
         }
         let b = &self.bake;
+        b.validate().map_err(|e| e.within("bake"))?;
         FieldError::check((1..=256).contains(&b.cells), "bake.cells", || {
             format!("must be within 1..=256, got {}", b.cells)
         })?;
@@ -436,10 +435,8 @@ impl WorldGrass {
             "bake.cell_size",
             || "cell_size and rgb8_scale must be positive, max_warmup_seconds within 0..=60".into(),
         )?;
-        self.wind
-            .validate()
-            .map_err(|e| FieldError::new("wind", e.to_string()))?;
-        self.dynamics.validate().map_err(|m| FieldError::new("dynamics", m))?;
+        self.wind.validate().map_err(|e| e.within("wind"))?;
+        self.dynamics.validate().map_err(|e| e.within("dynamics"))?;
         FieldError::check(
             self.wind_power.is_finite() && self.wind_power >= 0.0,
             "wind_power",

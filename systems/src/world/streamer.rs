@@ -17,8 +17,8 @@ use super::source::{ReadyChunk, WorldSource};
 /// Why a world could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum WorldError {
-    /// A parameter is out of range.
-    #[error("world.{0}")]
+    /// A parameter is out of range (the path is below `world`).
+    #[error("world: {0}")]
     Invalid(#[from] FieldError),
     /// A species could not be grown or baked.
     #[error("world.{0}")]

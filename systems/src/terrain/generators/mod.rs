@@ -9,6 +9,7 @@ mod noise;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, mix64, stream_seed};
+use sylva_runtime::{FieldError, Validate};
 
 pub use circles::Circles;
 pub use midpoint::{Midpoint, MidpointVariant, RandomAdditions};
@@ -16,11 +17,6 @@ pub use noise::{Fbm, Ridged, ValueNoise};
 
 use super::columns::TerrainChunk;
 use super::materials::Material;
-
-/// Field path and message of a validation failure, as the terrain
-/// parameters report it (spelled out here: the parameters hold a generator,
-/// so this module does not reach back into them).
-type ParamError = (Vec<&'static str>, String);
 
 /// A height field over the world's cells.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -106,12 +102,9 @@ const MAX_PERIOD: u32 = 4096;
 /// Most octaves, rounds or sum terms a source may ask for.
 const MAX_TERMS: u32 = 64;
 
-fn check(ok: bool, path: &'static str, msg: impl Into<String>) -> Result<(), ParamError> {
-    if ok {
-        Ok(())
-    } else {
-        Err((vec!["generator", path], msg.into()))
-    }
+/// [`FieldError::check`] with a fixed message.
+fn check(ok: bool, field: &str, msg: impl Into<String>) -> Result<(), FieldError> {
+    FieldError::check(ok, field, || msg.into())
 }
 
 fn finite(v: &[f32]) -> bool {
@@ -158,9 +151,12 @@ impl Source {
             }
         }
     }
+}
 
-    fn validate(&self) -> Result<(), ParamError> {
-        fn octaves_and_frequency(octaves: u32, frequency: f32) -> Result<(), ParamError> {
+impl Validate for Source {
+    /// Checks counts and ranges; an error about the whole map has an empty path.
+    fn validate(&self) -> Result<(), FieldError> {
+        fn octaves_and_frequency(octaves: u32, frequency: f32) -> Result<(), FieldError> {
             check(octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
             check(
                 frequency.is_finite() && frequency > 0.0,
@@ -168,7 +164,7 @@ impl Source {
                 "must be positive",
             )
         }
-        fn power_of_two_period(period: u32) -> Result<(), ParamError> {
+        fn power_of_two_period(period: u32) -> Result<(), FieldError> {
             check(
                 period >= 2 && period.is_power_of_two() && period <= MAX_PERIOD,
                 "period",
@@ -176,10 +172,8 @@ impl Source {
             )
         }
         match self {
-            Source::Constant(c) => check(c.is_finite(), "height", "constant must be finite"),
-            Source::Plane { base, slope } => {
-                check(finite(&[*base, slope[0], slope[1]]), "height", "plane must be finite")
-            }
+            Source::Constant(c) => check(c.is_finite(), "", "constant must be finite"),
+            Source::Plane { base, slope } => check(finite(&[*base, slope[0], slope[1]]), "", "plane must be finite"),
             Source::Midpoint(m) => {
                 power_of_two_period(m.period)?;
                 check(
@@ -238,7 +232,7 @@ impl Source {
             Source::Sum(parts) => {
                 check(
                     parts.len() <= MAX_TERMS as usize,
-                    "height",
+                    "",
                     format!("a sum has at most {MAX_TERMS} terms"),
                 )?;
                 parts.iter().try_for_each(Source::validate)
@@ -247,30 +241,30 @@ impl Source {
     }
 }
 
-impl GeneratorParams {
-    pub(crate) fn validate(&self) -> Result<(), ParamError> {
+impl Validate for GeneratorParams {
+    /// Checks the height map and every layer; a layer's path names it, `layers[1].thickness`.
+    fn validate(&self) -> Result<(), FieldError> {
         if let Some(h) = &self.height {
-            h.validate()?;
+            h.validate().map_err(|e| e.within("height"))?;
         }
-        if self.layers.is_empty() {
-            return Err((vec!["generator", "layers"], "needs at least one layer".into()));
-        }
-        for l in &self.layers {
+        check(!self.layers.is_empty(), "layers", "needs at least one layer")?;
+        for (i, l) in self.layers.iter().enumerate() {
             match &l.thickness {
-                Thickness::Share(s) => {
-                    check(
-                        s.is_finite() && *s >= 0.0,
-                        "layers",
-                        format!("a share must be a non-negative number, got {s}"),
-                    )?;
-                    check(self.height.is_some(), "layers", "a Share layer needs a `height` map")?;
-                }
-                Thickness::Map(m) => m.validate()?,
+                Thickness::Share(s) => check(
+                    s.is_finite() && *s >= 0.0,
+                    "",
+                    format!("a share must be a non-negative number, got {s}"),
+                )
+                .and_then(|()| check(self.height.is_some(), "", "a Share layer needs a `height` map")),
+                Thickness::Map(m) => m.validate(),
             }
+            .map_err(|e| e.within("thickness").within(format!("layers[{i}]")))?;
         }
         Ok(())
     }
+}
 
+impl GeneratorParams {
     /// Generates chunk `coord` of `size`² columns; layers are stacked bottom
     /// first, so each column's rock height is the sum of its layer thicknesses.
     ///

@@ -1,29 +1,21 @@
 //! The terrain scene files parse, validate, install and run.
 
-use serde::Deserialize;
-use sylva_runtime::{App, AppConfig};
-use sylva_systems::terrain::{Heightfield, Material, Rain, TerrainChunk, TerrainParams, Transport, install, report};
+use std::path::Path;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)]
-struct Scene {
-    #[serde(default)]
-    name: Option<String>,
-    seed: u64,
-    terrain: TerrainParams,
-    #[serde(default)]
-    camera: Option<sylva_runtime::extract::Camera>,
+use sylva::Scene;
+use sylva::runtime::{App, AppConfig};
+use sylva::systems::terrain::{Heightfield, Material, Rain, TerrainChunk, TerrainParams, Transport, install, report};
+
+/// Loads (and so validates) a scene that has a terrain section.
+fn load(path: &str) -> Scene {
+    let scene =
+        Scene::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join(path)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(scene.terrain.is_some(), "{path} has a terrain section");
+    scene
 }
 
-fn load(path: &str) -> Scene {
-    let text = std::fs::read_to_string(format!("{}/../scenes/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    let scene: Scene = ron::Options::default()
-        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-        .from_str(&text)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    scene.terrain.validate().unwrap_or_else(|e| panic!("{path}: {e:?}"));
-    scene
+fn terrain(scene: &Scene) -> &TerrainParams {
+    scene.terrain.as_ref().expect("a terrain section")
 }
 
 #[test]
@@ -37,7 +29,7 @@ fn every_terrain_scene_parses_and_validates() {
     .enumerate()
     {
         let s = load(path);
-        let t = &s.terrain;
+        let t = terrain(&s);
         assert_eq!(s.seed, i as u64 + 1);
         assert_eq!(t.size, 512);
         assert_eq!(
@@ -64,21 +56,19 @@ fn every_terrain_scene_parses_and_validates() {
             ]
         );
     }
-    assert_eq!(load("thesis/terrain_fig5_12.ron").terrain.generator.layers.len(), 4);
-    assert!(load("valley.ron").terrain.hydraulic.springs.len() == 2);
+    assert_eq!(terrain(&load("thesis/terrain_fig5_12.ron")).generator.layers.len(), 4);
+    assert!(terrain(&load("valley.ron")).hydraulic.springs.len() == 2);
 }
 
 #[test]
 fn unknown_fields_are_refused() {
     let text = "(seed: 1, terrain: (size: 64, sizes: 3))";
-    let r: Result<Scene, _> = ron::Options::default()
-        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-        .from_str(text);
+    let r = Scene::from_str(text, "sizes.ron");
     assert!(r.is_err());
 }
 
 fn app(scene: &Scene, size: u32) -> App {
-    let mut t = scene.terrain.clone();
+    let mut t = terrain(scene).clone();
     t.size = size;
     let mut app = App::new(AppConfig {
         seed: scene.seed,
@@ -153,7 +143,7 @@ fn valley_water_gathers_into_channels_and_lakes() {
 #[test]
 #[ignore = "thesis reproduction: about a minute in release"]
 fn thesis_score_tables() {
-    use sylva_systems::terrain::{Eroder, ScheduleParams, ScoreMode, TerrainBalance, erosion_score};
+    use sylva::systems::terrain::{Eroder, ScheduleParams, ScoreMode, TerrainBalance, erosion_score};
     for path in [
         "thesis/landscape1.ron",
         "thesis/landscape2.ron",
@@ -180,7 +170,7 @@ fn thesis_score_tables() {
         ] {
             let p = TerrainParams {
                 schedule,
-                ..s.terrain.clone()
+                ..terrain(&s).clone()
             };
             let mut c = p.generator.generate(s.seed, [0, 0], p.size, p.max_layers).unwrap();
             let score = |c: &TerrainChunk| {

@@ -1,46 +1,27 @@
 //! A reused `TreeBuilder` grows exactly what `grow_lsystem_tree` grows with fresh buffers,
 //! whatever it grew before, and the `_into` stages match their allocating forms.
 
-use std::path::PathBuf;
+use std::path::Path;
 
-use serde::Deserialize;
-use sylva_systems::lsystem::{LSystem, LSystemParams, ModuleBuffer, TurtleOutput, interpret, interpret_into};
-use sylva_systems::species::{GrownTree, TreeBuilder, grow_lsystem_tree};
-use sylva_systems::tree::{
-    BranchGraph, MeshParams, RadiusParams, TreeMesh, build_mesh, build_mesh_into, mesh_counts, prepare_graph,
-    prepare_graph_in_place,
+use sylva::systems::lsystem::{LSystem, ModuleBuffer, TurtleOutput, interpret, interpret_into};
+use sylva::systems::species::{GrownTree, TreeBuilder, grow_lsystem_tree};
+use sylva::systems::tree::{
+    BranchGraph, MeshParams, TreeMesh, build_mesh, build_mesh_into, mesh_counts, prepare_graph, prepare_graph_in_place,
 };
+use sylva::{Scene, TreeScene};
 
-#[derive(Deserialize)]
-struct Scene {
-    tree: Tree,
-}
-
-#[derive(Deserialize)]
-struct Tree {
-    lsystem: LSystemParams,
-    #[serde(default)]
-    radii: RadiusParams,
-    #[serde(default)]
-    mesh: MeshParams,
-}
-
-fn load(name: &str) -> Tree {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenes/thesis")
-        .join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let scene: Scene = ron::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-    scene.tree
+fn load(name: &str) -> TreeScene {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/thesis").join(name);
+    let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    scene.tree.unwrap_or_else(|| panic!("{name} has a tree"))
 }
 
 /// Fig. 6.1b as the thesis meshes it, the same with curve reduction on, and a small ABOP tree.
-fn trees() -> Vec<Tree> {
+fn trees() -> Vec<TreeScene> {
     let fig = load("fig6_1b.ron");
-    let reduced = Tree {
-        lsystem: fig.lsystem.clone(),
-        radii: fig.radii.clone(),
+    let reduced = TreeScene {
         mesh: MeshParams::default(),
+        ..fig.clone()
     };
     vec![fig, load("fig5_4a_abop.ron"), reduced]
 }

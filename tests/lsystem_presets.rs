@@ -3,31 +3,19 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
-use sylva_systems::lsystem::{LSystemOutput, LSystemParams, generate};
-use sylva_systems::tree::NO_PARENT;
-
-#[derive(Deserialize)]
-struct Scene {
-    seed: u64,
-    tree: Tree,
-}
-
-#[derive(Deserialize)]
-struct Tree {
-    lsystem: LSystemParams,
-}
+use sylva::Scene;
+use sylva::runtime::Validate;
+use sylva::systems::lsystem::{LSystemError, LSystemOutput, LSystemParams, generate};
+use sylva::systems::tree::NO_PARENT;
 
 fn scene_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenes/thesis")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenes/thesis")
 }
 
 fn load(name: &str) -> LSystemParams {
-    let path = scene_dir().join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let scene: Scene = ron::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let scene = Scene::load(&scene_dir().join(name)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(scene.seed, 1, "{name}");
-    scene.tree.lsystem
+    scene.tree.unwrap_or_else(|| panic!("{name} has a tree")).lsystem
 }
 
 fn run(name: &str) -> LSystemOutput {
@@ -213,9 +201,9 @@ fn out_of_range_parameters_are_rejected_with_the_field_name() {
         ),
     ];
     for (params, field) in cases {
-        assert_eq!(params.validate().unwrap_err().0, field);
+        assert_eq!(params.validate().unwrap_err().dotted(), field);
         match generate(&params, 0) {
-            Err(sylva_systems::lsystem::LSystemError::InvalidParameter { field: f, .. }) => assert_eq!(f, field),
+            Err(LSystemError::InvalidParameter(e)) => assert_eq!(e.dotted(), field),
             other => panic!("{field}: {other:?}"),
         }
     }

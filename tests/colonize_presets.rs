@@ -1,17 +1,11 @@
 //! The thesis colonization presets parse strictly and grow.
 
-use serde::Deserialize;
-use sylva_systems::colonize::{ColonizeParams, Colonizer};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Scene {
-    seed: u64,
-    colonize: ColonizeParams,
-}
+use sylva::Scene;
+use sylva::runtime::Validate;
+use sylva::systems::colonize::{ColonizeParams, Colonizer};
 
 fn presets() -> Vec<(String, Scene)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenes/thesis");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis");
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).expect("thesis scenes exist") {
         let path = entry.expect("readable entry").path();
@@ -30,15 +24,16 @@ fn presets() -> Vec<(String, Scene)> {
         if !colonize {
             continue;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let scene: Scene = ron::Options::default()
-            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-            .from_str(&text)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let scene = Scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(scene.colonize.is_some(), "{name} has a colonize section");
         out.push((name, scene));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+fn params(scene: &Scene) -> &ColonizeParams {
+    scene.colonize.as_ref().expect("a colonize section")
 }
 
 #[test]
@@ -47,16 +42,16 @@ fn every_preset_parses_and_validates() {
     let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(all.len(), 28, "{names:?}");
     for (name, scene) in &all {
-        scene.colonize.validate().unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        params(scene).validate().unwrap_or_else(|e| panic!("{name}: {e:?}"));
     }
     let a = &all.iter().find(|(n, _)| n == "fig5_11a.ron").unwrap().1;
     let b = &all.iter().find(|(n, _)| n == "fig5_11b.ron").unwrap().1;
-    assert_eq!((a.seed, a.colonize.count, a.colonize.iterations), (1, 5000, 1000));
+    assert_eq!((a.seed, params(a).count, params(a).iterations), (1, 5000, 1000));
     assert_eq!(
-        (a.colonize.influence_radius, a.colonize.kill_distance, a.colonize.step),
+        (params(a).influence_radius, params(a).kill_distance, params(a).step),
         (250.0, 100.0, 20.0)
     );
-    assert_eq!((a.colonize.max_no_growth, b.colonize.max_no_growth), (2, 1000));
+    assert_eq!((params(a).max_no_growth, params(b).max_no_growth), (2, 1000));
 }
 
 #[test]
@@ -65,7 +60,7 @@ fn small_presets_grow_a_tree() {
         .iter()
         .filter(|(n, _)| n.starts_with("fig5_9_iterations") || n == "fig5_8_degree1.ron")
     {
-        let mut c = Colonizer::new(&scene.colonize, scene.seed).unwrap();
+        let mut c = Colonizer::new(params(scene), scene.seed).unwrap();
         c.run();
         let g = &c.finish().unwrap()[0];
         assert!(g.len() > 10, "{name}: {} segments", g.len());
