@@ -8,7 +8,7 @@ use sylva::runtime::App;
 use sylva::vk::Renderer;
 use sylva::{Flight, FlightLog, RenderReport, Report, StreamingReport, WorldStreamer};
 
-use crate::{Common, FlyArgs, print_summary, progress_bar, scene_or_default, write_report};
+use crate::{Common, FlyArgs, print_summary, progress_bar, scene_or_default, spinner, write_report};
 
 /// Seconds a straight flight lasts when only --speed is given.
 const DEFAULT_SECONDS: f32 = 60.0;
@@ -53,7 +53,11 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     let mut log = FlightLog::default();
     let start = flight.viewer(0.0);
     app.world.resources.insert(Flight::camera(&scene.camera, &start));
-    let warmup = world.settle(&mut app, &[start], |_| {});
+    let loading = spinner(&format!("{}: loading the first ring of chunks", scene.name));
+    let warmup = world.settle(&mut app, &[start], |n| {
+        loading.set_message(format!("{n} chunks installed"))
+    });
+    loading.finish_and_clear();
     log.warmed_up(warmup);
     world.reset_latencies();
     println!("  first ring: {} chunks in {:.0} ms", world.stats().installed, warmup);

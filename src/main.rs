@@ -529,14 +529,7 @@ fn grass(path: &Path, bake: Option<&Path>, common: &Common) -> Result<(), String
         return Err(format!("{}: the scene has no `grass` section", path.display()));
     }
     // The bake reports no progress of its own: a spinner shows it is busy.
-    let spinner = if std::io::stdout().is_terminal() {
-        let s = ProgressBar::new_spinner();
-        s.set_message(format!("{}: baking grass", scene.name));
-        s.enable_steady_tick(std::time::Duration::from_millis(100));
-        s
-    } else {
-        ProgressBar::hidden()
-    };
+    let spinner = spinner(&format!("{}: baking grass", scene.name));
     let t0 = Instant::now();
     let built = sylva::build(&scene, common.threads.map_or(0, usize::from));
     spinner.finish_and_clear();
@@ -595,6 +588,18 @@ fn numbered(path: &Path, k: usize) -> PathBuf {
         None => format!("{stem}-{k}"),
     };
     path.with_file_name(name)
+}
+
+/// A spinner on a terminal (hidden otherwise) for work without a known length.
+pub(crate) fn spinner(what: &str) -> ProgressBar {
+    if !std::io::stdout().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let s = ProgressBar::new_spinner();
+    s.set_style(ProgressStyle::with_template("{prefix} {spinner} {msg}").expect("static template is valid"));
+    s.set_prefix(what.to_owned());
+    s.enable_steady_tick(std::time::Duration::from_millis(100));
+    s
 }
 
 pub(crate) fn progress_bar(frames: u64, scene: &str) -> ProgressBar {
