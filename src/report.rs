@@ -402,8 +402,6 @@ impl Report {
     /// Writes the report as pretty JSON, atomically (temporary file, then rename).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, json + "\n")?;
-        std::fs::rename(&tmp, path)
+        sylva_runtime::framed::write_atomic(path, (json + "\n").as_bytes())
     }
 }
