@@ -23,17 +23,18 @@ mod flight;
 mod report;
 mod scene;
 
-pub use flight::{Flight, FlightLog};
-pub use report::{
-    ChunkCounts, GrassReport, ParticleReport, Quantiles, RenderReport, Report, RssReport, StreamingReport, TreeReport,
-};
+pub use flight::Flight;
+pub use report::{RenderReport, Report};
 pub use scene::{
     BladeSource, CHAINS, GRASS_PRESETS, GrassScene, GrassSpecies, Scene, SceneError, SceneSource, Simulation,
     TreeScene, WORLD,
 };
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
-pub use sylva_systems::world::WorldStreamer;
+pub use sylva_systems::colonize::TreeReport;
+pub use sylva_systems::grass::GrassReport;
+pub use sylva_systems::particles::ParticleReport;
+pub use sylva_systems::world::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport, WorldStreamer};
 /// The Vulkan renderer (feature `render`, on by default).
 #[cfg(feature = "render")]
 pub use sylva_vk as vk;

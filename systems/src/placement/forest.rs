@@ -13,7 +13,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream, stream_seed};
-use sylva_runtime::{FieldError, Validate};
+use sylva_runtime::{App, FieldError, Validate};
 
 use super::{Ground, ScatterParams, scatter};
 use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
@@ -164,6 +164,13 @@ pub struct ForestStats {
     pub grow_ms: f64,
     /// Scattering the positions, milliseconds.
     pub place_ms: f64,
+}
+
+impl ForestStats {
+    /// The forest report of `app`: its [`ForestStats`] resource, when it has a forest.
+    pub fn of(app: &App) -> Option<Self> {
+        app.world.resources.get::<ForestStats>().map(|f| f.clone())
+    }
 }
 
 /// A grown forest: the variants of each species and the placed trees.
