@@ -31,6 +31,9 @@ pub const STEP_SYSTEM: &str = "particles.step";
 /// Name of the frame system [`install_extraction`] adds.
 pub const EXTRACT_SYSTEM: &str = "particles.extract";
 
+/// Radius of the tubes [`build`] draws springs as, metres.
+pub const SPRING_RADIUS: f32 = 0.02;
+
 /// Position of a particle, world space, metres.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Position(pub Vec3);
@@ -108,6 +111,17 @@ pub struct SpringBatch {
     /// leave it (and its dirty range) alone, so nothing is re-uploaded.
     extracted_at: Option<u64>,
     positions: Vec<Vec3>,
+}
+
+/// Builds a scene's particles into `app`: the solver with `settings` ([`install`]), springs drawn
+/// as tubes of [`SPRING_RADIUS`] ([`install_extraction`]), and the hanging `chains` (scene
+/// section `chains`), if any, from `seed`.
+pub fn build(app: &mut App, settings: ParticleSettings, chains: Option<&ChainField>, seed: u64) {
+    install(app, settings);
+    install_extraction(app, SPRING_RADIUS);
+    if let Some(chains) = chains {
+        spawn_chain_field(&mut app.world.entities, chains, seed);
+    }
 }
 
 /// Adds the particle solver to `app`: the [`STEP_SYSTEM`] system, run every

@@ -4,7 +4,8 @@
 //! "forest.<species index>")`); every placed tree picks a species by weight and one of its
 //! variants from its own random stream (`Index(tree)`, "forest.pick"), so a forest of thousands
 //! of trees grows only a few dozen and stays deterministic. [`Forest::spawn`] makes each placed
-//! tree an entity with its segments (`tree::spawn_tree`).
+//! tree an entity with its segments (`tree::spawn_tree`); [`build`] grows, spawns and records a
+//! scene's forest in an app.
 
 use std::time::Instant;
 
@@ -184,6 +185,21 @@ pub struct Forest {
     pub trees: Vec<PlacedTree>,
     /// Sizes and timings.
     pub stats: ForestStats,
+}
+
+/// Builds a scene's forest (scene section `forest`) into `app`: grows it on the app's pool
+/// ([`grow_forest`]), spawns its trees ([`Forest::spawn`]) and puts its [`ForestStats`] into the
+/// app.
+pub fn build(
+    app: &mut App,
+    params: &ForestParams,
+    ground: &(impl Ground + Sync),
+    seed: u64,
+) -> Result<(), ForestError> {
+    let forest = app.in_pool(|| grow_forest(params, ground, seed))?;
+    forest.spawn(&mut app.world.entities)?;
+    app.world.resources.insert(forest.stats);
+    Ok(())
 }
 
 /// Grows the species of `params` and places them on `ground`. Growing the variants runs in

@@ -11,7 +11,7 @@
 //!   their borders.
 //! - [`install`] spawns the chunks and adds [`WATER_SYSTEM`],
 //!   [`THERMAL_SYSTEM`] and [`AGING_SYSTEM`], run on the thesis's schedule
-//!   ([`ScheduleParams`]).
+//!   ([`ScheduleParams`]); [`build`] adds the extraction too.
 //! - [`Eroder`] runs the same iterations on a chunk outside an app.
 //! - [`report`], [`erosion_score`] and [`encode_png`] measure and export.
 //!
@@ -67,6 +67,13 @@ pub const AGING_SYSTEM: &str = "terrain.aging";
 /// Whether a process with interval `every` runs in 1-based iteration `n`.
 fn due(n: u64, every: u32) -> bool {
     every > 0 && n.is_multiple_of(u64::from(every))
+}
+
+/// Builds a scene's terrain (scene section `terrain`) into `app`: [`install`], and
+/// [`install_extraction`] for cells of the terrain's `cell_length`.
+pub fn build(app: &mut App, params: &TerrainParams) {
+    install(app, params);
+    install_extraction(app, params.cell_length);
 }
 
 /// Spawns the terrain chunks of `params` (generated from the app's seed) and

@@ -15,7 +15,8 @@
 //! - [`WorldSource`]: the world as the runtime's `ChunkSource`; it derives
 //!   cylinders and the terrain patch on the generation pool.
 //! - [`install_chunk`] / [`evict_chunk`]: a chunk in and out of an `App`.
-//! - [`WorldStreamer`]: all of it, driven by the host once per frame.
+//! - [`WorldStreamer`]: all of it, driven by the host once per frame; [`build`]
+//!   puts a scene's world into an `App`.
 //! - [`StreamingReport`]: the streaming over a flight, measured by a [`FlightLog`].
 
 mod chunk;
@@ -38,4 +39,4 @@ pub use params::{
 };
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
 pub use source::{ReadyChunk, WorldSource};
-pub use streamer::{WorldError, WorldStreamer};
+pub use streamer::{WorldError, WorldStreamer, build};
