@@ -1,13 +1,10 @@
-//! Flying a viewer through a streamed world: the path ([`Flight`]) and what a
-//! flight measures frame by frame ([`FlightLog`], reported as
-//! [`StreamingReport`](crate::StreamingReport)).
-
-use std::time::Duration;
+//! Flying a viewer through a streamed world: the path ([`Flight`]). What a flight measures
+//! frame by frame is the world's [`FlightLog`](crate::FlightLog), reported as
+//! [`StreamingReport`](crate::StreamingReport).
 
 use glam::Vec3;
 use sylva_runtime::extract::Camera;
-use sylva_runtime::metrics::{Histogram, rss_bytes};
-use sylva_runtime::stream::{FrameStream, Viewer};
+use sylva_runtime::stream::Viewer;
 use sylva_systems::world::FlightParams;
 
 /// A path flown at constant speed: waypoints joined by straight legs.
@@ -78,48 +75,5 @@ impl Flight {
             target: viewer.position + viewer.forward * 100.0,
             ..*camera
         }
-    }
-}
-
-/// Per-frame measurements of a flight.
-#[derive(Clone, Debug, Default)]
-pub struct FlightLog {
-    /// Main-thread milliseconds per frame (streaming, installs, simulation, rendering).
-    pub frame_ms: Vec<f32>,
-    /// Install milliseconds per frame.
-    pub install: Histogram,
-    /// Frames in which some chunk within the near radius was not installed.
-    pub holes: u64,
-    /// Resident memory once the first ring was installed, bytes.
-    pub rss_first_ring: Option<u64>,
-    /// Resident memory at the first eviction, bytes: the streaming window is full
-    /// (chunks up to the evict radius are resident), so memory should stay near
-    /// this from here on.
-    pub rss_after_warmup: Option<u64>,
-    /// Most resident memory seen at a frame, bytes.
-    pub rss_max: u64,
-    /// Milliseconds until the first ring of chunks was installed.
-    pub warmup_ms: f64,
-}
-
-impl FlightLog {
-    /// Records one frame; `evicted` is how many chunks were evicted so far.
-    pub fn record(&mut self, frame: Duration, stream: &FrameStream, evicted: u64) {
-        self.frame_ms.push(frame.as_secs_f32() * 1e3);
-        if self.rss_after_warmup.is_none() && evicted > 0 {
-            self.rss_after_warmup = rss_bytes();
-        }
-        self.install.record(Duration::from_secs_f64(stream.install_ms / 1e3));
-        self.holes += u64::from(stream.holes > 0);
-        if self.frame_ms.len() % 30 == 1 {
-            self.rss_max = self.rss_max.max(rss_bytes().unwrap_or(0));
-        }
-    }
-
-    /// Marks the end of the loading screen: the first ring is installed.
-    pub fn warmed_up(&mut self, warmup_ms: f64) {
-        self.warmup_ms = warmup_ms;
-        self.rss_first_ring = rss_bytes();
-        self.rss_max = self.rss_max.max(self.rss_first_ring.unwrap_or(0));
     }
 }

@@ -17,42 +17,37 @@
 //! ```
 #![warn(missing_docs)]
 
-use std::time::Instant;
-
 mod flight;
 mod report;
 mod scene;
 
-pub use flight::{Flight, FlightLog};
-pub use report::{
-    ChunkCounts, GrassReport, ParticleReport, Quantiles, RenderReport, Report, RssReport, StreamingReport, TreeReport,
-};
+pub use flight::Flight;
+pub use report::{RenderReport, Report};
 pub use scene::{
     BladeSource, CHAINS, GRASS_PRESETS, GrassScene, GrassSpecies, Scene, SceneError, SceneSource, Simulation,
     TreeScene, WORLD,
 };
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
-pub use sylva_systems::world::WorldStreamer;
+pub use sylva_systems::colonize::TreeReport;
+pub use sylva_systems::grass::GrassReport;
+pub use sylva_systems::particles::ParticleReport;
+pub use sylva_systems::world::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport, WorldStreamer};
 /// The Vulkan renderer (feature `render`, on by default).
 #[cfg(feature = "render")]
 pub use sylva_vk as vk;
 
-use sylva_runtime::glam::Vec3;
 use sylva_runtime::{App, AppConfig, AppError, FieldError};
-use sylva_systems::colonize::{self, ColonizeError, Colonizer};
-use sylva_systems::grass::{self, BakeError, GrassError, GrassSettings, SpeciesSettings};
+use sylva_systems::colonize::{self, ColonizeError};
+use sylva_systems::grass::{self, BakeError, GrassError};
 use sylva_systems::lsystem::LSystemError;
-use sylva_systems::particles::{self, spawn_chain_field};
-use sylva_systems::placement::forest::{ForestError, grow_forest};
-use sylva_systems::placement::{Plane, TerrainGround};
-use sylva_systems::species::{GrowError, GrownTree, TreeStats, grow_lsystem_tree};
+use sylva_systems::particles;
+use sylva_systems::placement::AppGround;
+use sylva_systems::placement::forest::{self, ForestError};
+use sylva_systems::species::{self, GrowError, GrownTree};
 use sylva_systems::terrain;
-use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, TreeError, prepare_graph, spawn_tree};
-use sylva_systems::world::{ContentError, WorldError};
-
-/// Radius of the tubes springs are drawn as, metres.
-const SPRING_RADIUS: f32 = 0.02;
+use sylva_systems::tree::{self, TreeError};
+use sylva_systems::world::{self, ContentError, WorldError};
 
 /// Why a scene could not be built.
 ///
@@ -105,177 +100,36 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
         step_seconds: scene.simulation.step_seconds,
         ..AppConfig::default()
     })?;
-    particles::install(&mut app, scene.particles);
-    particles::install_extraction(&mut app, SPRING_RADIUS);
-    if let Some(chains) = &scene.chains {
-        spawn_chain_field(&mut app.world.entities, chains, scene.seed);
-    }
+    let seed = scene.seed;
+    particles::build(&mut app, scene.particles, scene.chains.as_ref(), seed);
     tree::install_extraction(&mut app);
-    let mut grown = None;
-    if let Some(t) = &scene.tree {
-        let g = app
-            .in_pool(|| grow_lsystem_tree(&t.lsystem, &t.radii, &t.mesh, scene.seed))
-            .map_err(|e| grow_error(scene, "tree", e))?;
-        let placement = Placement {
-            position: t.position,
-            scale: t.scale,
-        };
-        spawn_tree(&mut app.world.entities, &g.graph, placement).map_err(|e| tree_error(scene, "tree", &e))?;
-        app.world.resources.insert(g.stats);
-        grown = Some(g);
-    }
-    if let Some(c) = scene.colonize.as_ref().filter(|c| c.iterations_per_step > 0) {
-        // Growth over time: sampling and trunks now, the rest in `colonize.grow`, step by step.
-        let colonizer = app
-            .in_pool(|| Colonizer::new(c, scene.seed))
-            .map_err(|e| colonize_error(scene, "colonize", e))?;
-        colonize::install(&mut app);
-        let placement = Placement {
-            position: Vec3::ZERO,
-            scale: 0.01,
-        };
-        let radii = RadiusParams::default();
-        colonize::spawn_colonizing(
-            &mut app.world.entities,
-            colonizer,
-            placement,
-            radii,
-            c.iterations_per_step,
-        );
-    } else if let Some(c) = &scene.colonize {
-        // Colonization graphs share the L-system trees' units (Z up, centimetres) and meshing defaults.
-        let (graphs, stats) = app
-            .in_pool(|| -> Result<_, ColonizeError> {
-                let t = Instant::now();
-                let mut colonizer = Colonizer::new(c, scene.seed)?;
-                colonizer.run();
-                let stats = colonizer.stats(t.elapsed().as_secs_f64() * 1e3);
-                Ok((colonizer.finish()?, stats))
-            })
-            .map_err(|e| colonize_error(scene, "colonize", e))?;
-        let (radii, mesh) = (RadiusParams::default(), MeshParams::default());
-        let placement = Placement {
-            position: Vec3::ZERO,
-            scale: 0.01,
-        };
-        // Every root's tree, in one graph for meshing and export.
-        let mut all = tree::BranchGraph::new();
-        for graph in &graphs {
-            let prepared = prepare_graph(graph, &radii, &mesh).map_err(|e| tree_error(scene, "colonize", &e))?;
-            spawn_tree(&mut app.world.entities, &prepared, placement).map_err(|e| tree_error(scene, "colonize", &e))?;
-            let offset = all.len() as u32;
-            for i in 0..prepared.len() {
-                let parent = match prepared.parent[i] {
-                    tree::NO_PARENT => tree::NO_PARENT,
-                    p => p + offset,
-                };
-                let s = all.push(prepared.start[i], prepared.end[i], parent, prepared.depth[i]);
-                all.start_radius[s as usize] = prepared.start_radius[i];
-                all.end_radius[s as usize] = prepared.end_radius[i];
-            }
-        }
-        if grown.is_none() {
-            let t = Instant::now();
-            let mut meshed = tree::TreeMesh::default();
-            let counts =
-                tree::build_mesh_into(&all, &mesh, &mut meshed).map_err(|e| tree_error(scene, "colonize", &e))?;
-            let tree_stats = TreeStats {
-                modules: 0,
-                segments: all.len(),
-                chains: counts.chains,
-                rings: counts.rings,
-                vertices: counts.vertices,
-                triangles: counts.triangles,
-                derive_ms: 0.0,
-                interpret_ms: 0.0,
-                mesh_ms: t.elapsed().as_secs_f64() * 1e3,
-            };
-            app.world.resources.insert(tree_stats);
-            grown = Some(GrownTree {
-                graph: all,
-                mesh: meshed,
-                stats: tree_stats,
-            });
-        }
-        app.world.resources.insert(stats);
+    let tree = scene.tree.as_ref();
+    let tree = tree.map(|t| species::build(&mut app, &t.lsystem, &t.radii, &t.mesh, t.placement(), seed));
+    let mut grown = tree.transpose().map_err(|e| grow_error(scene, "tree", e))?;
+    if let Some(c) = &scene.colonize {
+        let colonized = colonize::build(&mut app, c, seed, grown.is_none());
+        grown = grown.or(colonized.map_err(|e| colonize_error(scene, "colonize", e))?);
     }
     if let Some(t) = &scene.terrain {
-        terrain::install(&mut app, t);
-        terrain::install_extraction(&mut app, t.cell_length);
+        terrain::build(&mut app, t);
     }
-    // Forest and grass stand on the terrain where the scene has one (it is generated by now),
-    // on the plane y = 0 otherwise.
-    let field = scene
-        .terrain
-        .as_ref()
-        .and_then(|t| terrain::Heightfield::from_world(&app.world.entities).map(|h| (h, t.cell_length)));
-    let terrain_ground = field.as_ref().map(|(field, cell_length)| TerrainGround {
-        field,
-        cell_length: *cell_length,
-    });
+    // Forest and grass stand on the terrain, which is generated by now.
+    let ground = AppGround::of(&app);
     if let Some(f) = &scene.forest {
-        let forest = match &terrain_ground {
-            Some(ground) => app.in_pool(|| grow_forest(f, ground, scene.seed)),
-            None => app.in_pool(|| grow_forest(f, &Plane { y: 0.0 }, scene.seed)),
-        }
-        .map_err(|e| forest_error(scene, e))?;
-        forest
-            .spawn(&mut app.world.entities)
-            .map_err(|e| tree_error(scene, "forest", &e))?;
-        app.world.resources.insert(forest.stats);
+        forest::build(&mut app, f, &ground, seed).map_err(|e| forest_error(scene, e))?;
     }
     if let Some(g) = &scene.grass {
-        let settings = grass_settings(scene, g)?;
-        match &terrain_ground {
-            Some(ground) => grass::install(&mut app, &settings, ground),
-            None => grass::install(&mut app, &settings, &Plane { y: 0.0 }),
-        }
-        .map_err(|e| grass_error(scene, e))?;
+        let settings = g.settings().map_err(|f| scene.error_at(&under("grass", f)))?;
+        grass::install(&mut app, &settings, &ground).map_err(|e| grass_error(scene, e))?;
     }
-    let world = match &scene.world {
-        Some(w) => {
-            let world = WorldStreamer::new(w, scene.seed, None).map_err(|e| world_error(scene, e))?;
-            world.install(&mut app);
-            Some(world)
-        }
-        None => None,
-    };
+    let world = scene.world.as_ref().map(|w| world::build(&mut app, w, seed));
+    let world = world.transpose().map_err(|e| world_error(scene, e))?;
     app.world.resources.insert(scene.camera);
     app.world.resources.insert(scene.sun);
     Ok(Built {
         app,
         tree: grown,
         world,
-    })
-}
-
-/// The systems-level grass settings of a scene section: every species' blade derived.
-fn grass_settings(scene: &Scene, g: &GrassScene) -> Result<GrassSettings, BuildError> {
-    let species = g
-        .species
-        .iter()
-        .enumerate()
-        .map(|(k, sp)| {
-            Ok(SpeciesSettings {
-                shape: sp
-                    .blade
-                    .shape()
-                    .map_err(|m| scene.error_at(&FieldError::new(&format!("grass.species[{k}].blade"), m)))?,
-                scatter: sp.scatter.clone(),
-                scale: sp.scale,
-                colour: sp.colour,
-            })
-        })
-        .collect::<Result<Vec<_>, BuildError>>()?;
-    Ok(GrassSettings {
-        species,
-        bake: g.bake,
-        wind: g.wind.clone(),
-        dynamics: g.dynamics,
-        wind_power: g.wind_power,
-        wave_speed: g.wave_speed,
-        live: g.live,
-        walkers: g.pushers.clone(),
     })
 }
 

@@ -9,6 +9,7 @@ mod fly;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sylva::systems::colonize::GRAPH_SCALE;
 use sylva::systems::grass::GrassLayers;
 use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
@@ -423,12 +424,11 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
     if let Some(c) = &mut scene.colonize {
         c.iterations_per_step = 0;
     }
-    // Colonization trees are grown in the L-system trees' units, centimetres.
     let Some(scale) = scene
         .tree
         .as_ref()
         .map(|t| t.scale)
-        .or(scene.colonize.as_ref().map(|_| 0.01))
+        .or(scene.colonize.as_ref().map(|_| GRAPH_SCALE))
     else {
         return Err(format!(
             "{}: the scene has no `tree` section (nor a `colonize` one)",

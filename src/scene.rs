@@ -22,13 +22,16 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
 use sylva_runtime::{FieldError, Validate};
 use sylva_systems::colonize::ColonizeParams;
-use sylva_systems::grass::{BakeSettings, BladeShape, Dynamics, LiveSettings, Walker, WindField, blade_from_grammar};
+use sylva_systems::grass::{
+    BakeSettings, BladeShape, Dynamics, GrassSettings, LiveSettings, SpeciesSettings, Walker, WindField,
+    blade_from_grammar,
+};
 use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
 use sylva_systems::placement::ScatterParams;
 use sylva_systems::placement::forest::ForestParams;
 use sylva_systems::terrain::TerrainParams;
-use sylva_systems::tree::{MeshParams, RadiusParams};
+use sylva_systems::tree::{MeshParams, Placement, RadiusParams};
 use sylva_systems::world::WorldParams;
 
 use locate::{field_path, locate, locate_in_string};
@@ -133,6 +136,16 @@ impl Default for TreeScene {
     }
 }
 
+impl TreeScene {
+    /// Where the tree stands and how its turtle units scale into the world.
+    pub(crate) fn placement(&self) -> Placement {
+        Placement {
+            position: self.position,
+            scale: self.scale,
+        }
+    }
+}
+
 impl Validate for TreeScene {
     /// Checks the L-system's, radii's and mesh's ranges and the placement; the grammar's
     /// syntax is checked by [`Scene::from_str`].
@@ -182,6 +195,39 @@ impl Default for GrassScene {
             live: LiveSettings::default(),
             pushers: Vec::new(),
         }
+    }
+}
+
+impl GrassScene {
+    /// The settings [`grass::install`](sylva_systems::grass::install) takes: every species'
+    /// blade derived; fails at the blade (`species[k].blade`) that does not.
+    pub(crate) fn settings(&self) -> Result<GrassSettings, FieldError> {
+        let species = self
+            .species
+            .iter()
+            .enumerate()
+            .map(|(k, sp)| {
+                Ok(SpeciesSettings {
+                    shape: sp
+                        .blade
+                        .shape()
+                        .map_err(|m| FieldError::new(&format!("species[{k}].blade"), m))?,
+                    scatter: sp.scatter.clone(),
+                    scale: sp.scale,
+                    colour: sp.colour,
+                })
+            })
+            .collect::<Result<Vec<_>, FieldError>>()?;
+        Ok(GrassSettings {
+            species,
+            bake: self.bake,
+            wind: self.wind.clone(),
+            dynamics: self.dynamics,
+            wind_power: self.wind_power,
+            wave_speed: self.wave_speed,
+            live: self.live,
+            walkers: self.pushers.clone(),
+        })
     }
 }
 

@@ -4,11 +4,12 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use sylva_runtime::Validate;
+use sylva_runtime::{App, Validate};
 
 use crate::lsystem::{LSystem, LSystemError, LSystemParams, ModuleBuffer, TurtleOutput, interpret_into};
 use crate::tree::{
-    BranchGraph, MeshParams, RadiusParams, TreeError, TreeMesh, build_mesh_into, prepare_graph_in_place,
+    BranchGraph, MeshParams, Placement, RadiusParams, TreeError, TreeMesh, build_mesh_into, prepare_graph_in_place,
+    spawn_tree,
 };
 
 /// Why a tree could not be grown.
@@ -54,6 +55,22 @@ pub struct GrownTree {
     pub mesh: TreeMesh,
     /// Sizes and timings.
     pub stats: TreeStats,
+}
+
+/// Builds a scene's L-system tree (scene section `tree`) into `app`: grows it on the app's pool,
+/// spawns it at `placement`, puts its [`TreeStats`] into the app, and returns it (for export).
+pub fn build(
+    app: &mut App,
+    lsystem: &LSystemParams,
+    radii: &RadiusParams,
+    mesh: &MeshParams,
+    placement: Placement,
+    seed: u64,
+) -> Result<GrownTree, GrowError> {
+    let grown = app.in_pool(|| grow_lsystem_tree(lsystem, radii, mesh, seed))?;
+    spawn_tree(&mut app.world.entities, &grown.graph, placement)?;
+    app.world.resources.insert(grown.stats);
+    Ok(grown)
 }
 
 /// Grows the tree an L-system describes. `seed` is the scene seed (the

@@ -197,7 +197,13 @@ fn size(out: &mut BranchGraph, graph: &BranchGraph, radii: &RadiusParams) {
     }
 }
 
-/// Adds `colonize.grow` and `colonize.attractors.extract` (see the module docs), the
+/// Name of the fixed-step system [`install`] adds: it grows the colonizers.
+pub const GROW_SYSTEM: &str = "colonize.grow";
+
+/// Name of the frame system [`install`] adds: it fills the [`AttractorBatch`].
+pub const EXTRACT_SYSTEM: &str = "colonize.attractors.extract";
+
+/// Adds [`GROW_SYSTEM`] and [`EXTRACT_SYSTEM`] (see the module docs), the
 /// [`AttractorBatch`] resource, and the colonizers, attractors and grown segments to snapshots.
 pub fn install(app: &mut App) {
     app.world.resources.insert(AttractorBatch::default());
@@ -207,7 +213,7 @@ pub fn install(app: &mut App) {
         .component::<GrownSegment>("colonize.segment");
     let mut spawned = Vec::new();
     app.add_system(System::new(
-        "colonize.grow",
+        GROW_SYSTEM,
         Access::new()
             .write::<Colonizing>()
             .write::<Tree>()
@@ -251,7 +257,7 @@ pub fn install(app: &mut App) {
         },
     ));
     app.add_frame_system(System::new(
-        "colonize.attractors.extract",
+        EXTRACT_SYSTEM,
         Access::new().read::<Attractor>().write_res::<AttractorBatch>(),
         |ctx| {
             let count: usize = ctx.archetypes_with::<Attractor>().map(|a| a.len() as usize).sum();

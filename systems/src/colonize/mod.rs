@@ -5,8 +5,9 @@
 //! d_i, each growing node with attractors gains a successor D away (unless a rule refuses it),
 //! attractors within d_k of a node die. The output is one [`crate::tree::BranchGraph`] per root.
 //! [`Colonizer::step`] grows a few iterations at a time; [`spawn_colonizing`] and [`install`] put
-//! a colonizer into an app, with attractors as [`Attractor`] entities and a `colonize.grow`
-//! system that grows it a few iterations per fixed step.
+//! a colonizer into an app, with attractors as [`Attractor`] entities and a [`GROW_SYSTEM`]
+//! that grows it a few iterations per fixed step. [`build`] puts a scene's colonization into an
+//! app, grown over time or all at once; [`TreeReport`] reports it.
 //!
 //! Deviations from the thesis (trees.md §1.11, §7):
 //! - Direction: the thesis code's `normalize(normalize(Σ unit vectors) + T)`, not eq. 3.2/3.3's
@@ -30,6 +31,7 @@
 //!   [`ColonizeParams::crown_gap`] of nodes of two trees dies, so crowns keep that far apart
 //!   instead of about d_k. Off by default.
 
+mod build;
 mod entities;
 mod grid;
 mod grow;
@@ -38,12 +40,17 @@ pub mod oracle;
 mod params;
 mod regions;
 mod replay;
+mod report;
 mod smooth;
 
-pub use entities::{Attractor, AttractorBatch, Colonizing, GrownSegment, install, spawn_colonizing};
+pub use build::{GRAPH_SCALE, build};
+pub use entities::{
+    Attractor, AttractorBatch, Colonizing, EXTRACT_SYSTEM, GROW_SYSTEM, GrownSegment, install, spawn_colonizing,
+};
 pub use grow::Colonizer;
 pub use params::{ColonizeParams, MAX_ATTRACTORS, WeightedGrowth};
 pub use regions::{Region, Sampling, Shape, load_points, parse_points, sample_regions};
+pub use report::TreeReport;
 pub use smooth::smooth_branching;
 use sylva_runtime::FieldError;
 

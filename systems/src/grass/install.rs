@@ -11,10 +11,10 @@
 //! - The baked motion and the instances of each species are one [`GrassSpecies`]
 //!   in the [`GrassLayers`] resource, instances placed by [`placement::scatter`].
 //! - Walkers are entities with a [`WalkPath`] and their current [`Pusher`].
-//! - `grass.walk` (fixed step) moves each pusher along its path; `grass.live`
+//! - [`WALK_SYSTEM`] (fixed step) moves each pusher along its path; [`LIVE_SYSTEM`]
 //!   (fixed step) steps each species' [`LiveGrass`] on its own clock (live steps of
 //!   [`LiveSettings::step_seconds`], caught up with simulated time) and keeps the set
-//!   of live blades; `grass.extract` (frame) fills the [`GrassBatch`]: instances are
+//!   of live blades; [`EXTRACT_SYSTEM`] (frame) fills the [`GrassBatch`]: instances are
 //!   dirty on the first fill only, live blades get a slot and displacements every
 //!   frame, and the playback time follows simulated time.
 //! - Snapshots keep the structure and walker entities and, of [`GrassLayers`], only
@@ -40,6 +40,15 @@ use super::interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
 use super::walkers::{WalkPath, Walker};
 use super::wind::WindField;
 use crate::placement::{self, Ground, ScatterParams};
+
+/// Name of the fixed-step system that moves the pushers.
+pub const WALK_SYSTEM: &str = "grass.walk";
+
+/// Name of the fixed-step system that simulates pushed blades live.
+pub const LIVE_SYSTEM: &str = "grass.live";
+
+/// Name of the frame system that fills the [`GrassBatch`].
+pub const EXTRACT_SYSTEM: &str = "grass.extract";
 
 /// One kind of grass to plant.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,8 +256,8 @@ pub enum GrassError {
 
 /// Installs grass (see the module docs): bakes every species on the app's pool,
 /// plants it on `ground`, spawns structures and walkers, inserts [`GrassLayers`],
-/// [`GrassStats`] and an empty [`GrassBatch`], and adds `grass.walk`, `grass.live`
-/// and `grass.extract`.
+/// [`GrassStats`] and an empty [`GrassBatch`], and adds [`WALK_SYSTEM`], [`LIVE_SYSTEM`]
+/// and [`EXTRACT_SYSTEM`].
 pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) -> Result<(), GrassError> {
     settings.live.validate().map_err(GrassError::Live)?;
     let seed = app.time().seed;
@@ -355,7 +364,7 @@ fn spawn_structure(app: &mut App, species: u32, shape: &BladeShape) {
 
 fn add_systems(app: &mut App) {
     app.add_system(System::new(
-        "grass.walk",
+        WALK_SYSTEM,
         Access::new().read::<WalkPath>().write::<Pusher>(),
         |ctx| {
             // A pusher stands where its walker is at the end of this step.
@@ -368,7 +377,7 @@ fn add_systems(app: &mut App) {
     ));
     let mut pushers = Vec::new();
     app.add_system(System::new(
-        "grass.live",
+        LIVE_SYSTEM,
         Access::new().read::<Pusher>().write_res::<GrassLayers>(),
         move |ctx| {
             pushers.clear();
@@ -390,7 +399,7 @@ fn add_systems(app: &mut App) {
     ));
     let mut filled = false;
     app.add_frame_system(System::new(
-        "grass.extract",
+        EXTRACT_SYSTEM,
         Access::new().read_res::<GrassLayers>().write_res::<GrassBatch>(),
         move |ctx| {
             let layers = ctx.res::<GrassLayers>();

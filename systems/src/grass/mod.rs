@@ -24,7 +24,8 @@
 //!
 //! Blade structures can be written as L-systems ([`grammar`]); [`install`] puts
 //! grass into an app (structures, baked species, scattered instances, walkers as
-//! [`walkers::WalkPath`] pushers, `grass.walk`, `grass.live`, `grass.extract`).
+//! [`walkers::WalkPath`] pushers, [`WALK_SYSTEM`], [`LIVE_SYSTEM`], [`EXTRACT_SYSTEM`]);
+//! [`GrassReport`] reports it.
 //!
 //! Deviations from the thesis (grass.md §8): corrected cosine weights; the
 //! damper acts on relative velocity; stiffness 1 restores the rest length; the
@@ -44,6 +45,7 @@ pub mod install;
 pub mod interaction;
 pub mod lane;
 pub mod lanes;
+mod report;
 pub mod sampler;
 pub mod walkers;
 pub mod wind;
@@ -54,9 +56,10 @@ pub use dynamics::{BladeKernel, DamperRule, Dynamics};
 pub use field::BladeField;
 pub use grammar::blade_from_grammar;
 pub use install::{
-    BladeLink, BladeParticle, BladeRoot, GrassError, GrassLayers, GrassSettings, GrassSpecies, GrassState, GrassStats,
-    SpeciesSettings, install,
+    BladeLink, BladeParticle, BladeRoot, EXTRACT_SYSTEM, GrassError, GrassLayers, GrassSettings, GrassSpecies,
+    GrassState, GrassStats, LIVE_SYSTEM, SpeciesSettings, WALK_SYSTEM, install,
 };
 pub use interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
+pub use report::GrassReport;
 pub use walkers::{Walk, WalkPath, Walker};
 pub use wind::{Gust, Wind, WindField};

@@ -13,6 +13,7 @@
 //! thread count.
 
 mod chains;
+mod report;
 mod solver;
 
 use glam::Vec3;
@@ -21,7 +22,17 @@ use sylva_runtime::extract::CylinderBatch;
 use sylva_runtime::{Access, App, System};
 
 pub use chains::{ChainField, spawn_chain_field};
+pub use report::ParticleReport;
 pub use solver::ParticleSolver;
+
+/// Name of the fixed-step system [`install`] adds.
+pub const STEP_SYSTEM: &str = "particles.step";
+
+/// Name of the frame system [`install_extraction`] adds.
+pub const EXTRACT_SYSTEM: &str = "particles.extract";
+
+/// Radius of the tubes [`build`] draws springs as, metres.
+pub const SPRING_RADIUS: f32 = 0.02;
 
 /// Position of a particle, world space, metres.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -102,7 +113,18 @@ pub struct SpringBatch {
     positions: Vec<Vec3>,
 }
 
-/// Adds the particle solver to `app`: the `particles.step` system, run every
+/// Builds a scene's particles into `app`: the solver with `settings` ([`install`]), springs drawn
+/// as tubes of [`SPRING_RADIUS`] ([`install_extraction`]), and the hanging `chains` (scene
+/// section `chains`), if any, from `seed`.
+pub fn build(app: &mut App, settings: ParticleSettings, chains: Option<&ChainField>, seed: u64) {
+    install(app, settings);
+    install_extraction(app, SPRING_RADIUS);
+    if let Some(chains) = chains {
+        spawn_chain_field(&mut app.world.entities, chains, seed);
+    }
+}
+
+/// Adds the particle solver to `app`: the [`STEP_SYSTEM`] system, run every
 /// fixed step, with its resources and snapshot registrations.
 pub fn install(app: &mut App, settings: ParticleSettings) {
     app.world.resources.insert(settings);
@@ -114,7 +136,7 @@ pub fn install(app: &mut App, settings: ParticleSettings) {
         .component::<Pinned>("particles.pinned")
         .component::<Spring>("particles.spring");
     app.add_system(System::new(
-        "particles.step",
+        STEP_SYSTEM,
         Access::new()
             .write::<Position>()
             .write::<Velocity>()
@@ -130,7 +152,7 @@ pub fn install(app: &mut App, settings: ParticleSettings) {
     ));
 }
 
-/// Adds `particles.extract` to `app`: once per frame it draws every live
+/// Adds [`EXTRACT_SYSTEM`] to `app`: once per frame it draws every live
 /// spring as a tube of `radius` metres into the [`SpringBatch`] resource.
 pub fn install_extraction(app: &mut App, radius: f32) {
     app.world.resources.insert(SpringBatch {
@@ -138,7 +160,7 @@ pub fn install_extraction(app: &mut App, radius: f32) {
         ..SpringBatch::default()
     });
     app.add_frame_system(System::new(
-        "particles.extract",
+        EXTRACT_SYSTEM,
         Access::new()
             .read::<Position>()
             .read::<Velocity>()

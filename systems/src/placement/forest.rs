@@ -4,7 +4,8 @@
 //! "forest.<species index>")`); every placed tree picks a species by weight and one of its
 //! variants from its own random stream (`Index(tree)`, "forest.pick"), so a forest of thousands
 //! of trees grows only a few dozen and stays deterministic. [`Forest::spawn`] makes each placed
-//! tree an entity with its segments (`tree::spawn_tree`).
+//! tree an entity with its segments (`tree::spawn_tree`); [`build`] grows, spawns and records a
+//! scene's forest in an app.
 
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream, stream_seed};
-use sylva_runtime::{FieldError, Validate};
+use sylva_runtime::{App, FieldError, Validate};
 
 use super::{Ground, ScatterParams, scatter};
 use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
@@ -166,6 +167,13 @@ pub struct ForestStats {
     pub place_ms: f64,
 }
 
+impl ForestStats {
+    /// The forest report of `app`: its [`ForestStats`] resource, when it has a forest.
+    pub fn of(app: &App) -> Option<Self> {
+        app.world.resources.get::<ForestStats>().map(|f| f.clone())
+    }
+}
+
 /// A grown forest: the variants of each species and the placed trees.
 #[derive(Clone, Debug, Default)]
 pub struct Forest {
@@ -177,6 +185,21 @@ pub struct Forest {
     pub trees: Vec<PlacedTree>,
     /// Sizes and timings.
     pub stats: ForestStats,
+}
+
+/// Builds a scene's forest (scene section `forest`) into `app`: grows it on the app's pool
+/// ([`grow_forest`]), spawns its trees ([`Forest::spawn`]) and puts its [`ForestStats`] into the
+/// app.
+pub fn build(
+    app: &mut App,
+    params: &ForestParams,
+    ground: &(impl Ground + Sync),
+    seed: u64,
+) -> Result<(), ForestError> {
+    let forest = app.in_pool(|| grow_forest(params, ground, seed))?;
+    forest.spawn(&mut app.world.entities)?;
+    app.world.resources.insert(forest.stats);
+    Ok(())
 }
 
 /// Grows the species of `params` and places them on `ground`. Growing the variants runs in

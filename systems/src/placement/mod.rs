@@ -8,6 +8,8 @@
 //! or `count · attempts_per_point` candidates were tried, so the same seed gives the same points
 //! on any thread count. Points are world space, metres, Y up; the ground is sampled at (x, z).
 //!
+//! [`AppGround`] is what a scene's forest and grass stand on: the app's terrain, or a plane.
+//!
 //! [`forest`] puts species on the scattered points: a forest of L-system and colonization trees.
 
 pub mod forest;
@@ -17,9 +19,9 @@ use kiddo::{MutableKdTree, SquaredEuclidean};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream};
-use sylva_runtime::{FieldError, Validate};
+use sylva_runtime::{App, FieldError, Validate};
 
-use crate::terrain::{Heightfield, Material};
+use crate::terrain::{Heightfield, Material, TerrainParams};
 
 /// Most points one scatter may ask for.
 pub const MAX_POINTS: u32 = 1_000_000;
@@ -94,6 +96,47 @@ impl Ground for TerrainGround<'_> {
             slope: Vec2::new(dx, dz).length().atan().to_degrees(),
             material: self.field.top[j * w + i],
         })
+    }
+}
+
+/// What a scene's forest and grass stand on: the app's terrain where it has one, the plane y = 0
+/// otherwise.
+#[derive(Clone, Debug)]
+pub enum AppGround {
+    /// The terrain chunks, stitched.
+    Terrain {
+        /// The heights and top materials.
+        field: Heightfield,
+        /// Cell side, metres.
+        cell_length: f32,
+    },
+    /// No terrain (or none that stitches into one heightfield).
+    Plane(Plane),
+}
+
+impl AppGround {
+    /// The ground of `app` as it is now: the chunks [`crate::terrain::install`] spawned, with the
+    /// cell length of the [`TerrainParams`] it inserted.
+    pub fn of(app: &App) -> Self {
+        let cell_length = app.world.resources.get::<TerrainParams>().map(|p| p.cell_length);
+        let field = cell_length.and_then(|c| Heightfield::from_world(&app.world.entities).map(|f| (f, c)));
+        match field {
+            Some((field, cell_length)) => AppGround::Terrain { field, cell_length },
+            None => AppGround::Plane(Plane { y: 0.0 }),
+        }
+    }
+}
+
+impl Ground for AppGround {
+    fn sample(&self, x: f32, z: f32) -> Option<GroundSample> {
+        match self {
+            AppGround::Terrain { field, cell_length } => TerrainGround {
+                field,
+                cell_length: *cell_length,
+            }
+            .sample(x, z),
+            AppGround::Plane(plane) => plane.sample(x, z),
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! `terrain.extract`: keeps the runtime's [`TerrainBatch`] in step with the
+//! [`EXTRACT_SYSTEM`]: keeps the runtime's [`TerrainBatch`] in step with the
 //! [`TerrainChunk`] entities — ground heights, top materials and water per
 //! sample, with each chunk's last row and column taken from its neighbours so
 //! patches meet without gaps.
@@ -13,6 +13,9 @@ use super::columns::TerrainChunk;
 
 /// Byte of a bare column (no rock layer) in [`TerrainPatch::material`].
 pub const BARE: u8 = 255;
+
+/// Name of the frame system [`install_extraction`] adds.
+pub const EXTRACT_SYSTEM: &str = "terrain.extract";
 
 /// One chunk's planes at cell resolution.
 struct Planes {
@@ -37,7 +40,7 @@ impl Planes {
     }
 }
 
-/// Inserts an empty [`TerrainBatch`] and adds the frame system `terrain.extract`
+/// Inserts an empty [`TerrainBatch`] and adds the frame system [`EXTRACT_SYSTEM`]
 /// for cells `cell_size` metres wide (the scene's `cell_length`). Chunks are
 /// re-read only in frames after a simulation step, and a patch is marked dirty
 /// only when its planes changed.
@@ -45,7 +48,7 @@ pub fn install_extraction(app: &mut App, cell_size: f32) {
     app.world.resources.insert(TerrainBatch::default());
     let mut extracted_at: Option<u64> = None;
     app.add_frame_system(System::new(
-        "terrain.extract",
+        EXTRACT_SYSTEM,
         Access::new().read::<TerrainChunk>().write_res::<TerrainBatch>(),
         move |ctx| {
             let tick = ctx.time().tick;

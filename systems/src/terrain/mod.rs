@@ -9,9 +9,9 @@
 //!   fBm, ridged multifractal, successive random additions, circles, and the
 //!   multi-layer stacking; all sampled in world cells, so chunks agree at
 //!   their borders.
-//! - [`install`] spawns the chunks and adds `terrain.water`,
-//!   `terrain.thermal` and `terrain.aging`, run on the thesis's schedule
-//!   ([`ScheduleParams`]).
+//! - [`install`] spawns the chunks and adds [`WATER_SYSTEM`],
+//!   [`THERMAL_SYSTEM`] and [`AGING_SYSTEM`], run on the thesis's schedule
+//!   ([`ScheduleParams`]); [`build`] adds the extraction too.
 //! - [`Eroder`] runs the same iterations on a chunk outside an app.
 //! - [`report`], [`erosion_score`] and [`encode_png`] measure and export.
 //!
@@ -42,7 +42,7 @@ use crate::registers::Registers;
 
 pub use columns::{Column, MAX_CHUNK_SIZE, MAX_LAYER_SLOTS, MIN_THICKNESS, TerrainChunk};
 pub use export::{ExportError, Heightfield, PngKind, encode_png, thesis_grey, write_png};
-pub use extraction::{BARE, install_extraction};
+pub use extraction::{BARE, EXTRACT_SYSTEM, install_extraction};
 pub use generators::{
     Circles, Fbm, GeneratorParams, LayerSpec, Midpoint, MidpointVariant, RandomAdditions, Ridged, Source, Thickness,
     ValueNoise,
@@ -55,9 +55,25 @@ pub use params::{
 pub use score::{ScoreMode, erosion_score};
 pub use stats::{KernelRates, MaterialBalance, TerrainBalance, TerrainReport, WaterBalance, report};
 
+/// Name of the fixed-step system of flowing and standing water.
+pub const WATER_SYSTEM: &str = "terrain.water";
+
+/// Name of the fixed-step system of thermal erosion.
+pub const THERMAL_SYSTEM: &str = "terrain.thermal";
+
+/// Name of the fixed-step system of rock-cycle aging.
+pub const AGING_SYSTEM: &str = "terrain.aging";
+
 /// Whether a process with interval `every` runs in 1-based iteration `n`.
 fn due(n: u64, every: u32) -> bool {
     every > 0 && n.is_multiple_of(u64::from(every))
+}
+
+/// Builds a scene's terrain (scene section `terrain`) into `app`: [`install`], and
+/// [`install_extraction`] for cells of the terrain's `cell_length`.
+pub fn build(app: &mut App, params: &TerrainParams) {
+    install(app, params);
+    install_extraction(app, params.cell_length);
 }
 
 /// Spawns the terrain chunks of `params` (generated from the app's seed) and
@@ -103,7 +119,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
             .write_res::<TerrainBalance>()
     };
     let mut scratch = hydraulic::Scratch::default();
-    app.add_system(System::new("terrain.water", access(), move |ctx| {
+    app.add_system(System::new(WATER_SYSTEM, access(), move |ctx| {
         let p = ctx.res::<TerrainParams>();
         let mut books = ctx.res_mut::<TerrainBalance>();
         let t = ctx.time();
@@ -116,7 +132,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
         }
     }));
     let mut scratch = thermal::ThermalScratch::default();
-    app.add_system(System::new("terrain.thermal", access(), move |ctx| {
+    app.add_system(System::new(THERMAL_SYSTEM, access(), move |ctx| {
         let p = ctx.res::<TerrainParams>();
         if !due(ctx.time().tick + 1, p.schedule.thermal_every) {
             return;
@@ -125,7 +141,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
             thermal::step(chunk, &p, &mut scratch, Registers::best());
         }
     }));
-    app.add_system(System::new("terrain.aging", access(), |ctx| {
+    app.add_system(System::new(AGING_SYSTEM, access(), |ctx| {
         let p = ctx.res::<TerrainParams>();
         if !due(ctx.time().tick + 1, p.schedule.aging_every) {
             return;

@@ -6,6 +6,7 @@ use sylva_runtime::App;
 use super::columns::TerrainChunk;
 use super::export::Heightfield;
 use super::score::{ScoreMode, erosion_score};
+use super::{AGING_SYSTEM, THERMAL_SYSTEM, WATER_SYSTEM};
 
 /// What the erosion systems added and removed so far: a resource, part of
 /// the snapshot state. Volumes are heights summed over cells.
@@ -126,6 +127,13 @@ pub(crate) fn totals(world: &hecs::World) -> (f64, f64, f64) {
     })
 }
 
+impl TerrainReport {
+    /// The terrain report of `app`, when it has terrain chunks.
+    pub fn of(app: &App) -> Option<Self> {
+        (app.world.count::<TerrainChunk>() > 0).then(|| report(app))
+    }
+}
+
 /// The terrain report of `app` (zeros when the terrain is not installed).
 pub fn report(app: &App) -> TerrainReport {
     let entities = &app.world.entities;
@@ -187,9 +195,9 @@ pub fn report(app: &App) -> TerrainReport {
         error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
     };
     let (hydraulic_ms, thermal_ms, aging_ms) = (
-        per_pass("terrain.water", schedule.water_every),
-        per_pass("terrain.thermal", schedule.thermal_every),
-        per_pass("terrain.aging", schedule.aging_every),
+        per_pass(WATER_SYSTEM, schedule.water_every),
+        per_pass(THERMAL_SYSTEM, schedule.thermal_every),
+        per_pass(AGING_SYSTEM, schedule.aging_every),
     );
     // Cells per millisecond, over a thousand, is millions per second.
     let rate = |ms: f64| if ms > 0.0 { cells as f64 / ms / 1e3 } else { 0.0 };

@@ -92,7 +92,10 @@ fn depth_colour(depth: u32) -> [u8; 4] {
     [mix(88.0, 140.0), mix(62.0, 120.0), mix(44.0, 70.0), 255]
 }
 
-/// Registers the tree components for snapshots and adds `tree.extract`, a
+/// Name of the frame system [`install_extraction`] adds.
+pub const EXTRACT_SYSTEM: &str = "tree.extract";
+
+/// Registers the tree components for snapshots and adds [`EXTRACT_SYSTEM`], a
 /// frame system that keeps [`TreeBatch`] in step with the segment entities.
 pub fn install_extraction(app: &mut App) {
     app.world.resources.insert(TreeBatch::default());
@@ -103,7 +106,7 @@ pub fn install_extraction(app: &mut App) {
         .component::<BranchDepth>("tree.depth")
         .component::<TreeMember>("tree.member");
     app.add_frame_system(System::new(
-        "tree.extract",
+        EXTRACT_SYSTEM,
         Access::new()
             .read::<Segment>()
             .read::<BranchDepth>()

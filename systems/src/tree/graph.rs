@@ -68,6 +68,27 @@ impl BranchGraph {
         self.depth.push(depth);
         index
     }
+
+    /// Every graph of `graphs` in one graph, in order: each graph's segments, radii included,
+    /// follow the previous graph's, with its parent indices shifted by as much, so each keeps
+    /// its own root. Space colonization grows one graph per root; meshing and export take the
+    /// whole stand as one.
+    pub fn merge(graphs: &[BranchGraph]) -> BranchGraph {
+        let mut all = BranchGraph::new();
+        for g in graphs {
+            let offset = all.len() as u32;
+            all.start.extend_from_slice(&g.start);
+            all.end.extend_from_slice(&g.end);
+            all.start_radius.extend_from_slice(&g.start_radius);
+            all.end_radius.extend_from_slice(&g.end_radius);
+            all.parent.extend(g.parent.iter().map(|&p| match p {
+                NO_PARENT => NO_PARENT,
+                p => p + offset,
+            }));
+            all.depth.extend_from_slice(&g.depth);
+        }
+        all
+    }
 }
 
 impl BranchGraph {
@@ -179,5 +200,36 @@ impl Children {
             (Some(&a), Some(&b)) => &self.list[a as usize..b as usize],
             _ => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trunk with one branch, its radii set, at `x`.
+    fn two_segments(x: f32) -> BranchGraph {
+        let mut g = BranchGraph::new();
+        let trunk = g.push(Vec3::new(x, 0.0, 0.0), Vec3::new(x, 0.0, 1.0), NO_PARENT, 0);
+        g.push(Vec3::new(x, 0.0, 1.0), Vec3::new(x, 1.0, 2.0), trunk, 1);
+        g.start_radius = vec![0.3, 0.2];
+        g.end_radius = vec![0.25, 0.1];
+        g
+    }
+
+    #[test]
+    fn merge_keeps_each_tree_with_its_own_root() {
+        let (a, b) = (two_segments(0.0), two_segments(5.0));
+        let all = BranchGraph::merge(&[a.clone(), b.clone()]);
+        assert_eq!(all.len(), 4);
+        assert_eq!(all.parent, [NO_PARENT, 0, NO_PARENT, 2]);
+        assert_eq!(all.depth, [0, 1, 0, 1]);
+        assert_eq!(all.start[2..], b.start[..]);
+        assert_eq!(all.end[..2], a.end[..]);
+        assert_eq!(all.start_radius, [0.3, 0.2, 0.3, 0.2]);
+        assert_eq!(all.end_radius, [0.25, 0.1, 0.25, 0.1]);
+        all.validate().unwrap();
+        assert_eq!(BranchGraph::merge(std::slice::from_ref(&a)), a);
+        assert!(BranchGraph::merge(&[]).is_empty());
     }
 }

@@ -31,7 +31,9 @@ mod reduce;
 pub(crate) use angles::AngleCache;
 pub use chains::Chains;
 pub use cylinders::{Placement, push_cylinders};
-pub use entities::{BranchDepth, Segment, SegmentParent, Tree, TreeBatch, TreeMember, install_extraction, spawn_tree};
+pub use entities::{
+    BranchDepth, EXTRACT_SYSTEM, Segment, SegmentParent, Tree, TreeBatch, TreeMember, install_extraction, spawn_tree,
+};
 pub use error::TreeError;
 pub use glb::write_glb;
 pub use graph::{BranchGraph, Children, NO_PARENT};

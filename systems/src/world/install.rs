@@ -122,9 +122,12 @@ impl WorldState {
     }
 }
 
+/// Name of the frame system [`install_world`] adds: it plays the grass at simulated time.
+pub const GRASS_TIME_SYSTEM: &str = "world.grass_time";
+
 /// Inserts the world's resources (an empty [`WorldState`], [`WorldBatch`],
 /// [`TerrainBatch`], and a [`GrassBatch`] with one layer per grass species) and
-/// the frame system `world.grass_time`, which plays the grass at simulated time.
+/// the frame system [`GRASS_TIME_SYSTEM`].
 pub fn install_world(app: &mut App, content: &WorldContent, grass: &WorldGrass) {
     let layers = content
         .grass
@@ -149,7 +152,7 @@ pub fn install_world(app: &mut App, content: &WorldContent, grass: &WorldGrass) 
     app.world.resources.insert(WorldBatch::default());
     app.world.resources.insert(TerrainBatch::default());
     app.add_frame_system(System::new(
-        "world.grass_time",
+        GRASS_TIME_SYSTEM,
         Access::new().write_res::<GrassBatch>(),
         |ctx| {
             let elapsed = ctx.time().elapsed as f32;

@@ -15,22 +15,28 @@
 //! - [`WorldSource`]: the world as the runtime's `ChunkSource`; it derives
 //!   cylinders and the terrain patch on the generation pool.
 //! - [`install_chunk`] / [`evict_chunk`]: a chunk in and out of an `App`.
-//! - [`WorldStreamer`]: all of it, driven by the host once per frame.
+//! - [`WorldStreamer`]: all of it, driven by the host once per frame; [`build`]
+//!   puts a scene's world into an `App`.
+//! - [`StreamingReport`]: the streaming over a flight, measured by a [`FlightLog`].
 
 mod chunk;
 mod content;
 mod install;
 mod params;
 pub mod placement;
+mod report;
 mod source;
 mod streamer;
 
 pub use chunk::{ChunkPayload, DATA_VERSION, GrassPatch, StageMillis, Surface, TreeInstance, WorldGen};
 pub use content::{BARK, ContentError, GrassKind, TreeKind, WorldContent, grow_content};
-pub use install::{Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world};
+pub use install::{
+    GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,
+};
 pub use params::{
     BudgetParams, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS, MAX_REACH_CELLS, MAX_SPECIES,
     PlacementParams, WorldGrass, WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
 };
+pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
 pub use source::{ReadyChunk, WorldSource};
-pub use streamer::{WorldError, WorldStreamer};
+pub use streamer::{WorldError, WorldStreamer, build};

@@ -36,6 +36,15 @@ pub enum WorldError {
     },
 }
 
+/// Builds a scene's world (scene section `world`) into `app`: grows its content on a generation
+/// pool of its own ([`WorldStreamer::new`]) and installs its resources and frame systems; the
+/// streamer it returns streams the chunks in, frame by frame.
+pub fn build(app: &mut App, params: &WorldParams, seed: u64) -> Result<WorldStreamer, WorldError> {
+    let world = WorldStreamer::new(params, seed, None)?;
+    world.install(app);
+    Ok(world)
+}
+
 /// A world streamed around viewers: the chunk function, its grown content, the
 /// [`Streamer`] and the budget. Each frame, [`update`](Self::update) installs
 /// into and evicts from an [`App`]; a host that keeps its own world calls
