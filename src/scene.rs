@@ -333,14 +333,7 @@ impl Validate for GrassScene {
             sp.validate().map_err(|e| e.within(format!("species[{k}]")))?;
         }
         self.bake.validate().map_err(|e| e.within("bake"))?;
-        self.wind.validate().map_err(|e| e.within("wind"))?;
-        self.dynamics.validate().map_err(|e| e.within("dynamics"))?;
-        FieldError::check(
-            self.wind_power.is_finite() && self.wind_power >= 0.0,
-            "wind_power",
-            || format!("must be >= 0, got {}", self.wind_power),
-        )?;
-        FieldError::check(self.wave_speed.is_finite(), "wave_speed", || "must be finite".into())?;
+        sylva_systems::grass::validate_motion(&self.wind, &self.dynamics, self.wind_power, self.wave_speed)?;
         self.live.validate().map_err(|e| e.within("live"))?;
         for (k, w) in self.pushers.iter().enumerate() {
             w.validate().map_err(|e| e.within(format!("pushers[{k}]")))?;

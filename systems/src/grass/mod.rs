@@ -63,3 +63,20 @@ pub use interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
 pub use report::GrassReport;
 pub use walkers::{Walk, WalkPath, Walker};
 pub use wind::{Gust, Wind, WindField};
+
+/// Checks what every baked grass plays back with, whichever scene section holds it: the
+/// wind, the dynamics, and the playback multipliers (Wind Power ≥ 0, a finite Wave Speed).
+pub fn validate_motion(
+    wind: &WindField,
+    dynamics: &Dynamics,
+    wind_power: f32,
+    wave_speed: f32,
+) -> Result<(), sylva_runtime::FieldError> {
+    use sylva_runtime::{FieldError, Validate};
+    wind.validate().map_err(|e| e.within("wind"))?;
+    dynamics.validate().map_err(|e| e.within("dynamics"))?;
+    FieldError::check(wind_power.is_finite() && wind_power >= 0.0, "wind_power", || {
+        format!("must be >= 0, got {wind_power}")
+    })?;
+    FieldError::check(wave_speed.is_finite(), "wave_speed", || "must be finite".into())
+}

@@ -435,13 +435,6 @@ impl WorldGrass {
             "bake.cell_size",
             || "cell_size and rgb8_scale must be positive, max_warmup_seconds within 0..=60".into(),
         )?;
-        self.wind.validate().map_err(|e| e.within("wind"))?;
-        self.dynamics.validate().map_err(|e| e.within("dynamics"))?;
-        FieldError::check(
-            self.wind_power.is_finite() && self.wind_power >= 0.0,
-            "wind_power",
-            || format!("must be >= 0, got {}", self.wind_power),
-        )?;
-        FieldError::check(self.wave_speed.is_finite(), "wave_speed", || "must be finite".into())
+        crate::grass::validate_motion(&self.wind, &self.dynamics, self.wind_power, self.wave_speed)
     }
 }
