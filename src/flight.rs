@@ -48,7 +48,7 @@ impl Flight {
 
     /// Where the viewer is `t` seconds in (clamped to the path), looking along it.
     pub fn viewer(&self, t: f32) -> Viewer {
-        let mut left = (t.max(0.0) * self.speed).max(0.0);
+        let mut left = t.max(0.0) * self.speed;
         let mut leg = [self.points[0], self.points[0] + Vec3::X];
         for w in self.points.windows(2) {
             leg = [w[0], w[1]];

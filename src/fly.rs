@@ -4,11 +4,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sylva::runtime::App;
 use sylva::vk::Renderer;
 use sylva::{Flight, FlightLog, RenderReport, Report, StreamingReport, WorldStreamer};
 
-use crate::{Common, FlyArgs, print_summary, progress_bar, scene_or_default, spinner, write_report};
+use crate::{
+    Common, FlyArgs, headless, print_summary, progress_bar, render_png, scene_or_default, spinner, write_report,
+};
 
 /// Seconds a straight flight lasts when only --speed is given.
 const DEFAULT_SECONDS: f32 = 60.0;
@@ -48,7 +49,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     let mut renderer = if args.no_render {
         None
     } else {
-        renderer(args.width, args.height)?
+        headless(args.width, args.height)?
     };
     let mut log = FlightLog::default();
     let start = flight.viewer(0.0);
@@ -90,25 +91,23 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     report.streaming = Some(StreamingReport::new(&world, &log));
     print_summary(&report);
     print_streaming(report.streaming.as_ref().expect("set above"), &world);
-    if let Some(path) = &args.screenshot {
-        report.render = final_shot(&app, renderer.as_mut(), path, args)?;
+    match (&args.screenshot, &renderer) {
+        // The flight's renderer already holds the last frame.
+        (Some(path), Some(r)) => {
+            r.save_png(path).map_err(|e| e.to_string())?;
+            println!("screenshot: {}", path.display());
+        }
+        (Some(path), None) => {
+            if let Some(mut r) = headless(args.width, args.height)? {
+                report.render = Some(render_png(&mut r, &app, path, false)?);
+            }
+        }
+        (None, _) => {}
     }
     if let Some(r) = &renderer {
         report.render = Some(RenderReport::new(&r.stats()));
     }
     write_report(&report, common)
-}
-
-/// A headless renderer, or none (with the hint) when there is no Vulkan driver.
-fn renderer(width: u32, height: u32) -> Result<Option<Renderer>, String> {
-    match Renderer::new_headless(width, height) {
-        Ok(r) => Ok(Some(r)),
-        Err(e) if e.is_no_driver() => {
-            println!("{}", sylva::vk::NO_DRIVER_HINT);
-            Ok(None)
-        }
-        Err(e) => Err(format!("renderer: {e}")),
-    }
 }
 
 /// The PNG sequence of `--screenshot-every`.
@@ -145,36 +144,6 @@ impl<'a> Shots<'a> {
         self.next += every;
         Ok(())
     }
-}
-
-/// Renders the last frame to `path` (with the renderer of the flight, or a new one).
-fn final_shot(
-    app: &App,
-    renderer: Option<&mut Renderer>,
-    path: &Path,
-    args: &FlyArgs,
-) -> Result<Option<RenderReport>, String> {
-    let mut own = None;
-    let r = match renderer {
-        Some(r) => r,
-        None => match self::renderer(args.width, args.height)? {
-            Some(r) => own.insert(r),
-            None => return Ok(None),
-        },
-    };
-    let frame = sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
-    r.save_png(path).map_err(|e| e.to_string())?;
-    println!(
-        "screenshot: {} ({}x{}, {} instances on {}, {} draw calls, {:.1} ms)",
-        path.display(),
-        args.width,
-        args.height,
-        frame.instances(),
-        r.device_name(),
-        frame.draw_calls,
-        frame.frame_ms
-    );
-    Ok(Some(RenderReport::new(&r.stats())))
 }
 
 fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {

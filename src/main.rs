@@ -329,21 +329,39 @@ fn take_screenshot(app: &sylva::runtime::App, shot: &Screenshot) -> Result<Optio
         println!("rendering: off (pass --screenshot PATH to render the last frame)");
         return Ok(None);
     };
-    let mut renderer = match Renderer::new_headless(shot.width, shot.height) {
-        Ok(r) => r,
+    let Some(mut renderer) = headless(shot.width, shot.height)? else {
+        return Ok(None);
+    };
+    render_png(&mut renderer, app, path, true).map(Some)
+}
+
+/// A headless renderer; none, after saying how to get a driver, when there is no Vulkan driver.
+pub(crate) fn headless(width: u32, height: u32) -> Result<Option<Renderer>, String> {
+    match Renderer::new_headless(width, height) {
+        Ok(r) => Ok(Some(r)),
         Err(e) if e.is_no_driver() => {
             println!("{}", sylva::vk::NO_DRIVER_HINT);
-            return Ok(None);
+            Ok(None)
         }
-        Err(e) => return Err(format!("renderer: {e}")),
-    };
-    let frame = sylva::render(&mut renderer, app, true).map_err(|e| format!("renderer: {e}"))?;
+        Err(e) => Err(format!("renderer: {e}")),
+    }
+}
+
+/// Renders the app's current frame to the PNG `path`, says so, and reports the renderer's totals.
+pub(crate) fn render_png(
+    renderer: &mut Renderer,
+    app: &sylva::runtime::App,
+    path: &Path,
+    show_points: bool,
+) -> Result<RenderReport, String> {
+    let frame = sylva::render(renderer, app, show_points).map_err(|e| format!("renderer: {e}"))?;
     renderer.save_png(path).map_err(|e| e.to_string())?;
+    let (width, height) = renderer.size();
     println!(
         "screenshot: {} ({}x{}, {} on {}, {} draw calls, {:.1} ms)",
         path.display(),
-        shot.width,
-        shot.height,
+        width,
+        height,
         if frame.instances() == 1 {
             "1 instance".to_owned()
         } else {
@@ -353,7 +371,7 @@ fn take_screenshot(app: &sylva::runtime::App, shot: &Screenshot) -> Result<Optio
         frame.draw_calls,
         frame.frame_ms
     );
-    Ok(Some(RenderReport::new(&renderer.stats())))
+    Ok(RenderReport::new(&renderer.stats()))
 }
 
 /// Runs a scene in a window until it is closed; without a Vulkan driver, says so.

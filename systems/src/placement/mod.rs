@@ -226,14 +226,17 @@ impl Validate for ScatterParams {
         FieldError::check(self.attempts_per_point > 0, "attempts_per_point", || {
             "is 0, must be at least 1".to_owned()
         })?;
+        self.rules.validate().map_err(|e| e.within("rules"))
+    }
+}
+
+impl Validate for Rules {
+    /// Checks that the slope and height ranges are ordered.
+    fn validate(&self) -> Result<(), FieldError> {
         let ordered = |(lo, hi): (f32, f32)| !lo.is_nan() && !hi.is_nan() && lo <= hi;
-        let (s, h) = (self.rules.slope, self.rules.height);
-        FieldError::check(ordered(s), "rules.slope", || {
-            format!("is {s:?}, must be an ordered range")
-        })?;
-        FieldError::check(ordered(h), "rules.height", || {
-            format!("is {h:?}, must be an ordered range")
-        })
+        let (s, h) = (self.slope, self.height);
+        FieldError::check(ordered(s), "slope", || format!("is {s:?}, must be an ordered range"))?;
+        FieldError::check(ordered(h), "height", || format!("is {h:?}, must be an ordered range"))
     }
 }
 

@@ -199,7 +199,7 @@ impl WorldGen {
             .crop(apron, apron, n, coord)
             .expect("the chunk lies inside its region");
         let ground = RegionGround::new(&region, region_origin, p.cell_size);
-        let surface = surface(&region, apron, n);
+        let surface = surface(&ground, region.size(), apron, n);
         let t = StageClock::add(&self.clock.terrain, started);
         let size = p.chunk_size();
         let kinds: Vec<&PlacementParams> = p.trees.iter().map(|t| &t.placement).collect();
@@ -244,12 +244,10 @@ impl WorldGen {
     }
 }
 
-/// The chunk's (n + 1)² surface samples from its region (apron ≥ 1).
-fn surface(region: &TerrainChunk, apron: u32, n: u32) -> Surface {
-    let (mut ground, mut top) = (Vec::new(), Vec::new());
-    region.ground_heights(&mut ground);
-    region.top_materials(&mut top);
-    let (side, r) = (region.size() as usize, n as usize + 1);
+/// The chunk's (n + 1)² surface samples from its `side`² region (apron ≥ 1).
+fn surface(region: &RegionGround, side: u32, apron: u32, n: u32) -> Surface {
+    let (ground, top) = (&region.ground, &region.top);
+    let (side, r) = (side as usize, n as usize + 1);
     let mut s = Surface {
         resolution: n + 1,
         height: Vec::with_capacity(r * r),

@@ -148,8 +148,10 @@ pub fn place(
 /// the slope from central differences. `None` on the region's outermost ring,
 /// where a neighbour is missing.
 pub struct RegionGround {
-    ground: Vec<f32>,
-    top: Vec<Option<Material>>,
+    /// Rock height per cell of the region.
+    pub ground: Vec<f32>,
+    /// Top material per cell of the region.
+    pub top: Vec<Option<Material>>,
     size: i64,
     origin: [i64; 2],
     cell_size: f32,
