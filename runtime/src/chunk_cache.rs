@@ -58,11 +58,6 @@ impl ChunkCache {
         Ok(Self { dir: dir.to_owned() })
     }
 
-    /// The directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The file of `key`.
     pub fn path(&self, key: u64) -> PathBuf {
         self.dir.join(format!("{key:016x}.chunk"))

@@ -153,11 +153,6 @@ impl WorldGen {
         &self.params
     }
 
-    /// The seed.
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
     /// Generation cost per stage so far.
     pub fn stages(&self) -> StageMillis {
         self.clock.millis()

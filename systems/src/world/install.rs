@@ -99,7 +99,6 @@ struct Resident {
     entities: Vec<Entity>,
     slot: usize,
     grass: Vec<(usize, Range<usize>)>,
-    hash: u64,
 }
 
 /// Resident chunks and the batch slots and runs they hold (a resource).
@@ -114,11 +113,6 @@ impl WorldState {
     /// Chunks installed now.
     pub fn resident(&self) -> usize {
         self.resident.len()
-    }
-
-    /// Content hash of every resident chunk.
-    pub fn hashes(&self) -> BTreeMap<[i32; 2], u64> {
-        self.resident.iter().map(|(c, r)| (*c, r.hash)).collect()
     }
 }
 
@@ -220,7 +214,6 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
             entities,
             slot,
             grass: grass_runs,
-            hash: payload.hash,
         },
     );
 }

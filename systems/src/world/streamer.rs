@@ -210,9 +210,4 @@ impl WorldStreamer {
     pub fn settings(&self) -> &StreamSettings {
         self.streamer.settings()
     }
-
-    /// The per-frame budget.
-    pub fn budget(&self) -> &FrameBudget {
-        &self.budget
-    }
 }
