@@ -14,11 +14,15 @@
 //!   ([`ScheduleParams`]); [`build`] adds the extraction too.
 //! - [`Eroder`] runs the same iterations on a chunk outside an app.
 //! - [`report`], [`erosion_score`] and [`encode_png`] measure and export.
+//! - [`basin`]: the macro scale, basin-wide uplift against stream-power
+//!   erosion (FastScape), its river network, and drainage measures of any
+//!   heightfield.
 //!
 //! Each chunk erodes as its own domain with the configured [`Boundary`]; water
 //! does not yet flow between chunks.
 
 mod aging;
+pub mod basin;
 mod columns;
 mod exchange;
 mod export;
