@@ -160,6 +160,12 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
         c.dropped,
         s.resident_max
     );
+    if let Some(d) = &s.domains {
+        println!(
+            "  basin domains: {} solved, {} from cache ({} rejected)",
+            d.solved, d.from_cache, d.rejected
+        );
+    }
     println!(
         "  ready ms p50 {:.1} p95 {:.1} max {:.1}; generate ms p50 {:.1} (terrain {:.1}, trees {:.1}, grass {:.1} per chunk)",
         s.ready_ms.p50,

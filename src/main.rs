@@ -6,12 +6,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 mod fly;
+mod region;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use region::{Pictures, parse_region};
 use sylva::systems::colonize::GRAPH_SCALE;
 use sylva::systems::grass::GrassLayers;
-use sylva::systems::terrain::{Heightfield, PngKind, write_png};
+use sylva::systems::terrain::Heightfield;
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
 use sylva::vk::Renderer;
 use sylva::{RenderReport, Report, Scene};
@@ -76,16 +78,26 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         export: Option<PathBuf>,
     },
-    /// Generate a scene's terrain, erode it and optionally write a heightmap.
+    /// Generate a scene's terrain, erode it and optionally write pictures of it;
+    /// with `--region`, a rectangle of a world scene's chunks stitched into one map.
     Terrain {
-        /// Scene file with a `terrain` section.
+        /// Scene file with a `terrain` section (or a `world` one, with `--region`).
         scene: PathBuf,
-        /// Erosion iterations to run.
+        /// Erosion iterations to run (not with `--region`: a world's chunks erode as the scene says).
         #[arg(long, default_value_t = 100)]
         iterations: u32,
+        /// Chunks `x0,z0,x1,z1` (inclusive) of a world scene, generated chunk by chunk and stitched.
+        #[arg(long, value_name = "X0,Z0,X1,Z1", value_parser = parse_region, allow_hyphen_values = true)]
+        region: Option<[i32; 4]>,
         /// Write the final ground heights as a 16-bit grey PNG.
         #[arg(long, value_name = "PATH")]
         heightmap: Option<PathBuf>,
+        /// Write each cell's top material as an RGB PNG (water blue).
+        #[arg(long, value_name = "PATH")]
+        material_map: Option<PathBuf>,
+        /// Write a topographic false-colour RGB PNG (water blue).
+        #[arg(long, value_name = "PATH")]
+        false_colour: Option<PathBuf>,
     },
     /// Bake a scene's grass (every species), print its statistics and optionally save the bake.
     Grass {
@@ -216,8 +228,21 @@ fn main() -> ExitCode {
         Some(Command::Terrain {
             scene,
             iterations,
+            region,
             heightmap,
-        }) => terrain(&scene, iterations, heightmap.as_deref(), &cli.common),
+            material_map,
+            false_colour,
+        }) => {
+            let pictures = Pictures {
+                heightmap,
+                material_map,
+                false_colour,
+            };
+            match region {
+                Some(r) => region::terrain_region(&scene, r, &pictures, &cli.common),
+                None => terrain(&scene, iterations, &pictures, &cli.common),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -497,10 +522,15 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
     write_report(&report, common)
 }
 
-fn terrain(path: &Path, iterations: u32, heightmap: Option<&Path>, common: &Common) -> Result<(), String> {
+fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -> Result<(), String> {
     let scene = load(path, common)?;
     if scene.terrain.is_none() {
-        return Err(format!("{}: the scene has no `terrain` section", path.display()));
+        let hint = if scene.world.is_some() {
+            " (a world scene: add --region X0,Z0,X1,Z1)"
+        } else {
+            ""
+        };
+        return Err(format!("{}: the scene has no `terrain` section{hint}", path.display()));
     }
     let t0 = Instant::now();
     let mut app = sylva::build(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
@@ -527,16 +557,13 @@ fn terrain(path: &Path, iterations: u32, heightmap: Option<&Path>, common: &Comm
             "  ms per pass: hydraulic {:.3}, thermal {:.3}, aging {:.3}",
             t.hydraulic_ms_per_iter, t.thermal_ms_per_iter, t.aging_ms_per_iter
         );
+        if let Some(d) = &t.drainage {
+            region::print_drainage(d);
+        }
     }
-    if let Some(out) = heightmap {
+    if pictures.any() {
         let field = Heightfield::from_world(&app.world.entities).ok_or("the terrain has no chunks")?;
-        let top = field
-            .ground
-            .iter()
-            .fold(0.0f32, |m, &h| m.max(h))
-            .max(f32::MIN_POSITIVE);
-        write_png(out, &field, PngKind::Height16, top).map_err(|e| e.to_string())?;
-        println!("heightmap: {} (16-bit, white = {top:.2})", out.display());
+        pictures.write(&field)?;
     }
     write_report(&report, common)
 }

@@ -643,6 +643,26 @@ mod tests {
                 2,
             ),
             ("(world: (threads: 100000))", "world.threads", 1),
+            (
+                "(world: (terrain: (basins: Some((coast: 300.0,\n coast_noise: 900.0)))))",
+                "world.terrain.basins.coast_noise",
+                2,
+            ),
+            (
+                "(world: (terrain: (basins: Some((\n\n node_spacing: 7.0)))))",
+                "world.terrain.basins.node_spacing",
+                3,
+            ),
+            (
+                "(world: (terrain: (erosion: Some((hydraulic: (\n rain: Random(drops: 3, amount: 1.0)))))))",
+                "world.terrain.erosion.hydraulic.rain",
+                2,
+            ),
+            (
+                "(world: (terrain: (erosion: Some((\n iterations: 1000)))))",
+                "world.terrain.erosion.iterations",
+                2,
+            ),
         ];
         for (text, field, line) in cases {
             let e = err(text);

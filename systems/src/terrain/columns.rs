@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use super::materials::{MATERIAL_COUNT, Material};
 
+/// Sand on a river's bed, height units.
+pub(crate) const BED_SAND: f32 = 0.25;
+
 /// Thickness below which erosion removes what is left of a layer.
 pub const MIN_THICKNESS: f32 = 1e-6;
 
@@ -381,6 +384,20 @@ impl TerrainChunk {
     /// Total suspended sediment, in f64.
     pub fn total_sediment(&self) -> f64 {
         self.sediment.iter().map(|&v| f64::from(v)).sum()
+    }
+
+    /// Cuts every column higher than `bed` (one per cell; NaN: leave it) down
+    /// to [`BED_SAND`] below it and lays that much sand on it: a river's bed.
+    pub(crate) fn lay_beds(&mut self, bed: &[f32]) {
+        let sand = BED_SAND;
+        let mut layers = self.layers_mut();
+        for (i, &b) in bed.iter().enumerate() {
+            if b.is_finite() && layers.ground[i] > b - sand {
+                let excess = layers.ground[i] - (b - sand).max(0.0);
+                layers.take(i, excess);
+                layers.push(i, Material::Sand as u8, sand);
+            }
+        }
     }
 
     /// Total number of layers over all columns.

@@ -16,10 +16,11 @@
 //! - [`report`], [`erosion_score`] and [`encode_png`] measure and export.
 //! - [`basin`]: the macro scale, basin-wide uplift against stream-power
 //!   erosion (FastScape), its river network, and drainage measures of any
-//!   heightfield.
+//!   heightfield; a world's basin domains and the [`Basin`] source use it.
 //!
-//! Each chunk erodes as its own domain with the configured [`Boundary`]; water
-//! does not yet flow between chunks.
+//! Each chunk of a terrain scene erodes as its own domain with the configured
+//! [`Boundary`]; a world's chunks erode with an apron instead, so that water
+//! runs across their borders as in one piece (`world::WorldGen::region`).
 
 mod aging;
 pub mod basin;
@@ -47,9 +48,10 @@ use crate::registers::Registers;
 pub use columns::{Column, MAX_CHUNK_SIZE, MAX_LAYER_SLOTS, MIN_THICKNESS, TerrainChunk};
 pub use export::{ExportError, Heightfield, PngKind, encode_png, thesis_grey, write_png};
 pub use extraction::{BARE, EXTRACT_SYSTEM, install_extraction};
+pub(crate) use generators::catmull_rom;
 pub use generators::{
-    Circles, Fbm, GeneratorParams, LayerSpec, Midpoint, MidpointVariant, RandomAdditions, Ridged, Source, Thickness,
-    ValueNoise,
+    Basin, Circles, Fbm, GeneratorParams, LayerSpec, MAX_BASIN_NODES, Midpoint, MidpointVariant, RandomAdditions,
+    Ridged, Source, Thickness, ValueNoise,
 };
 pub use materials::{MATERIAL_COUNT, Material, MaterialProps, MaterialTable};
 pub use params::{
@@ -57,7 +59,7 @@ pub use params::{
     StandingWaterParams, TerrainParams, ThermalParams, Transport,
 };
 pub use score::{ScoreMode, erosion_score};
-pub use stats::{KernelRates, MaterialBalance, TerrainBalance, TerrainReport, WaterBalance, report};
+pub use stats::{CHANNEL_CELLS, KernelRates, MaterialBalance, TerrainBalance, TerrainReport, WaterBalance, report};
 
 /// Name of the fixed-step system of flowing and standing water.
 pub const WATER_SYSTEM: &str = "terrain.water";

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use sylva_runtime::App;
 
+use super::basin::{Drainage, drainage};
 use super::columns::TerrainChunk;
 use super::export::Heightfield;
 use super::score::{ScoreMode, erosion_score};
@@ -106,7 +107,13 @@ pub struct TerrainReport {
     pub water: WaterBalance,
     /// Material balance in detail.
     pub material: MaterialBalance,
+    /// River measures of the ground; channels drain at least
+    /// [`CHANNEL_CELLS`] cells. Null without terrain or for one too large.
+    pub drainage: Option<Drainage>,
 }
+
+/// Cells a channel drains at least, in the report's drainage measures.
+pub const CHANNEL_CELLS: f32 = 1000.0;
 
 /// One number per terrain kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -158,12 +165,11 @@ pub fn report(app: &App) -> TerrainReport {
     };
     let expected_water =
         books.initial_water + books.water_added - books.water_evaporated - books.water_drained - books.water_absorbed;
-    let schedule = app
+    let (schedule, cell_length) = app
         .world
         .resources
         .get::<super::params::TerrainParams>()
-        .map(|p| p.schedule)
-        .unwrap_or_default();
+        .map_or((Default::default(), 1.0), |p| (p.schedule, p.cell_length));
     let systems = app.metrics().systems();
     // A system is called every tick but works only in the iterations it is due.
     let per_pass = |name: &str, every: u32| {
@@ -221,5 +227,14 @@ pub fn report(app: &App) -> TerrainReport {
         },
         water,
         material,
+        drainage: hf.as_ref().and_then(|h| {
+            drainage(
+                &h.ground,
+                h.width,
+                h.depth,
+                cell_length,
+                CHANNEL_CELLS * cell_length * cell_length,
+            )
+        }),
     }
 }

@@ -5,11 +5,15 @@
 //!   cache, and the content: terrain generator, tree and grass species with
 //!   their placement rules).
 //! - [`WorldGen::chunk`]: the pure chunk function `(world, seed, coord) →`
-//!   [`ChunkPayload`] (terrain columns and surface, tree instances, grass
-//!   blades, content hash). Terrain is the generator's output, sampled in world
-//!   cells so chunks meet exactly (no erosion yet: separately eroded chunks
-//!   would not meet). Placement uses hashed priorities over the 3 × 3
+//!   [`ChunkPayload`] (terrain columns and surface with its water, tree
+//!   instances, grass blades, river crossings, content hash). Terrain is two
+//!   scales (DESIGN.md, "Two-scale terrain"): [`Domains`] solve basin islands
+//!   by stream-power erosion on a coarse lattice, `relief` upsamples them under
+//!   the generator's detail (sampled in world cells) and carves the rivers, and
+//!   [`WorldGen::region`] erodes the chunk with an apron wide enough that it
+//!   equals a monolithic run. Placement uses hashed priorities over the 3 × 3
 //!   neighbourhood ([`placement`]).
+//! - [`stitch`]: a rectangle of chunks as one map, with river measures.
 //! - [`grow_content`]: the few tree variants per species and one grass bake per
 //!   species, grown once and instanced by every chunk.
 //! - [`WorldSource`]: the world as the runtime's `ChunkSource`; it derives
@@ -21,22 +25,31 @@
 
 mod chunk;
 mod content;
+mod domains;
 mod install;
 mod params;
 pub mod placement;
+mod relief;
 mod report;
 mod source;
+mod stitch;
 mod streamer;
 
-pub use chunk::{ChunkPayload, DATA_VERSION, GrassPatch, StageMillis, Surface, TreeInstance, WorldGen};
+pub use chunk::{
+    ChunkPayload, DATA_VERSION, GrassPatch, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
+};
 pub use content::{BARK, ContentError, GrassKind, TreeKind, WorldContent, grow_content};
+pub use domains::{Domain, DomainCounts, Domains, RiverPath};
 pub use install::{
     GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,
 };
 pub use params::{
-    BudgetParams, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS, MAX_REACH_CELLS, MAX_SPECIES,
-    PlacementParams, WorldGrass, WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
+    BudgetParams, ChunkErosion, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS, MAX_CHUNK_EROSION_ITERATIONS,
+    MAX_REACH_CELLS, MAX_SPECIES, PlacementParams, WorldBasins, WorldGrass, WorldGrassSpecies, WorldParams,
+    WorldTerrain, WorldTrees,
 };
+pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
 pub use source::{ReadyChunk, WorldSource};
+pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, stitch};
 pub use streamer::{WorldError, WorldStreamer, build};

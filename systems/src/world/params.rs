@@ -9,7 +9,11 @@ use sylva_runtime::{FieldError, Validate};
 use crate::grass::{BakeSettings, Dynamics, WindField};
 use crate::placement::Rules;
 use crate::placement::forest::SpeciesParams;
-use crate::terrain::{GeneratorParams, MAX_LAYER_SLOTS};
+use crate::terrain::basin::BasinParams;
+use crate::terrain::{
+    AgingParams, GeneratorParams, HydraulicParams, MAX_LAYER_SLOTS, MaterialTable, Rain, ScheduleParams, Source,
+    StandingWaterParams, TerrainParams, ThermalParams, ValueNoise,
+};
 
 /// Most candidates one species may throw per chunk (density × chunk area).
 pub const MAX_CANDIDATES_PER_CHUNK: f64 = 1_000_000.0;
@@ -127,6 +131,12 @@ pub struct WorldTerrain {
     pub generator: GeneratorParams,
     /// Layer slots per column. Default 4.
     pub max_layers: u8,
+    /// The basin scale: heights and rivers solved per basin domain, under the
+    /// generator's detail. Default: none (the generator alone, no rivers).
+    pub basins: Option<WorldBasins>,
+    /// Erosion of every chunk with an apron, exact to a monolithic run.
+    /// Default: none.
+    pub erosion: Option<ChunkErosion>,
 }
 
 impl Default for WorldTerrain {
@@ -134,6 +144,137 @@ impl Default for WorldTerrain {
         Self {
             generator: GeneratorParams::default(),
             max_layers: 4,
+            basins: None,
+            erosion: None,
+        }
+    }
+}
+
+/// The basin scale of a world (DESIGN.md, "Two-scale terrain"): the plane is cut
+/// into basin domains around jittered sites, each an island ringed by sea whose
+/// coast is its outlet, solved once on a coarse lattice by stream-power erosion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorldBasins {
+    /// Spacing of the domain sites, chunks. Default 16.
+    pub domain_chunks: u32,
+    /// Spacing of the coarse lattice, metres; a chunk's side must be a multiple
+    /// of it. Default 16.
+    pub node_spacing: f32,
+    /// The stream-power model each domain is solved with.
+    pub solver: BasinParams,
+    /// Multiplier of the uplift per lattice node (its frequencies count
+    /// nodes). Default: value noise around 1.
+    pub uplift: Source,
+    /// Height of the sea surface, metres; deep enough over the sea floor that
+    /// the generator's detail stays under water. Default 20.
+    pub sea_level: f32,
+    /// Height of the sea floor, the domains' fixed base level, metres; at
+    /// least 0, where layered columns stand. Default 2.
+    pub sea_floor: f32,
+    /// Width of the sea along a domain's border, metres. Default 300.
+    pub coast: f32,
+    /// How far the coastline wanders, metres; less than `coast`, so a strait
+    /// of at least twice the difference parts every two domains. Default 200.
+    pub coast_noise: f32,
+    /// Least drainage area of a drawn river, km². Default 0.3.
+    pub river_area: f32,
+    /// River width in metres as `(c, e)`: c · (area in km²)^e. Default (5, 0.5).
+    pub river_width: (f32, f32),
+    /// River depth in metres as `(c, e)`: c · (area in km²)^e. Default (1, 0.3).
+    pub river_depth: (f32, f32),
+    /// Width of the banks that blend a channel into the ground, in channel
+    /// widths. Default 2.
+    pub banks: f32,
+}
+
+impl Default for WorldBasins {
+    fn default() -> Self {
+        Self {
+            domain_chunks: 16,
+            node_spacing: 16.0,
+            solver: BasinParams::default(),
+            uplift: Source::Sum(vec![
+                Source::ValueNoise(ValueNoise {
+                    frequency: 0.02,
+                    amplitude: 0.6,
+                    persistence: 0.5,
+                    octaves: 3,
+                    scale: 1.0,
+                }),
+                Source::Constant(0.5),
+            ]),
+            sea_level: 20.0,
+            sea_floor: 2.0,
+            coast: 300.0,
+            coast_noise: 200.0,
+            river_area: 0.3,
+            river_width: (5.0, 0.5),
+            river_depth: (1.0, 0.3),
+            banks: 2.0,
+        }
+    }
+}
+
+/// Erosion of each chunk on its region: the chunk plus an apron of
+/// `iterations × reach` cells, so its interior equals a monolithic run bit for bit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChunkErosion {
+    /// Iterations every chunk runs from its fresh state. Default 12.
+    pub iterations: u32,
+    /// Rock types. Default: thesis Table 3.1.
+    pub materials: MaterialTable,
+    /// Flowing water; rain must be uniform or none (random drops depend on the
+    /// region). Default: the terrain default with a uniform rain of 0.02.
+    pub hydraulic: HydraulicParams,
+    /// Standing-water erosion. Default: the terrain default.
+    pub standing_water: StandingWaterParams,
+    /// Thermal erosion. Default: the terrain default.
+    pub thermal: ThermalParams,
+    /// Rock-cycle aging. Default: the terrain default.
+    pub aging: AgingParams,
+    /// How often each process runs. Default: water every iteration, thermal and aging every 2nd.
+    pub schedule: ScheduleParams,
+}
+
+impl Default for ChunkErosion {
+    fn default() -> Self {
+        Self {
+            iterations: 12,
+            materials: MaterialTable::default(),
+            hydraulic: HydraulicParams {
+                rain: Rain::Uniform { amount: 0.02 },
+                ..HydraulicParams::default()
+            },
+            standing_water: StandingWaterParams::default(),
+            thermal: ThermalParams::default(),
+            aging: AgingParams::default(),
+            schedule: ScheduleParams {
+                water_every: 1,
+                thermal_every: 2,
+                aging_every: 2,
+            },
+        }
+    }
+}
+
+/// Most iterations a chunk may erode (each widens its apron).
+pub const MAX_CHUNK_EROSION_ITERATIONS: u32 = 64;
+
+impl ChunkErosion {
+    /// The terrain parameters the kernels read, for cells of `cell_length`.
+    pub fn terrain(&self, cell_length: f32, max_layers: u8) -> TerrainParams {
+        TerrainParams {
+            max_layers,
+            cell_length,
+            materials: self.materials,
+            hydraulic: self.hydraulic.clone(),
+            standing_water: self.standing_water,
+            thermal: self.thermal,
+            aging: self.aging,
+            schedule: self.schedule,
+            ..TerrainParams::default()
         }
     }
 }
@@ -307,6 +448,9 @@ impl Validate for WorldParams {
         })?;
         self.budget.validate().map_err(|e| e.within("budget"))?;
         self.terrain.validate().map_err(|e| e.within("terrain"))?;
+        if let Some(b) = &self.terrain.basins {
+            b.validate_in(self).map_err(|e| e.within("basins").within("terrain"))?;
+        }
         FieldError::check(self.trees.len() <= MAX_SPECIES, "trees", || {
             format!("at most {MAX_SPECIES} species, got {}", self.trees.len())
         })?;
@@ -350,7 +494,114 @@ impl Validate for WorldTerrain {
         FieldError::check((1..=MAX_LAYER_SLOTS).contains(&self.max_layers), "max_layers", || {
             format!("must be within 1..={MAX_LAYER_SLOTS}, got {}", self.max_layers)
         })?;
-        self.generator.validate().map_err(|e| e.within("generator"))
+        self.generator.validate().map_err(|e| e.within("generator"))?;
+        if let Some(e) = &self.erosion {
+            e.validate_in(self.max_layers).map_err(|e| e.within("erosion"))?;
+        }
+        Ok(())
+    }
+}
+
+impl WorldBasins {
+    /// Lattice nodes along a chunk's side, when the chunk is a whole number of them.
+    pub fn nodes_per_chunk(&self, chunk_size: f32) -> Option<u32> {
+        let n = chunk_size / self.node_spacing;
+        (n >= 1.0 && n.fract() == 0.0 && n <= 1024.0).then_some(n as u32)
+    }
+
+    fn validate_in(&self, world: &WorldParams) -> Result<(), FieldError> {
+        let size = world.chunk_size();
+        FieldError::check(
+            positive(self.node_spacing) && self.nodes_per_chunk(size).is_some(),
+            "node_spacing",
+            || {
+                format!(
+                    "must divide the chunk side ({size} m) into 1 to 1024 nodes, got {}",
+                    self.node_spacing
+                )
+            },
+        )?;
+        let nodes = self.nodes_per_chunk(size).unwrap_or(1) as u64 * u64::from(self.domain_chunks);
+        FieldError::check(
+            (1..=64).contains(&self.domain_chunks) && nodes <= 1024,
+            "domain_chunks",
+            || {
+                format!(
+                    "must be in 1..=64 and give at most 1024 lattice nodes per domain side, got {} ({nodes} nodes)",
+                    self.domain_chunks
+                )
+            },
+        )?;
+        self.solver.validate().map_err(|e| e.within("solver"))?;
+        self.uplift.validate().map_err(|e| e.within("uplift"))?;
+        let finite = |field: &'static str, v: f32| {
+            FieldError::check(v.is_finite() && v.abs() <= 1e5, field, || {
+                format!("must be a finite number of at most 1e5 in size, got {v}")
+            })
+        };
+        finite("sea_level", self.sea_level)?;
+        finite("sea_floor", self.sea_floor)?;
+        FieldError::check(
+            self.sea_floor >= 0.0 && self.sea_floor < self.sea_level,
+            "sea_floor",
+            || {
+                format!(
+                    "must be at least 0 and below the sea level {}, got {}",
+                    self.sea_level, self.sea_floor
+                )
+            },
+        )?;
+        let domain = self.domain_chunks as f32 * size;
+        FieldError::check(
+            self.coast.is_finite() && self.coast > 0.0 && self.coast <= domain / 4.0,
+            "coast",
+            || {
+                format!(
+                    "must be in (0, {}] m (a quarter of a domain), got {}",
+                    domain / 4.0,
+                    self.coast
+                )
+            },
+        )?;
+        FieldError::check(
+            self.coast_noise.is_finite() && self.coast_noise >= 0.0 && self.coast_noise < self.coast,
+            "coast_noise",
+            || {
+                format!(
+                    "must be at least 0 and less than the coast ({}), got {}",
+                    self.coast, self.coast_noise
+                )
+            },
+        )?;
+        FieldError::check(positive(self.river_area), "river_area", || {
+            format!("must be a positive number of km², got {}", self.river_area)
+        })?;
+        for (field, (c, e)) in [("river_width", self.river_width), ("river_depth", self.river_depth)] {
+            FieldError::check(
+                (0.0..=1e3).contains(&c) && (0.0..=1.0).contains(&e),
+                field,
+                || format!("needs 0 <= c <= 1000 and 0 <= e <= 1, got ({c}, {e})"),
+            )?;
+        }
+        FieldError::check(
+            self.banks.is_finite() && (0.0..=16.0).contains(&self.banks),
+            "banks",
+            || format!("must be in 0..=16 channel widths, got {}", self.banks),
+        )
+    }
+}
+
+impl ChunkErosion {
+    fn validate_in(&self, max_layers: u8) -> Result<(), FieldError> {
+        FieldError::check(self.iterations <= MAX_CHUNK_EROSION_ITERATIONS, "iterations", || {
+            format!("at most {MAX_CHUNK_EROSION_ITERATIONS}, got {}", self.iterations)
+        })?;
+        FieldError::check(
+            !matches!(self.hydraulic.rain, Rain::Random { .. }),
+            "hydraulic.rain",
+            || "random drops depend on the region a chunk is eroded on; use Uniform or None".into(),
+        )?;
+        self.terrain(1.0, max_layers).validate()
     }
 }
 

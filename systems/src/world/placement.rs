@@ -152,6 +152,8 @@ pub struct RegionGround {
     pub ground: Vec<f32>,
     /// Top material per cell of the region.
     pub top: Vec<Option<Material>>,
+    /// Cells under water, where nothing stands (empty: none).
+    wet: Vec<bool>,
     size: i64,
     origin: [i64; 2],
     cell_size: f32,
@@ -166,10 +168,21 @@ impl RegionGround {
         Self {
             ground,
             top,
+            wet: Vec::new(),
             size: i64::from(region.size()),
             origin,
             cell_size,
         }
+    }
+
+    /// Marks the cells whose water surface (`level`, one per cell) lies above the ground.
+    pub fn flood(&mut self, level: &[f32]) {
+        self.wet = self.ground.iter().zip(level).map(|(g, l)| l > g).collect();
+    }
+
+    /// Water depth per cell under `level` (one per cell).
+    pub fn depths(&self, level: &[f32]) -> Vec<f32> {
+        self.ground.iter().zip(level).map(|(g, l)| (l - g).max(0.0)).collect()
     }
 
     fn at(&self, i: i64, j: i64) -> usize {
@@ -182,7 +195,7 @@ impl Ground for RegionGround {
         // World cell first, in f64, so two regions find the same cell for the same point.
         let cell = |v: f32, o: i64| (f64::from(v) / f64::from(self.cell_size)).floor() as i64 - o;
         let (i, j) = (cell(x, self.origin[0]), cell(z, self.origin[1]));
-        if i < 1 || j < 1 || i >= self.size - 1 || j >= self.size - 1 {
+        if i < 1 || j < 1 || i >= self.size - 1 || j >= self.size - 1 || self.wet.get(self.at(i, j)) == Some(&true) {
             return None;
         }
         let run = 2.0 * self.cell_size;

@@ -9,6 +9,7 @@ use sylva_runtime::metrics::{Histogram, rss_bytes};
 use sylva_runtime::stream::FrameStream;
 
 use super::chunk::StageMillis;
+use super::domains::{DomainCounts, Domains};
 use super::streamer::WorldStreamer;
 
 /// Per-frame measurements of a flight.
@@ -59,6 +60,8 @@ impl FlightLog {
 pub struct StreamingReport {
     /// Chunks by what happened to them.
     pub chunks: ChunkCounts,
+    /// Basin domains by how they were obtained (null for a world without basins).
+    pub domains: Option<DomainCounts>,
     /// Most chunks installed at once.
     pub resident_max: usize,
     /// Request to ready per chunk, milliseconds.
@@ -172,6 +175,7 @@ impl StreamingReport {
                 cancelled: s.cancelled,
                 dropped: s.dropped,
             },
+            domains: world.domains().map(Domains::counts),
             resident_max: s.resident_max,
             ready_ms: Quantiles::of(&s.ready),
             generate_ms: Quantiles::of(&s.generate),

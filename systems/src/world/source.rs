@@ -83,7 +83,7 @@ impl ChunkSource for WorldSource {
             resolution: payload.surface.resolution,
             height: payload.surface.height.clone(),
             material: payload.surface.material.clone(),
-            water: vec![0.0; payload.surface.height.len()],
+            water: payload.surface.water.clone(),
             dirty: true,
         };
         ReadyChunk {

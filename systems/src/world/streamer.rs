@@ -10,6 +10,7 @@ use sylva_runtime::{App, FieldError, Validate};
 
 use super::chunk::{StageMillis, WorldGen};
 use super::content::{ContentError, WorldContent, grow_content};
+use super::domains::Domains;
 use super::install::{evict_chunk, install_chunk, install_world};
 use super::params::WorldParams;
 use super::source::{ReadyChunk, WorldSource};
@@ -98,7 +99,7 @@ impl WorldStreamer {
                 path: dir.clone(),
                 source,
             })?;
-            streamer = streamer.with_cache(cache);
+            streamer = with_cache(streamer, cache);
         }
         Ok(Self {
             streamer,
@@ -119,8 +120,13 @@ impl WorldStreamer {
             path: dir.to_owned(),
             source,
         })?;
-        self.streamer = self.streamer.with_cache(cache);
+        self.streamer = with_cache(self.streamer, cache);
         Ok(self)
+    }
+
+    /// The basin domains, when the world has them.
+    pub fn domains(&self) -> Option<&Domains> {
+        self.streamer.source().chunks().domains()
     }
 
     /// Inserts the world's resources and frame systems into `app` (once).
@@ -210,4 +216,12 @@ impl WorldStreamer {
     pub fn settings(&self) -> &StreamSettings {
         self.streamer.settings()
     }
+}
+
+/// `streamer` reading and writing chunks, and basin domains, in `cache`.
+fn with_cache(streamer: Streamer<WorldSource>, cache: ChunkCache) -> Streamer<WorldSource> {
+    if let Some(domains) = streamer.source().chunks().domains() {
+        domains.use_cache(cache.clone());
+    }
+    streamer.with_cache(cache)
 }

@@ -69,6 +69,24 @@ pub fn drainage(heights: &[f32], width: usize, height: usize, spacing: f32, chan
     })
 }
 
+/// How deep each node lies in a closed depression of `heights` (row-major,
+/// `width × height`, edges draining): what a flat fill from the edges adds.
+/// `None` for sizes that disagree, an empty or too large grid, or a height
+/// that is not finite.
+pub fn depression_depths(heights: &[f32], width: usize, height: usize) -> Option<Vec<f32>> {
+    width
+        .checked_mul(height)
+        .filter(|&n| n > 0 && n <= MAX_NODES && n == heights.len())?;
+    if !heights.iter().all(|h| h.is_finite()) {
+        return None;
+    }
+    let shape = Shape { width, height };
+    let edges: Vec<bool> = (0..heights.len()).map(|i| shape.on_edge(i)).collect();
+    let mut filled = heights.to_vec();
+    Filler::default().fill(shape, &mut filled, &edges, Fill::Flat);
+    Some(filled.iter().zip(heights).map(|(f, h)| f - h).collect())
+}
+
 /// Number of closed depressions deeper than [`DEPRESSION_DEPTH`]: cells a
 /// flat fill from the edges raises, in 8-connected sets.
 fn depressions(shape: Shape, heights: &[f32], edges: &[bool], filler: &mut Filler) -> u32 {

@@ -102,7 +102,7 @@ mod solver;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::{FieldError, Validate};
 
-pub use drainage::{DEPRESSION_DEPTH, Drainage, drainage};
+pub use drainage::{DEPRESSION_DEPTH, Drainage, depression_depths, drainage};
 pub use rivers::River;
 
 /// Most nodes a grid may have (4096²): node indices and cell counts stay

@@ -2,6 +2,7 @@
 //! cells so neighbouring chunks agree at their borders, and the thesis's
 //! multi-layer generator (§3.2) that stacks one thickness map per rock layer.
 
+mod basin;
 mod circles;
 mod midpoint;
 mod noise;
@@ -11,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, mix64, stream_seed};
 use sylva_runtime::{FieldError, Validate};
 
+pub(crate) use basin::catmull_rom;
+pub use basin::{Basin, MAX_BASIN_NODES};
 pub use circles::Circles;
 pub use midpoint::{Midpoint, MidpointVariant, RandomAdditions};
 pub use noise::{Fbm, Ridged, ValueNoise};
@@ -42,6 +45,9 @@ pub enum Source {
     RandomAdditions(RandomAdditions),
     /// The circle algorithm.
     Circles(Circles),
+    /// A drainage basin solved by stream-power erosion (a fixed square from
+    /// world cell (0, 0); nothing outside it).
+    Basin(Basin),
     /// The sum of several sources.
     Sum(Vec<Source>),
 }
@@ -144,6 +150,7 @@ impl Source {
             Source::Ridged(n) => per_cell(out, &|x, z| n.sample(seed, x, z)),
             Source::RandomAdditions(a) => a.add_to(seed, origin, size, out),
             Source::Circles(c) => c.add_to(seed, origin, size, out),
+            Source::Basin(b) => b.add_to(seed, origin, size, out),
             Source::Sum(parts) => {
                 for (i, p) in parts.iter().enumerate() {
                     p.add_unchecked(mix64(seed ^ i as u64), origin, size, out);
@@ -229,6 +236,7 @@ impl Validate for Source {
                     "probabilities must be in [0, 1]",
                 )
             }
+            Source::Basin(b) => b.validate(),
             Source::Sum(parts) => {
                 check(
                     parts.len() <= MAX_TERMS as usize,
@@ -273,7 +281,7 @@ impl GeneratorParams {
     pub fn generate(&self, seed: u64, coord: [i32; 2], size: u32, max_layers: u8) -> Option<TerrainChunk> {
         let chunk = TerrainChunk::new(coord, size, max_layers)?;
         let origin = chunk.origin();
-        self.fill(seed, origin, chunk)
+        self.fill(seed, origin, chunk, |_| {})
     }
 
     /// Generates the `size`² columns whose first cell is world cell `origin`,
@@ -282,10 +290,39 @@ impl GeneratorParams {
     /// that holds it. The result is labelled chunk (0, 0); take chunks out of it
     /// with [`TerrainChunk::crop`].
     pub fn generate_region(&self, seed: u64, origin: [i64; 2], size: u32, max_layers: u8) -> Option<TerrainChunk> {
-        self.fill(seed, origin, TerrainChunk::new([0, 0], size, max_layers)?)
+        self.generate_region_shaped(seed, origin, size, max_layers, |_| None)
     }
 
-    fn fill(&self, seed: u64, origin: [i64; 2], mut chunk: TerrainChunk) -> Option<TerrainChunk> {
+    /// [`generate_region`](Self::generate_region), with `shape` changing the
+    /// `size`² height map (row-major) before the layers split it: how a world
+    /// lays its basins and rivers under the generator's detail. `shape` may
+    /// return a bed per cell (NaN: none): a column that the layers stacked
+    /// higher is cut down to it with a sand layer on top (see
+    /// [`TerrainChunk::lay_beds`]), so no layer drawn as a map fills a river's channel.
+    pub fn generate_region_shaped(
+        &self,
+        seed: u64,
+        origin: [i64; 2],
+        size: u32,
+        max_layers: u8,
+        shape: impl FnOnce(&mut [f32]) -> Option<Vec<f32>>,
+    ) -> Option<TerrainChunk> {
+        let mut chunk = TerrainChunk::new([0, 0], size, max_layers)?;
+        let mut bed = None;
+        chunk = self.fill(seed, origin, chunk, |h| bed = shape(h))?;
+        if let Some(bed) = bed.filter(|b| b.len() == chunk.cells()) {
+            chunk.lay_beds(&bed);
+        }
+        Some(chunk)
+    }
+
+    fn fill(
+        &self,
+        seed: u64,
+        origin: [i64; 2],
+        mut chunk: TerrainChunk,
+        shape: impl FnOnce(&mut [f32]),
+    ) -> Option<TerrainChunk> {
         self.validate().ok()?;
         let n = chunk.size() as usize;
         let mut height = vec![0.0f32; n * n];
@@ -297,6 +334,7 @@ impl GeneratorParams {
                 &mut height,
             );
         }
+        shape(&mut height);
         let mut map = vec![0.0f32; n * n];
         let block = n * 16;
         for (k, layer) in self.layers.iter().enumerate() {

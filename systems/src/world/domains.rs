@@ -1,0 +1,464 @@
+//! Basin domains: the macro scale of a world's terrain (DESIGN.md, "Two-scale
+//! terrain").
+//!
+//! A coarse lattice of nodes `node_spacing` metres apart covers the plane.
+//! One jittered site per square of `domain_chunks` chunks claims the nodes
+//! nearest to it (a Voronoi partition); the nodes near a domain's border, within
+//! a wandering coast, are sea at the fixed base level. Each domain is an island
+//! whose coast is its outlet, so its drainage never depends on anything
+//! outside it: solved once by stream-power erosion ([`crate::terrain::basin`]),
+//! it gives the coarse heights and the rivers every chunk over it reads.
+//!
+//! Jitter keeps a site within the middle half of its square, so the nearest site
+//! of a node always lies in the 3 × 3 squares around the node's own, and the
+//! site across any border in the 5 × 5.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use glam::Vec2;
+use serde::{Deserialize, Serialize};
+use sylva_runtime::chunk_cache::{CacheRead, ChunkCache};
+use sylva_runtime::rng::{StreamKey, hash_words, stream_seed, unit_f32};
+
+use super::params::WorldBasins;
+use crate::terrain::Fbm;
+use crate::terrain::basin::{BasinGrid, solve};
+
+/// Solved domains kept in memory; more are solved again when needed.
+const KEPT_DOMAINS: usize = 64;
+
+/// Nodes of one channel polyline, smoothed, in world metres.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RiverPath {
+    /// Points from the source down to the mouth or the junction.
+    pub points: Vec<Vec2>,
+    /// Water surface height at each point, metres; strictly descending.
+    pub level: Vec<f32>,
+    /// Drainage area at each point, km².
+    pub area: Vec<f32>,
+}
+
+/// One solved domain.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Domain {
+    /// Lattice node of `heights[0]`.
+    origin: [i64; 2],
+    /// Nodes per row of `heights`.
+    width: usize,
+    /// Heights of the nodes around the domain (the domain's own ones valid), metres.
+    heights: Vec<f32>,
+    /// The domain's rivers.
+    pub rivers: Vec<RiverPath>,
+}
+
+/// A node's domain and how far the node lies from the domain's border.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Owner {
+    cell: [i64; 2],
+    /// Distance to the nearest bisector with another site, nodes.
+    border: f64,
+}
+
+/// The domains of a world: the partition, and the solved domains so far.
+#[derive(Debug)]
+pub struct Domains {
+    params: WorldBasins,
+    seed: u64,
+    /// Hash of everything a domain depends on but its cell.
+    key: u64,
+    /// Nodes along a domain square's side.
+    side: i64,
+    memo: Mutex<Memo>,
+    cache: Mutex<Option<ChunkCache>>,
+    counts: [AtomicU64; 3],
+}
+
+/// How the domains needed so far were obtained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DomainCounts {
+    /// Solved here.
+    pub solved: u64,
+    /// Read from the cache.
+    pub from_cache: u64,
+    /// Cache files that could not be trusted, solved again.
+    pub rejected: u64,
+}
+
+type Slot = Arc<OnceLock<Arc<Domain>>>;
+
+#[derive(Debug, Default)]
+struct Memo {
+    clock: u64,
+    slots: BTreeMap<[i64; 2], (u64, Slot)>,
+}
+
+impl Domains {
+    /// The domains of `params` for chunks of `chunk_size` metres (validated);
+    /// `key` hashes the generation-relevant parameters and the seed, and names
+    /// the domains' cache files.
+    pub fn new(params: WorldBasins, chunk_size: f32, seed: u64, key: u64) -> Self {
+        let per_chunk = params.nodes_per_chunk(chunk_size).unwrap_or(1);
+        Self {
+            side: i64::from(per_chunk) * i64::from(params.domain_chunks),
+            params,
+            seed,
+            key,
+            memo: Mutex::new(Memo::default()),
+            cache: Mutex::new(None),
+            counts: Default::default(),
+        }
+    }
+
+    /// Reads solved domains from `cache` and writes them there (the chunks'
+    /// cache rules: checked header, atomic writes, a bad file solved again).
+    pub fn use_cache(&self, cache: ChunkCache) {
+        *self.cache.lock().unwrap_or_else(PoisonError::into_inner) = Some(cache);
+    }
+
+    /// How the domains needed so far were obtained.
+    pub fn counts(&self) -> DomainCounts {
+        let [solved, from_cache, rejected] = self.counts.each_ref().map(|c| c.load(Ordering::Relaxed));
+        DomainCounts {
+            solved,
+            from_cache,
+            rejected,
+        }
+    }
+
+    /// The cache key of domain `cell`.
+    fn cache_key(&self, cell: [i64; 2]) -> u64 {
+        hash_words(&[self.key, cell[0] as u64, cell[1] as u64, 0xd0_3a1e])
+    }
+
+    /// Domain `cell` from the cache, or solved (and cached).
+    fn load_or_solve(&self, cell: [i64; 2]) -> Domain {
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let key = self.cache_key(cell);
+        if let Some(cache) = &cache {
+            match cache.read::<Domain>(key) {
+                CacheRead::Hit(d) => {
+                    self.counts[1].fetch_add(1, Ordering::Relaxed);
+                    return d;
+                }
+                CacheRead::Rejected(_) => {
+                    self.counts[2].fetch_add(1, Ordering::Relaxed);
+                }
+                CacheRead::Missing => {}
+            }
+        }
+        let d = self.solve(cell);
+        self.counts[0].fetch_add(1, Ordering::Relaxed);
+        // A cache that cannot be written costs a solve next time, nothing else.
+        if let Some(cache) = &cache {
+            let _ = cache.write(key, &d);
+        }
+        d
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &WorldBasins {
+        &self.params
+    }
+
+    /// The site of domain `cell`, in nodes.
+    fn site(&self, cell: [i64; 2]) -> [f64; 2] {
+        let h = hash_words(&[self.seed, cell[0] as u64, cell[1] as u64, 0xd0d0]);
+        let u = [unit_f32(h), unit_f32(h.rotate_left(32))];
+        std::array::from_fn(|k| (cell[k] as f64 + 0.25 + 0.5 * f64::from(u[k])) * self.side as f64)
+    }
+
+    /// The domain of lattice node `node`.
+    fn owner(&self, node: [i64; 2]) -> Owner {
+        let p = node.map(|v| v as f64);
+        let home = node.map(|v| v.div_euclid(self.side));
+        let dist2 = |s: [f64; 2]| (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
+        let mut best = (f64::INFINITY, home, [0.0; 2]);
+        for dz in -1..=1 {
+            for dx in -1..=1 {
+                let cell = [home[0] + dx, home[1] + dz];
+                let s = self.site(cell);
+                if dist2(s) < best.0 {
+                    best = (dist2(s), cell, s);
+                }
+            }
+        }
+        let (d1, cell, s1) = best;
+        let mut border = f64::INFINITY;
+        for dz in -2..=2 {
+            for dx in -2..=2 {
+                let other = [home[0] + dx, home[1] + dz];
+                if other != cell {
+                    let s = self.site(other);
+                    let gap = ((s[0] - s1[0]).powi(2) + (s[1] - s1[1]).powi(2)).sqrt();
+                    border = border.min((dist2(s) - d1) / (2.0 * gap));
+                }
+            }
+        }
+        Owner { cell, border }
+    }
+
+    /// Whether `node` (owned as `owner`) is sea: within the coast, which wanders
+    /// by at most `coast_noise` (the noise is clamped), so every node next to
+    /// another domain is sea.
+    fn is_sea(&self, node: [i64; 2], owner: Owner) -> bool {
+        let p = &self.params;
+        let noise = Fbm {
+            frequency: 1.0 / 40.0,
+            amplitude: 1.0,
+            octaves: 4,
+            lacunarity: 2.0,
+            gain: 0.5,
+        }
+        .sample(
+            stream_seed(self.seed, StreamKey::Global, "world.coast"),
+            node[0] as f64,
+            node[1] as f64,
+        );
+        let metres = owner.border * f64::from(p.node_spacing);
+        owner.border < 1.5 || metres + f64::from(noise.clamp(-1.0, 1.0) * p.coast_noise) < f64::from(p.coast)
+    }
+
+    /// The solved domain `cell`, solving it on this thread unless another
+    /// thread is, or it is kept.
+    pub fn domain(&self, cell: [i64; 2]) -> Arc<Domain> {
+        let slot = {
+            let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+            memo.clock += 1;
+            let now = memo.clock;
+            let slot = memo.slots.entry(cell).or_default();
+            slot.0 = now;
+            let slot = slot.1.clone();
+            if memo.slots.len() > KEPT_DOMAINS {
+                let oldest = memo.slots.iter().min_by_key(|(_, (used, _))| *used).map(|(c, _)| *c);
+                oldest.map(|c| memo.slots.remove(&c));
+            }
+            slot
+        };
+        slot.get_or_init(|| Arc::new(self.load_or_solve(cell))).clone()
+    }
+
+    /// Solves domain `cell` on the square of nodes around its own nodes.
+    fn solve(&self, cell: [i64; 2]) -> Domain {
+        let p = &self.params;
+        let (lo, hi) = self.bounds(cell);
+        let width = (hi[0] - lo[0]).max(hi[1] - lo[1]) as usize + 1;
+        let mut initial = vec![p.sea_floor; width * width];
+        let mut fixed = vec![true; width * width];
+        for (i, (h, f)) in initial.iter_mut().zip(&mut fixed).enumerate() {
+            let node = [lo[0] + (i % width) as i64, lo[1] + (i / width) as i64];
+            let owner = self.owner(node);
+            if owner.cell == cell && !self.is_sea(node, owner) {
+                let jitter = unit_f32(hash_words(&[self.seed, node[0] as u64, node[1] as u64, 0x1a4d]));
+                *h = p.sea_level + 0.5 + jitter;
+                *f = false;
+            }
+        }
+        let mut uplift = vec![0.0f32; width * width];
+        p.uplift.add_to(
+            stream_seed(self.seed, StreamKey::Global, "world.uplift"),
+            lo,
+            width,
+            &mut uplift,
+        );
+        uplift.iter_mut().for_each(|u| *u = u.max(0.0));
+        let grid = BasinGrid {
+            width,
+            height: width,
+            spacing: p.node_spacing,
+            initial: &initial,
+            uplift: &uplift,
+            fixed: &fixed,
+        };
+        match solve(&grid, &p.solver) {
+            Ok(basin) => {
+                let rivers: Vec<RiverPath> = basin
+                    .rivers(p.river_area * 1e6)
+                    .iter()
+                    .map(|r| {
+                        let at = |n: u32| {
+                            let n = n as usize;
+                            let node = [lo[0] + (n % width) as i64, lo[1] + (n / width) as i64];
+                            Vec2::new(node[0] as f32, node[1] as f32) * p.node_spacing
+                        };
+                        smooth(RiverPath {
+                            points: r.nodes.iter().map(|&n| at(n)).collect(),
+                            level: r.nodes.iter().map(|&n| basin.heights[n as usize]).collect(),
+                            area: r.nodes.iter().map(|&n| basin.area[n as usize] * 1e-6).collect(),
+                        })
+                    })
+                    .collect();
+                Domain {
+                    origin: lo,
+                    width,
+                    heights: basin.heights,
+                    rivers: join(rivers, p.sea_floor),
+                }
+            }
+            // Validated parameters on a grid whose ring is fixed always solve;
+            // an island of sea alone has nothing to solve.
+            Err(_) => Domain {
+                origin: lo,
+                width,
+                heights: initial,
+                rivers: Vec::new(),
+            },
+        }
+    }
+
+    /// The smallest node rectangle around every node of domain `cell`, with a
+    /// ring of one node (another domain's, so sea) around it.
+    fn bounds(&self, cell: [i64; 2]) -> ([i64; 2], [i64; 2]) {
+        let (mut lo, mut hi) = ([i64::MAX; 2], [i64::MIN; 2]);
+        let start = cell.map(|c| (c - 1) * self.side);
+        for z in start[1]..start[1] + 3 * self.side {
+            for x in start[0]..start[0] + 3 * self.side {
+                if self.owner([x, z]).cell == cell {
+                    lo = [lo[0].min(x), lo[1].min(z)];
+                    hi = [hi[0].max(x), hi[1].max(z)];
+                }
+            }
+        }
+        (lo.map(|v| v - 1), hi.map(|v| v + 1))
+    }
+
+    /// Heights of the `width × height` nodes from `origin` on, and every domain
+    /// they belong to.
+    pub fn heights(&self, origin: [i64; 2], width: usize, height: usize) -> (Vec<f32>, Vec<Arc<Domain>>) {
+        let mut domains: BTreeMap<[i64; 2], Arc<Domain>> = BTreeMap::new();
+        let mut out = Vec::with_capacity(width * height);
+        for z in 0..height as i64 {
+            for x in 0..width as i64 {
+                let node = [origin[0] + x, origin[1] + z];
+                let cell = self.owner(node).cell;
+                let d = domains.entry(cell).or_insert_with(|| self.domain(cell));
+                let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
+                out.push(d.heights[lz as usize * d.width + lx as usize]);
+            }
+        }
+        (out, domains.into_values().collect())
+    }
+}
+
+/// Ends every tributary on the smoothed river it joins: smoothing cut the
+/// corner at the junction node, which would leave a gap of a few metres
+/// between the two channels. A river that ends at the sea (`sea_floor`) stays.
+fn join(mut rivers: Vec<RiverPath>, sea_floor: f32) -> Vec<RiverPath> {
+    for k in 0..rivers.len() {
+        let (Some(&end), Some(&last)) = (rivers[k].points.last(), rivers[k].level.last()) else {
+            continue;
+        };
+        if last == sea_floor {
+            continue;
+        }
+        let nearest = rivers
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != k)
+            .flat_map(|(_, r)| {
+                (1..r.points.len()).map(move |i| {
+                    let (a, b) = (r.points[i - 1], r.points[i]);
+                    let d = b - a;
+                    let t = ((end - a).dot(d) / d.length_squared().max(1e-12)).clamp(0.0, 1.0);
+                    let at = a + d * t;
+                    (
+                        at.distance_squared(end),
+                        at,
+                        r.level[i - 1] + (r.level[i] - r.level[i - 1]) * t,
+                    )
+                })
+            })
+            .min_by(|x, y| x.0.total_cmp(&y.0));
+        let Some((_, at, level)) = nearest else { continue };
+        let r = &mut rivers[k];
+        if level < last {
+            let area = r.area.last().copied().unwrap_or(0.0);
+            r.points.push(at);
+            r.level.push(level);
+            r.area.push(area);
+        } else if let Some(p) = r.points.last_mut() {
+            *p = at;
+        }
+    }
+    rivers
+}
+
+/// Chaikin's corner cutting, twice: the D8 zigzag becomes a smooth curve.
+/// Every new point is a convex combination of two neighbours, so levels still
+/// descend strictly, and the end points stay where they were, so tributaries
+/// still end on their main river's node.
+fn smooth(mut r: RiverPath) -> RiverPath {
+    for _ in 0..2 {
+        if r.points.len() < 3 {
+            return r;
+        }
+        let n = r.points.len();
+        let mut out = RiverPath {
+            points: vec![r.points[0]],
+            level: vec![r.level[0]],
+            area: vec![r.area[0]],
+        };
+        for i in 0..n - 1 {
+            for (k, t) in [(0, 0.25f32), (1, 0.75)] {
+                if (i == 0 && k == 0) || (i == n - 2 && k == 1) {
+                    continue;
+                }
+                out.points.push(r.points[i].lerp(r.points[i + 1], t));
+                out.level.push(r.level[i] + (r.level[i + 1] - r.level[i]) * t);
+                out.area.push(r.area[i] + (r.area[i + 1] - r.area[i]) * t);
+            }
+        }
+        out.points.push(r.points[n - 1]);
+        out.level.push(r.level[n - 1]);
+        out.area.push(r.area[n - 1]);
+        r = out;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn domains() -> Domains {
+        Domains::new(WorldBasins::default(), 256.0, 7, 0)
+    }
+
+    /// Every node next to another domain's node is sea, so no drainage
+    /// crosses a border.
+    #[test]
+    fn borders_are_sea() {
+        let d = domains();
+        let mut borders = 0;
+        for z in -300..300 {
+            for x in -300..300 {
+                let (a, b) = (d.owner([x, z]), d.owner([x + 1, z]));
+                if a.cell != b.cell {
+                    borders += 1;
+                    assert!(d.is_sea([x, z], a) && d.is_sea([x + 1, z], b), "({x}, {z})");
+                }
+            }
+        }
+        assert!(borders > 100);
+    }
+
+    /// Smoothing keeps the ends and strictly descending levels.
+    #[test]
+    fn smoothing_keeps_ends_and_descent() {
+        let r = RiverPath {
+            points: vec![
+                Vec2::ZERO,
+                Vec2::new(1.0, 1.0),
+                Vec2::new(2.0, 1.0),
+                Vec2::new(3.0, 2.0),
+            ],
+            level: vec![9.0, 5.0, 4.0, 1.0],
+            area: vec![1.0, 2.0, 3.0, 4.0],
+        };
+        let s = smooth(r.clone());
+        assert_eq!((s.points[0], *s.points.last().unwrap()), (r.points[0], r.points[3]));
+        assert!(s.level.windows(2).all(|w| w[1] < w[0]));
+        assert_eq!(s.points.len(), s.level.len());
+    }
+}

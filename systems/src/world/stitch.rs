@@ -1,0 +1,167 @@
+//! A rectangle of a world's chunks generated chunk by chunk and stitched into
+//! one map: what `sylva terrain --region` writes and measures.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::chunk::{ChunkPayload, RiverCrossing, WorldGen};
+use crate::terrain::Heightfield;
+use crate::terrain::basin::{Drainage, depression_depths, drainage};
+
+/// Most cells a stitched map may have (8192²).
+pub const MAX_STITCHED_CELLS: u64 = 1 << 26;
+
+/// Chunks `first..=last` of a world as one map.
+#[derive(Clone, Debug)]
+pub struct Stitched {
+    /// Ground, water depth and top material; z = 0 is the row of `first`.
+    pub field: Heightfield,
+    /// The river measures of the stitched region.
+    pub report: RegionReport,
+}
+
+/// What `terrain --region` reports (the report's `terrain` section).
+#[derive(Clone, Debug, Serialize)]
+pub struct RegionReport {
+    /// First and last chunk, inclusive: `[x0, z0, x1, z1]`.
+    pub region: [i32; 4],
+    /// Chunks generated.
+    pub chunks: usize,
+    /// Cells of the map.
+    pub cells: u64,
+    /// Side of a cell, metres.
+    pub cell_size: f32,
+    /// Height of white in the 16-bit heightmap, metres (the highest water
+    /// surface or ground).
+    pub height_scale: f32,
+    /// Drainage measures of the water surface (ground plus water); channels
+    /// drain at least the world's `river_area`, or 0.1 km² without basins.
+    pub drainage: Option<Drainage>,
+    /// River crossings of inner chunk borders found on one side only, or with
+    /// drainage areas more than 1 % apart.
+    pub border_mismatches: u32,
+    /// Crossings of inner chunk borders matched on both sides.
+    pub border_crossings: u32,
+    /// Deepest closed depression of the water surface under a river (a wet
+    /// cell above the sea), metres; 0 without rivers.
+    pub river_depression_max: f32,
+}
+
+/// Why a region cannot be stitched.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StitchError {
+    /// The last chunk lies before the first.
+    #[error("the region's last chunk ({0}, {1}) lies before its first")]
+    Empty(i32, i32),
+    /// Too many cells.
+    #[error("the region has {0} cells, over the limit of {MAX_STITCHED_CELLS}")]
+    TooLarge(u64),
+}
+
+/// Generates chunks `first..=last` of `world` on the current rayon pool,
+/// calling `done` after each, and stitches them.
+pub fn stitch(
+    world: &WorldGen,
+    first: [i32; 2],
+    last: [i32; 2],
+    done: impl Fn() + Sync,
+) -> Result<Stitched, StitchError> {
+    if last[0] < first[0] || last[1] < first[1] {
+        return Err(StitchError::Empty(last[0], last[1]));
+    }
+    let n = world.params().chunk_cells as usize;
+    let span = [0, 1].map(|a| (i64::from(last[a]) - i64::from(first[a]) + 1) as u64);
+    let cells = span[0] * span[1] * (n as u64).pow(2);
+    if cells > MAX_STITCHED_CELLS {
+        return Err(StitchError::TooLarge(cells));
+    }
+    let coords: Vec<[i32; 2]> = (first[1]..=last[1])
+        .flat_map(|z| (first[0]..=last[0]).map(move |x| [x, z]))
+        .collect();
+    let chunks: Vec<ChunkPayload> = coords
+        .par_iter()
+        .map(|&c| {
+            let chunk = world.chunk(c);
+            done();
+            chunk
+        })
+        .collect();
+    let (width, depth) = (span[0] as usize * n, span[1] as usize * n);
+    let mut field = Heightfield {
+        width,
+        depth,
+        ground: vec![0.0; width * depth],
+        water: vec![0.0; width * depth],
+        top: vec![None; width * depth],
+    };
+    for c in &chunks {
+        let part = Heightfield::from_chunk(&c.terrain);
+        let ox = (c.coord[0] - first[0]) as usize * n;
+        let oz = (c.coord[1] - first[1]) as usize * n;
+        let r = n + 1;
+        for z in 0..n {
+            let dst = (oz + z) * width + ox;
+            field.ground[dst..dst + n].copy_from_slice(&part.ground[z * n..][..n]);
+            field.water[dst..dst + n].copy_from_slice(&c.surface.water[z * r..][..n]);
+            field.top[dst..dst + n].copy_from_slice(&part.top[z * n..][..n]);
+        }
+    }
+    let surface: Vec<f32> = field.ground.iter().zip(&field.water).map(|(g, w)| g + w).collect();
+    let p = world.params();
+    let sea = p.terrain.basins.as_ref().map_or(f32::NEG_INFINITY, |b| b.sea_level);
+    let river_depression_max = depression_depths(&surface, width, depth).map_or(0.0, |d| {
+        d.iter()
+            .zip(&field.water)
+            .zip(&surface)
+            .filter(|((_, w), s)| **w > 0.0 && **s > sea)
+            .fold(0.0f32, |m, ((d, _), _)| m.max(*d))
+    });
+    let channel = p.terrain.basins.as_ref().map_or(0.1, |b| b.river_area) * 1e6;
+    let (mismatches, crossings) = borders(&chunks, &coords, p.chunk_size(), p.cell_size);
+    let report = RegionReport {
+        region: [first[0], first[1], last[0], last[1]],
+        chunks: chunks.len(),
+        cells,
+        cell_size: p.cell_size,
+        height_scale: field.max_height().max(f32::MIN_POSITIVE),
+        drainage: drainage(&surface, width, depth, p.cell_size, channel),
+        border_mismatches: mismatches,
+        border_crossings: crossings,
+        river_depression_max,
+    };
+    Ok(Stitched { field, report })
+}
+
+/// Unmatched and matched river crossings over the inner borders of `chunks`
+/// (in the order of `coords`).
+fn borders(chunks: &[ChunkPayload], coords: &[[i32; 2]], size: f32, cell: f32) -> (u32, u32) {
+    let at = |c: [i32; 2]| coords.iter().position(|&x| x == c).map(|k| &chunks[k]);
+    let (mut mismatches, mut matched) = (0, 0);
+    for a in chunks {
+        for (axis, step) in [(0usize, [1, 0]), (1, [0, 1])] {
+            let Some(b) = at([a.coord[0] + step[0], a.coord[1] + step[1]]) else {
+                continue;
+            };
+            let line = (a.coord[axis] + 1) as f32 * size;
+            let on = |r: &&RiverCrossing| (r.at[axis] - line).abs() <= 1e-3 * size;
+            let (xa, xb): (Vec<_>, Vec<_>) = (
+                a.rivers.iter().filter(on).collect(),
+                b.rivers.iter().filter(on).collect(),
+            );
+            let twin = |r: &RiverCrossing, others: &[&RiverCrossing]| {
+                others
+                    .iter()
+                    .any(|s| s.at.distance(r.at) <= cell && (s.area - r.area).abs() <= 0.01 * r.area)
+            };
+            for r in &xa {
+                if twin(r, &xb) {
+                    matched += 1;
+                } else {
+                    mismatches += 1;
+                }
+            }
+            mismatches += xb.iter().filter(|r| !twin(r, &xa)).count() as u32;
+        }
+    }
+    (mismatches, matched)
+}
