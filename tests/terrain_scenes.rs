@@ -81,7 +81,8 @@ fn app(scene: &Scene, size: u32) -> App {
 }
 
 /// Thesis landscapes at a quarter of the size: 40 iterations of everything
-/// keep the books.
+/// keep the books, water and material (the semi-Lagrangian transport
+/// conserves).
 #[test]
 fn thesis_landscapes_run_and_keep_their_books() {
     for path in [
@@ -100,6 +101,7 @@ fn thesis_landscapes_run_and_keep_their_books() {
             "{:?}",
             r.water
         );
+        assert!(r.material.error.abs() <= 1e-5 * r.material.initial, "{:?}", r.material);
         assert!(r.score_after.is_finite() && r.score_before > 0.0);
     }
 }

@@ -524,7 +524,7 @@ fn thermal_runs_on_every_20th_iteration() {
     assert!(c.column(1, 1).unwrap().ground() < 11.0);
 }
 
-fn app_hash(threads: usize) -> (u64, f32) {
+fn app_hash(threads: usize, transport: Transport) -> (u64, f32) {
     let mut p = TerrainParams {
         size: 48,
         chunks: [2, 1],
@@ -539,6 +539,7 @@ fn app_hash(threads: usize) -> (u64, f32) {
         cell: [60, 20],
         amount: 5.0,
     }];
+    p.hydraulic.transport = transport;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let mut app = App::new(AppConfig {
@@ -563,10 +564,12 @@ fn install_checked(app: &mut App, p: &TerrainParams) {
 
 #[test]
 fn same_hash_on_one_and_three_threads() {
-    let (a, sa) = app_hash(1);
-    let (b, sb) = app_hash(3);
-    assert_eq!(a, b);
-    assert_eq!(sa, sb);
+    for transport in [Transport::SemiLagrangian, Transport::ThesisFlux, Transport::Flux] {
+        let (a, sa) = app_hash(1, transport);
+        let (b, sb) = app_hash(3, transport);
+        assert_eq!(a, b, "{transport:?}");
+        assert_eq!(sa, sb, "{transport:?}");
+    }
 }
 
 #[test]
@@ -812,6 +815,57 @@ fn high_capacity_grows_no_spikes() {
                 spike <= bound,
                 "{transport:?}: a cell stands {spike} above its neighbours"
             );
+        }
+    }
+}
+
+/// The report's water and material books close to f32 rounding for every
+/// boundary × transport, with standing water on and off: rain, a spring,
+/// evaporation, thermal erosion and aging with compaction all run.
+#[test]
+fn books_close_in_every_mode() {
+    for boundary in [Boundary::Drain, Boundary::Closed, Boundary::Wrap] {
+        for transport in [Transport::SemiLagrangian, Transport::ThesisFlux, Transport::Flux] {
+            for standing in [true, false] {
+                let mut p = TerrainParams {
+                    size: 48,
+                    max_layers: 4,
+                    schedule: ScheduleParams {
+                        water_every: 1,
+                        aging_every: 2,
+                        thermal_every: 5,
+                    },
+                    ..TerrainParams::default()
+                };
+                let h = &mut p.hydraulic;
+                (h.boundary, h.transport, h.capacity) = (boundary, transport, 2.0);
+                h.rain = Rain::Random { drops: 20, amount: 3.0 };
+                h.springs = vec![Spring {
+                    cell: [40, 30],
+                    amount: 4.0,
+                }];
+                p.standing_water.enabled = standing;
+                p.aging.compaction_halving = true;
+                let mut app = App::new(AppConfig {
+                    seed: 21,
+                    threads: 2,
+                    ..AppConfig::default()
+                })
+                .unwrap();
+                install_checked(&mut app, &p);
+                app.advance(300);
+                let r = report(&app);
+                let case = format!("{boundary:?} × {transport:?}, standing water {standing}");
+                let (w, m) = (&r.water, &r.material);
+                assert!(w.added > 0.0 && m.compacted > 0.0, "{case}");
+                assert!(w.error.abs() <= 1e-5 * (w.initial + w.added), "{case}: water {w:?}");
+                assert!(m.error.abs() <= 1e-5 * m.initial, "{case}: material {m:?}");
+                if boundary == Boundary::Drain {
+                    assert!(w.drained > 0.0 && m.drained > 0.0, "{case}: nothing drained");
+                } else {
+                    assert_eq!((w.drained, m.drained), (0.0, 0.0), "{case}");
+                }
+            }
         }
     }
 }

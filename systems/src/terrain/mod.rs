@@ -22,6 +22,7 @@
 //! [`Boundary`]; a world's chunks erode with an apron instead, so that water
 //! runs across their borders as in one piece (`world::WorldGen::region`).
 
+mod advect;
 mod aging;
 pub mod basin;
 mod columns;
@@ -238,35 +239,39 @@ mod tests {
     }
 
     /// Every vector build this CPU runs erodes bit for bit as the baseline
-    /// build does (the CI machine runs at least the AVX2 one).
+    /// build does, with every transport (the CI machine runs at least the
+    /// AVX2 one).
     #[test]
     fn vector_builds_agree() {
-        let p = TerrainParams {
-            size: 48,
-            max_layers: 3,
-            schedule: ScheduleParams {
-                water_every: 1,
-                aging_every: 2,
-                thermal_every: 2,
-            },
-            ..TerrainParams::default()
-        };
-        let run = |registers: Registers| {
-            let mut chunk = p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap();
-            let mut eroder = Eroder {
-                registers,
-                ..Eroder::default()
+        for transport in [Transport::SemiLagrangian, Transport::ThesisFlux, Transport::Flux] {
+            let mut p = TerrainParams {
+                size: 48,
+                max_layers: 3,
+                schedule: ScheduleParams {
+                    water_every: 1,
+                    aging_every: 2,
+                    thermal_every: 2,
+                },
+                ..TerrainParams::default()
             };
-            let mut books = TerrainBalance::default();
-            for it in 1..=80 {
-                eroder.step(&mut chunk, &p, 5, it, &mut books);
+            p.hydraulic.transport = transport;
+            let run = |registers: Registers| {
+                let mut chunk = p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap();
+                let mut eroder = Eroder {
+                    registers,
+                    ..Eroder::default()
+                };
+                let mut books = TerrainBalance::default();
+                for it in 1..=80 {
+                    eroder.step(&mut chunk, &p, 5, it, &mut books);
+                }
+                chunk
+            };
+            let portable = run(Registers::Portable);
+            assert_ne!(portable, p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap());
+            for build in Registers::all_available().into_iter().skip(1) {
+                assert!(run(build) == portable, "{transport:?}, {build:?}");
             }
-            chunk
-        };
-        let portable = run(Registers::Portable);
-        assert_ne!(portable, p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap());
-        for build in Registers::all_available().into_iter().skip(1) {
-            assert!(run(build) == portable, "{build:?}");
         }
     }
 }

@@ -104,8 +104,12 @@ pub enum Boundary {
 /// How suspended sediment moves with the water.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Transport {
-    /// Semi-Lagrangian back-tracing with bilinear sampling (eq. 2.30; outside
-    /// the grid the N4 average, eq. 2.31). Not mass-conserving.
+    /// Semi-Lagrangian back-tracing with bilinear weights (eq. 2.30), traces
+    /// cut to one cell, made mass-conserving: each source shares its
+    /// sediment among the cells that sample it, by their weights, and one
+    /// nobody samples keeps it. Traces off a draining edge sample nothing
+    /// and cells just outside take the edge's sediment (booked as drained),
+    /// not the thesis's N4 average (eq. 2.31). See `terrain/advect.rs`.
     SemiLagrangian,
     /// The thesis's flux-proportional transport (eq. 3.7–3.8), accumulated into
     /// a fresh buffer: a cell with any outflow sends all its sediment away.

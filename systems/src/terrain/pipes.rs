@@ -145,6 +145,16 @@ impl Pipes {
     }
 }
 
+/// The share of a cell's water that may leave when its pipes would carry
+/// more (eq. 2.18): a few dozen roundings short of all of it. Scaled to
+/// exactly all, the outflow rounds above the water about as often as below,
+/// and the water update, which clamps at zero, makes up the difference: a
+/// little water from nowhere in every cell that runs dry. Without
+/// evaporation that drift was 2.6·10⁻⁶ of the water after 300 iterations of
+/// a walled 48² chunk under rain, and grew with the square of the run.
+/// What stays behind dries up in the evaporation pass (`hydraulic::DRY`).
+const SHORT: f32 = 1.0 - 1.0 / (1u32 << 18) as f32;
+
 /// Eq. 2.16–2.19 for one cell: new outflows `f` from the old ones, the
 /// surface `hc` and the neighbours' surfaces `hn`; pipes that are not `open`
 /// (a closed edge) carry nothing. Scaled so no more than the water `w` leaves.
@@ -161,7 +171,7 @@ fn pipes(f: [f32; 4], hc: f32, hn: [f32; 4], open: [bool; 4], w: f32, c: &Pipes)
     }
     // k = 1 leaves the fluxes bit-identical, so scaling every cell is branch-free.
     let k = if sum > 0.0 {
-        (w * c.area / (sum * c.dt)).clamp(0.0, 1.0)
+        (w * c.area * SHORT / (sum * c.dt)).clamp(0.0, 1.0)
     } else {
         1.0
     };

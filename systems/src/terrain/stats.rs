@@ -55,8 +55,7 @@ pub struct WaterBalance {
 }
 
 /// Material balance: `rock + suspended + drained + compacted − initial` is `error`
-/// (zero up to rounding for the flux transports; semi-Lagrangian transport
-/// does not conserve mass).
+/// (zero up to f32 rounding for every transport and boundary).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MaterialBalance {
     /// Rock plus suspended sediment at the start.
