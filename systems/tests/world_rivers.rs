@@ -82,7 +82,7 @@ fn on_a_river(g: &WorldGen) -> [i32; 2] {
 /// water, sediment and flows, for every transport.
 #[test]
 fn chunks_equal_a_monolithic_run_bit_for_bit() {
-    for transport in [Transport::Flux, Transport::ThesisFlux] {
+    for transport in [Transport::Flux, Transport::ThesisFlux, Transport::SemiLagrangian] {
         let g = WorldGen::new(world(transport), SEED);
         let centre = on_a_river(&g);
         let n = g.params().chunk_cells;

@@ -24,7 +24,7 @@ use sylva_runtime::rng::{StreamKey, hash_words, stream_seed, unit_f32};
 
 use super::params::WorldBasins;
 use crate::terrain::Fbm;
-use crate::terrain::basin::{BasinGrid, solve};
+use crate::terrain::basin::{Basin, BasinGrid, solve};
 
 /// Solved domains kept in memory; more are solved again when needed.
 const KEPT_DOMAINS: usize = 64;
@@ -272,30 +272,12 @@ impl Domains {
             fixed: &fixed,
         };
         match solve(&grid, &p.solver) {
-            Ok(basin) => {
-                let rivers: Vec<RiverPath> = basin
-                    .rivers(p.river_area * 1e6)
-                    .iter()
-                    .map(|r| {
-                        let at = |n: u32| {
-                            let n = n as usize;
-                            let node = [lo[0] + (n % width) as i64, lo[1] + (n / width) as i64];
-                            Vec2::new(node[0] as f32, node[1] as f32) * p.node_spacing
-                        };
-                        smooth(RiverPath {
-                            points: r.nodes.iter().map(|&n| at(n)).collect(),
-                            level: r.nodes.iter().map(|&n| basin.heights[n as usize]).collect(),
-                            area: r.nodes.iter().map(|&n| basin.area[n as usize] * 1e-6).collect(),
-                        })
-                    })
-                    .collect();
-                Domain {
-                    origin: lo,
-                    width,
-                    heights: basin.heights,
-                    rivers: join(rivers, p.sea_floor),
-                }
-            }
+            Ok(basin) => Domain {
+                origin: lo,
+                width,
+                rivers: self.rivers(&basin, lo),
+                heights: basin.heights,
+            },
             // Validated parameters on a grid whose ring is fixed always solve;
             // an island of sea alone has nothing to solve.
             Err(_) => Domain {
@@ -305,6 +287,29 @@ impl Domains {
                 rivers: Vec::new(),
             },
         }
+    }
+
+    /// The rivers of `basin` (solved on nodes from `lo` on) in world metres,
+    /// smoothed and joined.
+    fn rivers(&self, basin: &Basin, lo: [i64; 2]) -> Vec<RiverPath> {
+        let p = &self.params;
+        let at = |n: u32| {
+            let n = n as usize;
+            let node = [lo[0] + (n % basin.width) as i64, lo[1] + (n / basin.width) as i64];
+            Vec2::new(node[0] as f32, node[1] as f32) * p.node_spacing
+        };
+        let rivers = basin
+            .rivers(p.river_area * 1e6)
+            .iter()
+            .map(|r| {
+                smooth(RiverPath {
+                    points: r.nodes.iter().map(|&n| at(n)).collect(),
+                    level: r.nodes.iter().map(|&n| basin.heights[n as usize]).collect(),
+                    area: r.nodes.iter().map(|&n| basin.area[n as usize] * 1e-6).collect(),
+                })
+            })
+            .collect();
+        join(rivers, p.sea_floor)
     }
 
     /// The smallest node rectangle around every node of domain `cell`, with a

@@ -534,23 +534,7 @@ impl WorldBasins {
         )?;
         self.solver.validate().map_err(|e| e.within("solver"))?;
         self.uplift.validate().map_err(|e| e.within("uplift"))?;
-        let finite = |field: &'static str, v: f32| {
-            FieldError::check(v.is_finite() && v.abs() <= 1e5, field, || {
-                format!("must be a finite number of at most 1e5 in size, got {v}")
-            })
-        };
-        finite("sea_level", self.sea_level)?;
-        finite("sea_floor", self.sea_floor)?;
-        FieldError::check(
-            self.sea_floor >= 0.0 && self.sea_floor < self.sea_level,
-            "sea_floor",
-            || {
-                format!(
-                    "must be at least 0 and below the sea level {}, got {}",
-                    self.sea_level, self.sea_floor
-                )
-            },
-        )?;
+        self.validate_sea()?;
         let domain = self.domain_chunks as f32 * size;
         FieldError::check(
             self.coast.is_finite() && self.coast > 0.0 && self.coast <= domain / 4.0,
@@ -577,16 +561,35 @@ impl WorldBasins {
             format!("must be a positive number of km², got {}", self.river_area)
         })?;
         for (field, (c, e)) in [("river_width", self.river_width), ("river_depth", self.river_depth)] {
-            FieldError::check(
-                (0.0..=1e3).contains(&c) && (0.0..=1.0).contains(&e),
-                field,
-                || format!("needs 0 <= c <= 1000 and 0 <= e <= 1, got ({c}, {e})"),
-            )?;
+            FieldError::check((0.0..=1e3).contains(&c) && (0.0..=1.0).contains(&e), field, || {
+                format!("needs 0 <= c <= 1000 and 0 <= e <= 1, got ({c}, {e})")
+            })?;
         }
         FieldError::check(
             self.banks.is_finite() && (0.0..=16.0).contains(&self.banks),
             "banks",
             || format!("must be in 0..=16 channel widths, got {}", self.banks),
+        )
+    }
+
+    /// The sea's level and floor.
+    fn validate_sea(&self) -> Result<(), FieldError> {
+        let finite = |field: &'static str, v: f32| {
+            FieldError::check(v.is_finite() && v.abs() <= 1e5, field, || {
+                format!("must be a finite number of at most 1e5 in size, got {v}")
+            })
+        };
+        finite("sea_level", self.sea_level)?;
+        finite("sea_floor", self.sea_floor)?;
+        FieldError::check(
+            self.sea_floor >= 0.0 && self.sea_floor < self.sea_level,
+            "sea_floor",
+            || {
+                format!(
+                    "must be at least 0 and below the sea level {}, got {}",
+                    self.sea_level, self.sea_floor
+                )
+            },
         )
     }
 }

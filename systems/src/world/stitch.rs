@@ -86,26 +86,8 @@ pub fn stitch(
             chunk
         })
         .collect();
-    let (width, depth) = (span[0] as usize * n, span[1] as usize * n);
-    let mut field = Heightfield {
-        width,
-        depth,
-        ground: vec![0.0; width * depth],
-        water: vec![0.0; width * depth],
-        top: vec![None; width * depth],
-    };
-    for c in &chunks {
-        let part = Heightfield::from_chunk(&c.terrain);
-        let ox = (c.coord[0] - first[0]) as usize * n;
-        let oz = (c.coord[1] - first[1]) as usize * n;
-        let r = n + 1;
-        for z in 0..n {
-            let dst = (oz + z) * width + ox;
-            field.ground[dst..dst + n].copy_from_slice(&part.ground[z * n..][..n]);
-            field.water[dst..dst + n].copy_from_slice(&c.surface.water[z * r..][..n]);
-            field.top[dst..dst + n].copy_from_slice(&part.top[z * n..][..n]);
-        }
-    }
+    let field = stitched_field(&chunks, first, [span[0] as usize * n, span[1] as usize * n], n);
+    let (width, depth) = (field.width, field.depth);
     let surface: Vec<f32> = field.ground.iter().zip(&field.water).map(|(g, w)| g + w).collect();
     let p = world.params();
     let sea = p.terrain.basins.as_ref().map_or(f32::NEG_INFINITY, |b| b.sea_level);
@@ -130,6 +112,31 @@ pub fn stitch(
         river_depression_max,
     };
     Ok(Stitched { field, report })
+}
+
+/// The map of `chunks` (of `n` cells) from chunk `first` on, `size` cells wide and deep.
+fn stitched_field(chunks: &[ChunkPayload], first: [i32; 2], size: [usize; 2], n: usize) -> Heightfield {
+    let [width, depth] = size;
+    let mut field = Heightfield {
+        width,
+        depth,
+        ground: vec![0.0; width * depth],
+        water: vec![0.0; width * depth],
+        top: vec![None; width * depth],
+    };
+    for c in chunks {
+        let part = Heightfield::from_chunk(&c.terrain);
+        let ox = (c.coord[0] - first[0]) as usize * n;
+        let oz = (c.coord[1] - first[1]) as usize * n;
+        let r = n + 1;
+        for z in 0..n {
+            let dst = (oz + z) * width + ox;
+            field.ground[dst..dst + n].copy_from_slice(&part.ground[z * n..][..n]);
+            field.water[dst..dst + n].copy_from_slice(&c.surface.water[z * r..][..n]);
+            field.top[dst..dst + n].copy_from_slice(&part.top[z * n..][..n]);
+        }
+    }
+    field
 }
 
 /// Unmatched and matched river crossings over the inner borders of `chunks`
