@@ -1,5 +1,6 @@
 //! The pure chunk function: `(world, seed, coordinate) → ChunkPayload`.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -147,7 +148,7 @@ impl StageClock {
 pub struct WorldGen {
     params: WorldParams,
     seed: u64,
-    domains: Option<Domains>,
+    domains: Option<Arc<Domains>>,
     erosion: Option<(TerrainParams, u32)>,
     variants: Vec<u32>,
     key: u64,
@@ -171,7 +172,7 @@ impl WorldGen {
             .terrain
             .basins
             .clone()
-            .map(|b| Domains::new(b, params.chunk_size(), seed, key));
+            .map(|b| Arc::new(Domains::new(b, params.chunk_size(), seed, key)));
         let erosion = params
             .terrain
             .erosion
@@ -205,7 +206,7 @@ impl WorldGen {
     }
 
     /// The basin domains, when the world has them.
-    pub fn domains(&self) -> Option<&Domains> {
+    pub fn domains(&self) -> Option<&Arc<Domains>> {
         self.domains.as_ref()
     }
 

@@ -220,6 +220,50 @@ impl Domains {
         owner.border < 1.5 || metres + f64::from(noise.clamp(-1.0, 1.0) * p.coast_noise) < f64::from(p.coast)
     }
 
+    /// Starts solving on `pool` every domain whose site lies within `radius`
+    /// metres of `at` (world x, z) and that is not kept or being solved, so
+    /// the chunks over it find it ready instead of waiting for it.
+    pub fn prefetch(self: &Arc<Self>, at: Vec2, radius: f32, pool: &rayon::ThreadPool) {
+        let spacing = f64::from(self.params.node_spacing);
+        let (centre, r) = (
+            [f64::from(at.x) / spacing, f64::from(at.y) / spacing],
+            f64::from(radius) / spacing,
+        );
+        let span = |k: usize| {
+            let cell = |v: f64| (v / self.side as f64).floor() as i64;
+            cell(centre[k] - r)..=cell(centre[k] + r)
+        };
+        for z in span(1) {
+            for x in span(0) {
+                let site = self.site([x, z]);
+                let near = (site[0] - centre[0]).powi(2) + (site[1] - centre[1]).powi(2) <= r * r;
+                if near && self.claim([x, z]) {
+                    let me = Arc::clone(self);
+                    pool.spawn(move || {
+                        me.domain([x, z]);
+                    });
+                }
+            }
+        }
+    }
+
+    /// Makes room for domain `cell` in the memo; false when it already has it.
+    fn claim(&self, cell: [i64; 2]) -> bool {
+        let mut memo = self.memo.lock().unwrap_or_else(PoisonError::into_inner);
+        if memo.slots.contains_key(&cell) {
+            return false;
+        }
+        memo.clock += 1;
+        let now = memo.clock;
+        memo.slots.insert(cell, (now, Slot::default()));
+        true
+    }
+
+    /// Metres along a domain square's side.
+    pub fn domain_size(&self) -> f32 {
+        self.side as f32 * self.params.node_spacing
+    }
+
     /// The solved domain `cell`, solving it on this thread unless another
     /// thread is, or it is kept.
     pub fn domain(&self, cell: [i64; 2]) -> Arc<Domain> {
@@ -446,6 +490,29 @@ mod tests {
             }
         }
         assert!(borders > 100);
+    }
+
+    /// A prefetched domain is solved once, whoever asks for it first.
+    #[test]
+    fn a_prefetched_domain_is_solved_once() {
+        let d = Arc::new(Domains::new(
+            WorldBasins {
+                domain_chunks: 4,
+                ..WorldBasins::default()
+            },
+            256.0,
+            7,
+            0,
+        ));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let site = d.site([0, 0]);
+        let at = Vec2::new(site[0] as f32, site[1] as f32) * d.params.node_spacing;
+        d.prefetch(at, 10.0, &pool);
+        assert!(!d.claim([0, 0]), "the prefetch claimed the domain");
+        let first = d.domain([0, 0]);
+        d.prefetch(at, 10.0, &pool);
+        assert!(Arc::ptr_eq(&first, &d.domain([0, 0])));
+        assert_eq!(d.counts().solved, 1);
     }
 
     /// Smoothing keeps the ends and strictly descending levels.

@@ -126,7 +126,21 @@ impl WorldStreamer {
 
     /// The basin domains, when the world has them.
     pub fn domains(&self) -> Option<&Domains> {
-        self.streamer.source().chunks().domains()
+        self.streamer.source().chunks().domains().map(|d| &**d)
+    }
+
+    /// Solves ahead, on the generation pool, the basin domains whose sites
+    /// lie within the load radius plus one domain of a viewer: a domain takes
+    /// far longer than a chunk, and the chunks over it would wait for it.
+    fn prefetch(&self, viewers: &[Viewer]) {
+        let Some(domains) = self.streamer.source().chunks().domains() else {
+            return;
+        };
+        let radius = self.streamer.settings().load_radius + domains.domain_size();
+        for v in viewers {
+            let at = glam::Vec2::new(v.position.x, v.position.z);
+            domains.prefetch(at, radius, self.streamer.generation_pool());
+        }
     }
 
     /// Inserts the world's resources and frame systems into `app` (once).
@@ -137,6 +151,7 @@ impl WorldStreamer {
     /// One frame: installs ready chunks into `app` within the budget and evicts far ones.
     pub fn update(&mut self, app: &mut App, viewers: &[Viewer]) -> FrameStream {
         let content = Arc::clone(&self.content);
+        self.prefetch(viewers);
         let hashes = &mut self.hashes;
         let mut left = Vec::new();
         let frame = self.streamer.update(viewers, &self.budget, |event| match event {
@@ -160,6 +175,7 @@ impl WorldStreamer {
         viewers: &[Viewer],
         mut on_event: impl FnMut(StreamEvent<ReadyChunk>),
     ) -> FrameStream {
+        self.prefetch(viewers);
         let hashes = &mut self.hashes;
         self.streamer.update(viewers, &self.budget, |event| {
             if let StreamEvent::Ready { coord, payload } = &event {
