@@ -129,14 +129,14 @@ impl WorldStreamer {
         self.streamer.source().chunks().domains().map(|d| &**d)
     }
 
-    /// Solves ahead, on the generation pool, the basin domains whose sites
-    /// lie within the load radius plus one domain of a viewer: a domain takes
-    /// far longer than a chunk, and the chunks over it would wait for it.
+    /// Solves ahead, on the generation pool, the basin domains that own ground
+    /// within the load radius plus a quarter domain of a viewer: a domain
+    /// takes far longer than a chunk, and the chunks over it would wait for it.
     fn prefetch(&self, viewers: &[Viewer]) {
         let Some(domains) = self.streamer.source().chunks().domains() else {
             return;
         };
-        let radius = self.streamer.settings().load_radius + domains.domain_size();
+        let radius = self.streamer.settings().load_radius + 0.25 * domains.domain_size();
         for v in viewers {
             let at = glam::Vec2::new(v.position.x, v.position.z);
             domains.prefetch(at, radius, self.streamer.generation_pool());
