@@ -31,11 +31,7 @@ impl Pictures {
 
     /// Writes every asked-for picture of `field`; white in the heightmap is its highest ground.
     pub fn write(&self, field: &Heightfield) -> Result<(), String> {
-        let top = field
-            .ground
-            .iter()
-            .fold(0.0f32, |m, &h| m.max(h))
-            .max(f32::MIN_POSITIVE);
+        let top = field.max_ground();
         let pictures = [
             (&self.heightmap, PngKind::Height16, "heightmap"),
             (&self.material_map, PngKind::Materials, "material map"),

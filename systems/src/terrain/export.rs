@@ -115,6 +115,11 @@ impl Heightfield {
         Some(hf)
     }
 
+    /// Highest ground, at least the smallest positive number: white in a heightmap.
+    pub fn max_ground(&self) -> f32 {
+        self.ground.iter().fold(0.0f32, |m, &h| m.max(h)).max(f32::MIN_POSITIVE)
+    }
+
     /// Highest ground plus water, for choosing `h_max`.
     pub fn max_height(&self) -> f32 {
         self.ground.iter().zip(&self.water).fold(0.0, |m, (g, w)| m.max(g + w))

@@ -394,7 +394,7 @@ impl Domains {
         let start = cell.map(|c| (c - 1) * self.side);
         for z in start[1]..start[1] + 3 * self.side {
             for x in start[0]..start[0] + 3 * self.side {
-                if self.owner([x, z]).cell == cell {
+                if self.nearest([x, z]).1 == cell {
                     lo = [lo[0].min(x), lo[1].min(z)];
                     hi = [hi[0].max(x), hi[1].max(z)];
                 }
@@ -411,7 +411,7 @@ impl Domains {
         for z in 0..height as i64 {
             for x in 0..width as i64 {
                 let node = [origin[0] + x, origin[1] + z];
-                let cell = self.owner(node).cell;
+                let cell = self.nearest(node).1;
                 let d = domains.entry(cell).or_insert_with(|| self.domain(cell));
                 let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
                 out.push(d.heights[lz as usize * d.width + lx as usize]);

@@ -31,8 +31,7 @@ pub struct RegionReport {
     pub cells: u64,
     /// Side of a cell, metres.
     pub cell_size: f32,
-    /// Height of white in the 16-bit heightmap, metres (the highest water
-    /// surface or ground).
+    /// Height of white in the 16-bit heightmap, metres (the highest ground).
     pub height_scale: f32,
     /// Drainage measures of the water surface (ground plus water); channels
     /// drain at least the world's `river_area`, or 0.1 km² without basins.
@@ -105,7 +104,7 @@ pub fn stitch(
         chunks: chunks.len(),
         cells,
         cell_size: p.cell_size,
-        height_scale: field.max_height().max(f32::MIN_POSITIVE),
+        height_scale: field.max_ground(),
         drainage: drainage(&surface, width, depth, p.cell_size, channel),
         border_mismatches: mismatches,
         border_crossings: crossings,

@@ -123,21 +123,21 @@ impl Basin {
         let n = (self.cells / self.node_cells) as i64 + 1;
         let at = |i: i64, j: i64| lattice[(j.clamp(0, n - 1) * n + i.clamp(0, n - 1)) as usize];
         let step = i64::from(self.node_cells);
-        let inside = |c: i64| (0..=i64::from(self.cells)).contains(&c);
+        // The lattice node at or before world cell `c` and the weights of the four around it;
+        // `None` outside the square.
+        let axis = |c: i64| {
+            (0..=i64::from(self.cells))
+                .contains(&c)
+                .then(|| (c.div_euclid(step), catmull_rom(c.rem_euclid(step) as f32 / step as f32)))
+        };
         for z in 0..size {
-            let wz = origin[1] + z as i64;
-            if !inside(wz) {
+            let Some((j, kz)) = axis(origin[1] + z as i64) else {
                 continue;
-            }
-            let (j, tz) = (wz.div_euclid(step), wz.rem_euclid(step) as f32 / step as f32);
-            let kz = catmull_rom(tz);
+            };
             for x in 0..size {
-                let wx = origin[0] + x as i64;
-                if !inside(wx) {
+                let Some((i, kx)) = axis(origin[0] + x as i64) else {
                     continue;
-                }
-                let (i, tx) = (wx.div_euclid(step), wx.rem_euclid(step) as f32 / step as f32);
-                let kx = catmull_rom(tx);
+                };
                 let mut h = 0.0;
                 for (b, wb) in kz.iter().enumerate() {
                     let row: f32 = (0..4).map(|a| kx[a] * at(i - 1 + a as i64, j - 1 + b as i64)).sum();
