@@ -27,6 +27,12 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     if let Some(dir) = &args.cache {
         world = world.with_cache(dir).map_err(|e| e.to_string())?;
     }
+    if let Some(store) = world.cache().filter(|c| c.is_read_only()) {
+        println!(
+            "  reading the baked store {} (read-only: what it lacks is generated, not written)",
+            store.dir().display()
+        );
+    }
     let content = world.content();
     println!(
         "  {} tree species ({} variants) in {:.0} ms, {} grass species baked in {:.0} ms; {} generation threads",

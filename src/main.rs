@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod bake;
 mod fly;
 mod region;
 
@@ -115,10 +116,17 @@ enum Command {
         /// Close the window after this many frames.
         #[arg(long)]
         frames: Option<u64>,
+        /// Chunk cache directory, or a store from `sylva bake` (read-only), for a world scene.
+        #[arg(long, value_name = "DIR")]
+        cache: Option<PathBuf>,
     },
     /// Fly through a world scene at real frame pacing: along the scene's path, or
     /// straight ahead with --speed and --seconds; report streaming and frame times.
     Fly(FlyArgs),
+    /// Bake a rectangle of a world's chunks and basin domains into a store ahead of time,
+    /// whole or one shard of many (a Kubernetes Indexed Job or Slurm array; see deploy/README.md),
+    /// or check a store with --verify.
+    Bake(bake::BakeArgs),
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
         /// Scene file.
@@ -155,7 +163,8 @@ struct FlyArgs {
     /// Write the last frame as a PNG.
     #[arg(long, value_name = "PATH")]
     screenshot: Option<PathBuf>,
-    /// Chunk cache directory (overrides the scene's `world.cache`).
+    /// Chunk cache directory (overrides the scene's `world.cache`), or a store
+    /// from `sylva bake`, which is only read.
     #[arg(long, value_name = "DIR")]
     cache: Option<PathBuf>,
     /// Image width, pixels.
@@ -194,6 +203,7 @@ fn main() -> ExitCode {
             &cli.common,
         ),
         Some(Command::Fly(args)) => fly::fly(&args, &cli.common),
+        Some(Command::Bake(args)) => bake::run(&args, &cli.common),
         Some(Command::Run {
             scene,
             frames,
@@ -222,7 +232,7 @@ fn main() -> ExitCode {
             true,
             &Screenshot::default(),
         ),
-        Some(Command::View { scene, frames }) => view(scene.as_deref(), frames, &cli.common),
+        Some(Command::View { scene, frames, cache }) => view(scene.as_deref(), frames, cache, &cli.common),
         Some(Command::Tree { scene, export }) => tree(&scene, export.as_deref(), &cli.common),
         Some(Command::Grass { scene, bake }) => grass(&scene, bake.as_deref(), &cli.common),
         Some(Command::Terrain {
@@ -400,8 +410,14 @@ pub(crate) fn render_png(
 }
 
 /// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
-fn view(path: Option<&Path>, frames: Option<u64>, common: &Common) -> Result<(), String> {
-    let scene = scene_or_default(path, common)?;
+fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common: &Common) -> Result<(), String> {
+    let mut scene = scene_or_default(path, common)?;
+    if let Some(dir) = cache {
+        let Some(world) = &mut scene.world else {
+            return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
+        };
+        world.cache = Some(dir);
+    }
     let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
     let (mut app, mut world) = (built.app, built.world);
     let title = format!("sylva: {}", scene.name);

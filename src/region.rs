@@ -87,7 +87,7 @@ pub(crate) fn terrain_region(path: &Path, r: [i32; 4], pictures: &Pictures, comm
         .map_err(|e| e.to_string())?;
     let world = WorldGen::new(params, scene.seed);
     let chunks = (i64::from(r[2]) - i64::from(r[0]) + 1) * (i64::from(r[3]) - i64::from(r[1]) + 1);
-    let bar = chunk_bar(chunks as u64, &scene.name);
+    let bar = count_bar(chunks as u64, &scene.name, "chunks");
     let stitched = pool
         .install(|| stitch(&world, [r[0], r[1]], [r[2], r[3]], || bar.inc(1)))
         .map_err(|e| e.to_string())?;
@@ -124,10 +124,16 @@ pub(crate) fn terrain_region(path: &Path, r: [i32; 4], pictures: &Pictures, comm
             wall_ms: wall.as_secs_f64() * 1e3,
             terrain: t,
         };
-        let json = serde_json::to_vec_pretty(&report).map_err(|e| e.to_string())?;
-        sylva::runtime::framed::write_atomic(out, &json).map_err(|e| format!("{}: {e}", out.display()))?;
-        println!("report: {}", out.display());
+        write_json(out, &report)?;
     }
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON to `path`, atomically.
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<(), String> {
+    let json = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
+    sylva::runtime::framed::write_atomic(path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("report: {}", path.display());
     Ok(())
 }
 
@@ -144,14 +150,16 @@ pub(crate) fn print_drainage(d: &Drainage) {
     );
 }
 
-fn chunk_bar(chunks: u64, scene: &str) -> ProgressBar {
+/// A bar over `len` things called `unit` (hidden when stdout is not a terminal).
+pub(crate) fn count_bar(len: u64, scene: &str, unit: &str) -> ProgressBar {
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::with_draw_target(Some(chunks), ProgressDrawTarget::stdout());
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stdout());
+    let template = format!("{{prefix}} [{{bar:40}}] {{pos}}/{{len}} {unit}, {{per_sec}}, eta {{eta}}");
     bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} chunks, {per_sec}, eta {eta}")
-            .expect("static template is valid")
+        ProgressStyle::with_template(&template)
+            .expect("the template is valid")
             .progress_chars("=> "),
     );
     bar.set_prefix(scene.to_owned());

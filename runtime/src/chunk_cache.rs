@@ -7,6 +7,9 @@
 //! simply has another name; a file whose header, checksum or key is wrong is
 //! [`CacheRead::Rejected`], and the caller regenerates and overwrites it.
 //!
+//! A baked store (see `sylva bake`) is opened [read-only](ChunkCache::open_read_only):
+//! readers generate what is missing or rejected but never write into it.
+//!
 //! ```
 //! use sylva_runtime::chunk_cache::{CacheRead, ChunkCache};
 //!
@@ -38,6 +41,8 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 #[derive(Clone, Debug)]
 pub struct ChunkCache {
     dir: PathBuf,
+    staging: Option<PathBuf>,
+    read_only: bool,
 }
 
 /// What a lookup found.
@@ -55,7 +60,40 @@ impl ChunkCache {
     /// Opens (creating it if needed) the cache directory `dir`.
     pub fn open(dir: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        Ok(Self { dir: dir.to_owned() })
+        Ok(Self {
+            dir: dir.to_owned(),
+            staging: None,
+            read_only: false,
+        })
+    }
+
+    /// Opens the existing directory `dir` for reading only: [`write`](Self::write) refuses.
+    pub fn open_read_only(dir: &Path) -> io::Result<Self> {
+        if !std::fs::metadata(dir)?.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::NotADirectory, "not a directory"));
+        }
+        Ok(Self {
+            dir: dir.to_owned(),
+            staging: None,
+            read_only: true,
+        })
+    }
+
+    /// Writes through temporary files in `staging` (an existing directory on
+    /// the same file system) instead of temporary files next to the chunks.
+    pub fn staged_in(mut self, staging: &Path) -> Self {
+        self.staging = Some(staging.to_owned());
+        self
+    }
+
+    /// Whether writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The file of `key`.
@@ -96,9 +134,19 @@ impl ChunkCache {
 
     /// Writes `value` under `key` atomically; returns the bytes written.
     pub fn write<T: Serialize>(&self, key: u64, value: &T) -> io::Result<u64> {
+        if self.read_only {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the cache is read-only",
+            ));
+        }
         let payload = framed::encode(value).map_err(io::Error::other)?;
         let bytes = FRAME.seal(key, &payload);
-        framed::write_atomic(&self.path(key), &bytes)?;
+        let path = self.path(key);
+        match &self.staging {
+            Some(staging) => framed::write_atomic_via(staging, &path, &bytes)?,
+            None => framed::write_atomic(&path, &bytes)?,
+        }
         Ok(bytes.len() as u64)
     }
 }
@@ -126,5 +174,30 @@ mod tests {
         assert!(matches!(cache.read::<Vec<String>>(1), CacheRead::Rejected(_)));
         cache.write(1, &vec![7u64; 100]).unwrap();
         assert!(matches!(cache.read::<Vec<u64>>(1), CacheRead::Hit(v) if v.len() == 100));
+    }
+
+    #[test]
+    fn read_only_caches_read_and_never_write() {
+        let dir = tempfile::tempdir().unwrap();
+        ChunkCache::open(dir.path()).unwrap().write(3, &5u32).unwrap();
+        let store = ChunkCache::open_read_only(dir.path()).unwrap();
+        assert!(matches!(store.read::<u32>(3), CacheRead::Hit(5)));
+        assert_eq!(
+            store.write(4, &6u32).unwrap_err().kind(),
+            io::ErrorKind::PermissionDenied
+        );
+        assert!(!store.path(4).exists());
+        assert!(ChunkCache::open_read_only(&dir.path().join("absent")).is_err());
+    }
+
+    #[test]
+    fn staged_writes_leave_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let staging = dir.path().join("staging");
+        std::fs::create_dir(&staging).unwrap();
+        let cache = ChunkCache::open(dir.path()).unwrap().staged_in(&staging);
+        cache.write(9, &vec![1u8; 10]).unwrap();
+        assert!(matches!(cache.read::<Vec<u8>>(9), CacheRead::Hit(v) if v.len() == 10));
+        assert_eq!(std::fs::read_dir(&staging).unwrap().count(), 0);
     }
 }

@@ -125,10 +125,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".sylva-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    write_atomic_via(dir, path, bytes)
+}
+
+/// [`write_atomic`] with the temporary file in `staging`, which must be on the
+/// same file system as `path`: a writer that owns `staging` can remove what a
+/// crash of its own left there without touching another writer's files.
+pub fn write_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".sylva-").suffix(".tmp");
+    // A temporary file is private (0600); the file it becomes is an ordinary
+    // one, readable as the umask allows (a store is read by other users).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(staging)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -171,6 +181,14 @@ mod tests {
             1,
             "no temporary file is left"
         );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let plain = dir.path().join("plain");
+            std::fs::write(&plain, b"x").unwrap();
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+            assert_eq!(mode(&path), mode(&plain), "the permissions of any new file");
+        }
     }
 
     #[test]

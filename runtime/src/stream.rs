@@ -23,7 +23,8 @@
 //! the simulation's, and is a pure function of the coordinate
 //! ([`ChunkSource::generate`]), so the content of a chunk does not depend on the
 //! order, the thread count or the cache. With a [`ChunkCache`], a job reads the
-//! chunk from disk when a valid file exists and writes it after generating.
+//! chunk from disk when a valid file exists and writes it after generating
+//! (unless the cache is a read-only baked store).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -238,6 +239,11 @@ impl<S: ChunkSource> Streamer<S> {
     pub fn with_cache(mut self, cache: ChunkCache) -> Self {
         self.cache = Some(cache);
         self
+    }
+
+    /// The cache chunks are read from, if any.
+    pub fn cache(&self) -> Option<&ChunkCache> {
+        self.cache.as_ref()
     }
 
     /// The pool chunks are generated on.
@@ -510,7 +516,7 @@ impl<S: ChunkSource> Job<S> {
                     CacheRead::Hit(payload) => (payload, CacheUse::Hit),
                     found => {
                         let payload = self.source.generate(coord);
-                        let write_failed = cache.write(key, &payload).is_err();
+                        let write_failed = !cache.is_read_only() && cache.write(key, &payload).is_err();
                         let rejected = matches!(found, CacheRead::Rejected(_));
                         (payload, CacheUse::Generated { rejected, write_failed })
                     }

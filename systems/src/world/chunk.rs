@@ -1,5 +1,6 @@
 //! The pure chunk function: `(world, seed, coordinate) → ChunkPayload`.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -168,11 +169,13 @@ impl WorldGen {
         );
         let bytes = framed::encode(&relevant).unwrap_or_default();
         let key = hash_words(&[xxh3_64(&bytes), seed, DATA_VERSION]);
-        let domains = params
-            .terrain
-            .basins
-            .clone()
-            .map(|b| Arc::new(Domains::new(b, params.chunk_size(), seed, key)));
+        // Domains depend on their own parameters and the chunk size alone, so
+        // retuning trees or grass keeps a store's solved domains.
+        let domains = params.terrain.basins.clone().map(|b| {
+            let bytes = framed::encode(&(&b, params.chunk_size())).unwrap_or_default();
+            let key = hash_words(&[xxh3_64(&bytes), seed, DATA_VERSION]);
+            Arc::new(Domains::new(b, params.chunk_size(), seed, key))
+        });
         let erosion = params
             .terrain
             .erosion
@@ -208,6 +211,28 @@ impl WorldGen {
     /// The basin domains, when the world has them.
     pub fn domains(&self) -> Option<&Arc<Domains>> {
         self.domains.as_ref()
+    }
+
+    /// The hash every chunk's cache key starts from: the generation-relevant
+    /// parameters, the seed and [`DATA_VERSION`]; two worlds with the same
+    /// world key make the same chunks.
+    pub fn world_key(&self) -> u64 {
+        self.key
+    }
+
+    /// The basin domains the chunks `first..=last` (inclusive) read, in order.
+    pub fn domains_under(&self, first: [i32; 2], last: [i32; 2]) -> BTreeSet<[i64; 2]> {
+        let Some(domains) = &self.domains else {
+            return BTreeSet::new();
+        };
+        let p = &self.params;
+        let n = i64::from(p.chunk_cells);
+        let apron = i64::from(self.placement_apron() + self.erosion_apron());
+        // The cells of the chunks with their aprons are one rectangle.
+        let origin = first.map(|c| i64::from(c) * n - apron);
+        let cells = [0, 1].map(|k| ((i64::from(last[k]) - i64::from(first[k]) + 1) * n + 2 * apron) as u64);
+        let (lo, [w, h]) = relief::node_window(origin, cells, p.cell_size, domains.params().node_spacing);
+        domains.cells_over(lo, w, h)
     }
 
     /// Cells an erosion run changes inwards from the region's edge: its

@@ -13,11 +13,12 @@
 //! of a node always lies in the 3 × 3 squares around the node's own, and the
 //! site across any border in the 5 × 5.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use glam::Vec2;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::chunk_cache::{CacheRead, ChunkCache};
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed, unit_f32};
@@ -128,7 +129,7 @@ impl Domains {
     }
 
     /// The cache key of domain `cell`.
-    fn cache_key(&self, cell: [i64; 2]) -> u64 {
+    pub fn cache_key(&self, cell: [i64; 2]) -> u64 {
         hash_words(&[self.key, cell[0] as u64, cell[1] as u64, 0xd0_3a1e])
     }
 
@@ -151,7 +152,7 @@ impl Domains {
         let d = self.solve(cell);
         self.counts[0].fetch_add(1, Ordering::Relaxed);
         // A cache that cannot be written costs a solve next time, nothing else.
-        if let Some(cache) = &cache {
+        if let Some(cache) = cache.filter(|c| !c.is_read_only()) {
             let _ = cache.write(key, &d);
         }
         d
@@ -401,6 +402,28 @@ impl Domains {
             }
         }
         (lo.map(|v| v - 1), hi.map(|v| v + 1))
+    }
+
+    /// The domains owning the `width × height` nodes from `origin` on: those
+    /// [`heights`](Self::heights) of the same nodes reads.
+    pub fn cells_over(&self, origin: [i64; 2], width: usize, height: usize) -> BTreeSet<[i64; 2]> {
+        (0..height as i64)
+            .into_par_iter()
+            .map(|z| {
+                (0..width as i64)
+                    .map(|x| self.nearest([origin[0] + x, origin[1] + z]).1)
+                    .collect::<BTreeSet<_>>()
+            })
+            .reduce(BTreeSet::new, |mut a, b| {
+                a.extend(b);
+                a
+            })
+    }
+
+    /// Domain `cell` solved afresh, neither kept nor read from or written to
+    /// the cache (a bake decides what to do with it).
+    pub fn solve_fresh(&self, cell: [i64; 2]) -> Domain {
+        self.solve(cell)
     }
 
     /// Heights of the `width × height` nodes from `origin` on, and every domain

@@ -22,7 +22,11 @@
 //! - [`WorldStreamer`]: all of it, driven by the host once per frame; [`build`]
 //!   puts a scene's world into an `App`.
 //! - [`StreamingReport`]: the streaming over a flight, measured by a [`FlightLog`].
+//! - [`bake`] / [`verify`]: a rectangle of chunks and their domains made ahead
+//!   of time into a store ([`create_store`]), one shard at a time; readers open
+//!   it with [`open_store`].
 
+mod bake;
 mod chunk;
 mod content;
 mod domains;
@@ -33,8 +37,13 @@ mod relief;
 mod report;
 mod source;
 mod stitch;
+mod store;
 mod streamer;
 
+pub use bake::{
+    BakeError, BakePlan, BakeReport, MAX_BAKE_CHUNKS, Phase, Shard, StoreFile, VerifyReport, bake, hilbert_order,
+    verify,
+};
 pub use chunk::{
     ChunkPayload, DATA_VERSION, GrassPatch, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
 };
@@ -52,4 +61,5 @@ pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
 pub use source::{ReadyChunk, WorldSource};
 pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, stitch};
+pub use store::{MANIFEST, STAGING, StoreError, create_store, finish_store, is_store, open_store};
 pub use streamer::{WorldError, WorldStreamer, build};

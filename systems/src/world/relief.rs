@@ -50,6 +50,15 @@ fn node_of(c: i64, cell_size: f32, spacing: f32) -> (i64, f32) {
     (f as i64, (u - f) as f32)
 }
 
+/// The lattice nodes [`shape`] reads for the `size[0] × size[1]` cells from
+/// world cell `origin` on: the first node and the width and height, in nodes
+/// (one node before and two after the cells, for the Catmull-Rom spline).
+pub fn node_window(origin: [i64; 2], size: [u64; 2], cell_size: f32, spacing: f32) -> ([i64; 2], [usize; 2]) {
+    let first = origin.map(|o| node_of(o, cell_size, spacing).0 - 1);
+    let last = [0, 1].map(|k| node_of(origin[k] + size[k].max(1) as i64 - 1, cell_size, spacing).0 + 2);
+    (first, [0, 1].map(|k| (last[k] - first[k] + 1) as usize))
+}
+
 /// What [`shape`] made of a region besides its heights.
 pub struct Shaped {
     /// Water surface per cell: the sea's level, or a river's where it runs higher.
@@ -65,9 +74,7 @@ pub struct Shaped {
 pub fn shape(domains: &Domains, origin: [i64; 2], size: usize, cell_size: f32, height: &mut [f32]) -> Shaped {
     let spacing = domains.params().node_spacing;
     let at = |k: usize| (0..size).map(move |c| node_of(origin[k] + c as i64, cell_size, spacing));
-    let lo = [at(0).next(), at(1).next()].map(|n| n.map_or(0, |n| n.0 - 1));
-    let hi = [at(0).next_back(), at(1).next_back()].map(|n| n.map_or(0, |n| n.0 + 2));
-    let (w, h) = ((hi[0] - lo[0] + 1) as usize, (hi[1] - lo[1] + 1) as usize);
+    let (lo, [w, h]) = node_window(origin, [size as u64; 2], cell_size, spacing);
     let (nodes, near) = domains.heights(lo, w, h);
     // Along x for every node row, then along z for every cell row.
     let mut rows = vec![0.0f32; h * size];

@@ -1,6 +1,7 @@
 //! [`WorldStreamer`]: the world an engine drives, frame by frame.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,6 +15,7 @@ use super::domains::Domains;
 use super::install::{evict_chunk, install_chunk, install_world};
 use super::params::WorldParams;
 use super::source::{ReadyChunk, WorldSource};
+use super::store::{StoreError, is_store, open_store};
 
 /// Why a world could not start.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +37,9 @@ pub enum WorldError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The baked store could not be opened.
+    #[error("baked store {0}")]
+    Store(#[from] StoreError),
 }
 
 /// Builds a scene's world (scene section `world`) into `app`: grows its content on a generation
@@ -95,11 +100,7 @@ impl WorldStreamer {
         let source = WorldSource::new(WorldGen::new(params.clone(), seed), Arc::clone(&content));
         let mut streamer = Streamer::new(Arc::new(source), settings, pool);
         if let Some(dir) = &params.cache {
-            let cache = ChunkCache::open(dir).map_err(|source| WorldError::Cache {
-                path: dir.clone(),
-                source,
-            })?;
-            streamer = with_cache(streamer, cache);
+            streamer = with_cache(streamer, dir)?;
         }
         Ok(Self {
             streamer,
@@ -114,14 +115,16 @@ impl WorldStreamer {
         })
     }
 
-    /// Reads and writes chunks in `dir` instead of the scene's cache.
-    pub fn with_cache(mut self, dir: &std::path::Path) -> Result<Self, WorldError> {
-        let cache = ChunkCache::open(dir).map_err(|source| WorldError::Cache {
-            path: dir.to_owned(),
-            source,
-        })?;
-        self.streamer = with_cache(self.streamer, cache);
+    /// Reads and writes chunks in `dir` instead of the scene's cache; a baked
+    /// store (see [`create_store`](super::store::create_store)) is only read.
+    pub fn with_cache(mut self, dir: &Path) -> Result<Self, WorldError> {
+        self.streamer = with_cache(self.streamer, dir)?;
         Ok(self)
+    }
+
+    /// The chunk cache or baked store, if any.
+    pub fn cache(&self) -> Option<&ChunkCache> {
+        self.streamer.cache()
     }
 
     /// The basin domains, when the world has them.
@@ -234,10 +237,20 @@ impl WorldStreamer {
     }
 }
 
-/// `streamer` reading and writing chunks, and basin domains, in `cache`.
-fn with_cache(streamer: Streamer<WorldSource>, cache: ChunkCache) -> Streamer<WorldSource> {
-    if let Some(domains) = streamer.source().chunks().domains() {
+/// `streamer` reading chunks and basin domains from `dir`: a baked store of
+/// this world read-only, any other directory as a cache it also writes.
+fn with_cache(streamer: Streamer<WorldSource>, dir: &Path) -> Result<Streamer<WorldSource>, WorldError> {
+    let world = streamer.source().chunks();
+    let cache = if is_store(dir) {
+        open_store(dir, world)?
+    } else {
+        ChunkCache::open(dir).map_err(|source| WorldError::Cache {
+            path: dir.to_owned(),
+            source,
+        })?
+    };
+    if let Some(domains) = world.domains() {
         domains.use_cache(cache.clone());
     }
-    streamer.with_cache(cache)
+    Ok(streamer.with_cache(cache))
 }
