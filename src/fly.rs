@@ -27,22 +27,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     if let Some(dir) = &args.cache {
         world = world.with_cache(dir).map_err(|e| e.to_string())?;
     }
-    if let Some(store) = world.cache().filter(|c| c.is_read_only()) {
-        println!(
-            "  reading the baked store {} (read-only: what it lacks is generated, not written)",
-            store.dir().display()
-        );
-    }
-    let content = world.content();
-    println!(
-        "  {} tree species ({} variants) in {:.0} ms, {} grass species baked in {:.0} ms; {} generation threads",
-        content.trees.len(),
-        content.trees.iter().map(|t| t.variants.len()).sum::<usize>(),
-        content.grow_ms,
-        content.grass.len(),
-        content.bake_ms,
-        params.generation_threads()
-    );
+    print_world(&world, params.generation_threads());
     let flight = match (args.speed, args.seconds) {
         (None, None) => Flight::of_scene(&params.flight, &scene.camera, DEFAULT_SECONDS),
         (speed, seconds) => Flight::straight(
@@ -114,6 +99,25 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         report.render = Some(RenderReport::new(&r.stats()));
     }
     write_report(&report, common)
+}
+
+/// What the world grew and where its chunks come from.
+fn print_world(world: &WorldStreamer, threads: usize) {
+    let content = world.content();
+    println!(
+        "  {} tree species ({} variants) in {:.0} ms, {} grass species baked in {:.0} ms; {threads} generation threads",
+        content.trees.len(),
+        content.trees.iter().map(|t| t.variants.len()).sum::<usize>(),
+        content.grow_ms,
+        content.grass.len(),
+        content.bake_ms,
+    );
+    if let Some(store) = world.cache().filter(|c| c.is_read_only()) {
+        println!(
+            "  reading the baked store {} (read-only: what it lacks is generated, not written)",
+            store.dir().display()
+        );
+    }
 }
 
 /// The PNG sequence of `--screenshot-every`.

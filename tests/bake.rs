@@ -112,6 +112,44 @@ fn world_of(path: &Path) -> WorldGen {
     WorldGen::new(scene.world.unwrap(), scene.seed)
 }
 
+/// Runs `shard` of the bake of `region` into `store` and kills it (SIGKILL)
+/// once one of its chunks is in place, checking that some are still missing.
+fn kill_midway(scene: &Path, region: &str, store: &Path, shard: Shard) {
+    let world = world_of(scene);
+    let r: Vec<i32> = region.split(',').map(|v| v.parse().unwrap()).collect();
+    let plan = BakePlan::new(&world, [r[0], r[1]], [r[2], r[3]], shard, Phase::All).unwrap();
+    let mine: Vec<PathBuf> = plan
+        .chunks
+        .iter()
+        .map(|&c| store.join(format!("{:016x}.chunk", world.cache_key(c))))
+        .collect();
+    assert!(mine.len() >= 5);
+    let mut child = bake(scene, region, store, &["--shard", &shard.to_string(), "--threads", "1"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !mine.iter().any(|p| p.exists()) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "shard {shard} ended before writing a chunk"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "shard {shard} wrote no chunk"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let written = mine.iter().filter(|p| p.exists()).count();
+    assert!(
+        written < mine.len(),
+        "shard {shard} was killed midway ({written} of {} chunks)",
+        mine.len()
+    );
+}
+
 #[test]
 fn shards_in_any_order_killed_and_rerun_give_the_bytes_of_one_process() {
     let tmp = tempfile::tempdir().unwrap();
@@ -124,35 +162,7 @@ fn shards_in_any_order_killed_and_rerun_give_the_bytes_of_one_process() {
     assert!(names.len() > 17, "16 chunks, the manifest and at least one domain");
 
     // Shard 2 alone, killed once one of its chunks is in place.
-    let world = world_of(&scene);
-    let plan = BakePlan::new(&world, [0, 0], [3, 3], Shard::new(2, 3).unwrap(), Phase::All).unwrap();
-    let mine: Vec<PathBuf> = plan
-        .chunks
-        .iter()
-        .map(|&c| sharded.join(format!("{:016x}.chunk", world.cache_key(c))))
-        .collect();
-    assert!(mine.len() >= 5);
-    let mut child = bake(&scene, region, &sharded, &["--shard", "2/3", "--threads", "1"])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !mine.iter().any(|p| p.exists()) {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "shard 2 ended before writing a chunk"
-        );
-        assert!(started.elapsed() < Duration::from_secs(120), "shard 2 wrote no chunk");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let written = mine.iter().filter(|p| p.exists()).count();
-    assert!(
-        written < mine.len(),
-        "shard 2 was killed midway ({written} of {} chunks)",
-        mine.len()
-    );
+    kill_midway(&scene, region, &sharded, Shard::new(2, 3).unwrap());
 
     // Shards 0 and 1 at once, then shard 2 again.
     let others: Vec<_> = ["0/3", "1/3"]
