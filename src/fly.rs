@@ -8,7 +8,7 @@ use sylva::vk::Renderer;
 use sylva::{Flight, FlightLog, RenderReport, Report, StreamingReport, WorldStreamer};
 
 use crate::{
-    Common, FlyArgs, headless, print_summary, progress_bar, render_png, scene_or_default, spinner, write_report,
+    Common, FlyArgs, build, headless, print_summary, progress_bar, render_png, scene_or_default, spinner, write_report,
 };
 
 /// Seconds a straight flight lasts when only --speed is given.
@@ -21,7 +21,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     };
     let started = Instant::now();
     println!("{}: growing species and baking grass", scene.name);
-    let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let built = build(&scene, common)?;
     let mut app = built.app;
     let mut world = built.world.expect("a world scene builds a world");
     if let Some(dir) = &args.cache {

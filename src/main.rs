@@ -17,7 +17,7 @@ use sylva::systems::grass::GrassLayers;
 use sylva::systems::terrain::Heightfield;
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
 use sylva::vk::Renderer;
-use sylva::{RenderReport, Report, Scene};
+use sylva::{MemoryLimit, RenderReport, Report, Scene};
 
 /// Procedural nature at game scale: trees, terrain and grass as ECS entities.
 ///
@@ -44,6 +44,23 @@ pub(crate) struct Common {
     /// Write a JSON report of the run to this file.
     #[arg(long, global = true, value_name = "PATH")]
     report: Option<PathBuf>,
+    /// Refuse a scene whose memory estimate is larger, e.g. 8G or 512M, or `none`
+    /// (default: 3/4 of this machine's memory).
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_memory_limit, default_value = "machine", hide_default_value = true)]
+    pub(crate) memory_limit: MemoryLimit,
+}
+
+fn parse_memory_limit(s: &str) -> Result<MemoryLimit, String> {
+    match s {
+        "none" => Ok(MemoryLimit::NONE),
+        "machine" => Ok(MemoryLimit::of_machine()),
+        _ => sylva::memory::parse_size(s).map(MemoryLimit::bytes),
+    }
+}
+
+/// Builds `scene` with the common flags' threads and memory limit.
+pub(crate) fn build(scene: &Scene, common: &Common) -> Result<sylva::Built, String> {
+    sylva::build_within(scene, common.threads.map_or(0, usize::from), common.memory_limit).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -302,8 +319,7 @@ fn run(
 ) -> Result<(), String> {
     let scene = scene_or_default(path, common)?;
     let frames = frames.unwrap_or(scene.simulation.frames);
-    let threads = common.threads.map_or(0, usize::from);
-    let built = sylva::build_all(&scene, threads).map_err(|e| e.to_string())?;
+    let built = build(&scene, common)?;
     let (mut app, mut world) = (built.app, built.world);
     if let Some(path) = &snapshots.resume {
         app.load_snapshot(path)
@@ -418,7 +434,7 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
         };
         world.cache = Some(dir);
     }
-    let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let built = build(&scene, common)?;
     let (mut app, mut world) = (built.app, built.world);
     let title = format!("sylva: {}", scene.name);
     let result = sylva::vk::window::run(&title, scene.camera, frames, |renderer, controls, dt| {
@@ -495,7 +511,7 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
         ));
     };
     let t0 = Instant::now();
-    let built = sylva::build_all(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let built = build(&scene, common)?;
     let wall = t0.elapsed();
     let grown = built.tree.expect("a scene with a tree or colonize section grows one");
     let s = &grown.stats;
@@ -549,7 +565,7 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
         return Err(format!("{}: the scene has no `terrain` section{hint}", path.display()));
     }
     let t0 = Instant::now();
-    let mut app = sylva::build(&scene, common.threads.map_or(0, usize::from)).map_err(|e| e.to_string())?;
+    let mut app = build(&scene, common)?.app;
     let progress = progress_bar(u64::from(iterations), &scene.name);
     sylva::simulate(&mut app, iterations, 1, |_| progress.inc(1));
     progress.finish_and_clear();
@@ -592,9 +608,9 @@ fn grass(path: &Path, bake: Option<&Path>, common: &Common) -> Result<(), String
     // The bake reports no progress of its own: a spinner shows it is busy.
     let spinner = spinner(&format!("{}: baking grass", scene.name));
     let t0 = Instant::now();
-    let built = sylva::build(&scene, common.threads.map_or(0, usize::from));
+    let built = build(&scene, common);
     spinner.finish_and_clear();
-    let app = built.map_err(|e| e.to_string())?;
+    let app = built?.app;
     let wall = t0.elapsed();
     let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
     let layers = app

@@ -1,0 +1,321 @@
+//! How much memory a scene will take, estimated before it is spent, and the
+//! limit a build is held to.
+//!
+//! A scene's sizes are inside their per-field limits one by one, yet together
+//! they can exceed the machine (a terrain of 8192² cells in 2 × 2 chunks with 32
+//! layer slots is valid and needs about 160 GiB). [`build_all`](crate::build_all)
+//! therefore adds up what each section will allocate as soon as its counts are
+//! known — the terrain, chains, attractors, grass (its blades derived) and the
+//! world from the scene alone, a forest once its variants are grown and before its segments are
+//! spawned — and refuses a scene over its [`MemoryLimit`] with an error at the
+//! field that costs the most.
+//!
+//! The bytes per unit are measured (peak RSS over two sizes of each scene kind on
+//! Linux), rounded up; they estimate, they do not bound.
+//!
+//! ```
+//! use sylva::memory::{MemoryLimit, estimate};
+//!
+//! let mut scene = sylva::Scene::from_str("(terrain: (size: 1024, max_layers: 8))", "t.ron").unwrap();
+//! let small = estimate(&scene).total();
+//! assert!(small > 200 << 20 && small < 400 << 20);
+//! scene.terrain.as_mut().unwrap().size = 8192;
+//! scene.terrain.as_mut().unwrap().chunks = [2, 2];
+//! scene.terrain.as_mut().unwrap().max_layers = 32;
+//! let err = MemoryLimit::bytes(16 << 30).check(&estimate(&scene)).unwrap_err();
+//! assert!(err.to_string().contains("terrain.size"));
+//! ```
+
+use std::fmt;
+
+use sylva_systems::grass::GrassSettings;
+
+use crate::Scene;
+
+/// Bytes per terrain cell besides its layer slots (heights, water, sediment,
+/// flux, velocity, erosion scratch, render extraction).
+const TERRAIN_CELL: u64 = 120;
+/// Bytes per terrain layer slot of a cell (material, thickness, age, and the
+/// erosion pass's copies).
+const TERRAIN_SLOT: u64 = 16;
+/// Bytes per tree segment in the ECS and its render batch.
+pub const SEGMENT: u64 = 276;
+/// Bytes per grass blade instance (root, yaw, scale, render batch).
+const BLADE: u64 = 140;
+/// Bytes per particle of the chains (state, solver arrays, render batch).
+const PARTICLE: u64 = 160;
+/// Bytes per attractor point (position, grid, nearest-node bookkeeping).
+const ATTRACTOR: u64 = 64;
+/// Bytes per cell of a resident world chunk (payload columns, surface, render patch).
+const WORLD_CELL: u64 = 48;
+/// Bytes per layer slot of a world chunk's cell.
+const WORLD_SLOT: u64 = 7;
+
+/// What one part of a scene will take.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    /// The scene field that sizes it (a dotted path, e.g. `terrain.size`).
+    pub field: String,
+    /// What the size comes from, for the error message.
+    pub what: String,
+    /// Estimated bytes.
+    pub bytes: u64,
+}
+
+/// The parts of a scene's memory, largest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Estimate {
+    /// Every part that costs something.
+    pub parts: Vec<Part>,
+}
+
+impl Estimate {
+    /// All parts together, bytes.
+    pub fn total(&self) -> u64 {
+        self.parts.iter().map(|p| p.bytes).fold(0, u64::saturating_add)
+    }
+
+    /// Adds the part of `field`.
+    pub fn add(&mut self, field: &str, what: String, bytes: u64) {
+        self.push(Part {
+            field: field.to_owned(),
+            what,
+            bytes,
+        });
+    }
+
+    /// Adds `part`, keeping the largest first.
+    pub fn push(&mut self, part: Part) {
+        self.parts.push(part);
+        self.parts.sort_by_key(|p| std::cmp::Reverse(p.bytes));
+    }
+}
+
+/// The most memory a build may plan to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryLimit {
+    bytes: Option<u64>,
+    of_machine: bool,
+}
+
+impl MemoryLimit {
+    /// No limit.
+    pub const NONE: MemoryLimit = MemoryLimit {
+        bytes: None,
+        of_machine: false,
+    };
+
+    /// A limit of `bytes`.
+    pub fn bytes(bytes: u64) -> Self {
+        Self {
+            bytes: Some(bytes),
+            of_machine: false,
+        }
+    }
+
+    /// Three quarters of this machine's physical memory (none where it cannot be read).
+    pub fn of_machine() -> Self {
+        Self {
+            bytes: physical_memory().map(|b| b / 4 * 3),
+            of_machine: true,
+        }
+    }
+
+    /// The limit in bytes, if any.
+    pub fn get(&self) -> Option<u64> {
+        self.bytes
+    }
+
+    /// `Ok` when `estimate` fits, otherwise the error at its largest part.
+    pub fn check(&self, estimate: &Estimate) -> Result<(), OverLimit> {
+        match self.bytes {
+            Some(limit) if estimate.total() > limit => Err(OverLimit {
+                estimate: estimate.clone(),
+                limit,
+                of_machine: self.of_machine,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Default for MemoryLimit {
+    fn default() -> Self {
+        Self::of_machine()
+    }
+}
+
+/// A scene that would need more memory than its limit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverLimit {
+    /// What it would take.
+    pub estimate: Estimate,
+    /// The limit, bytes.
+    pub limit: u64,
+    /// Whether the limit is the default share of the machine's memory.
+    pub of_machine: bool,
+}
+
+impl OverLimit {
+    /// The field of the largest part.
+    pub fn field(&self) -> &str {
+        self.estimate.parts.first().map_or("", |p| p.field.as_str())
+    }
+}
+
+impl fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let whose = if self.of_machine {
+            " (3/4 of this machine's memory; --memory-limit changes it)"
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "the scene needs about {}, over the memory limit of {}{whose}:",
+            gib(self.estimate.total()),
+            gib(self.limit)
+        )?;
+        for p in &self.estimate.parts {
+            write!(f, " {} ({}) {};", p.field, p.what, gib(p.bytes))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for OverLimit {}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1 << 30))
+}
+
+/// Parses a size: bytes, or a number with K, M, G or T (powers of 1024), e.g. `8G`, `512M`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (number, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((at, _)) => (&t[..at], t[at..].to_ascii_uppercase()),
+        None => (t, String::new()),
+    };
+    let shift = match unit.trim_end_matches(['B', 'I']) {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("`{s}`: expected a size such as 512M or 8G")),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a size such as 512M or 8G"))?;
+    let bytes = value * (1u64 << shift) as f64;
+    if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!("`{s}`: not a size in bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// What `scene`'s sections will take, from the scene alone (a forest's segments
+/// are known only once its variants are grown: see [`forest`]).
+pub fn estimate(scene: &Scene) -> Estimate {
+    let mut e = Estimate::default();
+    if let Some(t) = &scene.terrain {
+        let cells = u64::from(t.size).pow(2) * u64::from(t.chunks[0]) * u64::from(t.chunks[1]);
+        let per_cell = TERRAIN_CELL + TERRAIN_SLOT * u64::from(t.max_layers);
+        let what = format!(
+            "{}² cells × {} × {} chunks × {} layer slots",
+            t.size, t.chunks[0], t.chunks[1], t.max_layers
+        );
+        e.add("terrain.size", what, cells.saturating_mul(per_cell));
+    }
+    if let Some(c) = &scene.chains {
+        let particles = u64::from(c.columns) * u64::from(c.rows) * u64::from(c.links + 1);
+        e.add("chains", format!("{particles} particles"), particles * PARTICLE);
+    }
+    if let Some(c) = &scene.colonize {
+        let points = u64::from(c.count);
+        e.add("colonize.count", format!("{points} attractors"), points * ATTRACTOR);
+    }
+    // A blade that does not derive is the build's error to report, not the estimate's.
+    if let Some(Ok(g)) = scene.grass.as_ref().map(|g| g.settings()) {
+        grass(&mut e, &g);
+    }
+    if let Some(w) = &scene.world {
+        // Chunks within the evict radius of one viewer, the ring around it included.
+        let across = (2.0 * w.evict_radius / w.chunk_size()).ceil() as u64 + 2;
+        let cells = u64::from(w.chunk_cells).pow(2);
+        let per_cell = WORLD_CELL + WORLD_SLOT * u64::from(w.terrain.max_layers);
+        let what = format!("up to {} resident chunks of {}² cells", across * across, w.chunk_cells);
+        e.add(
+            "world.evict_radius",
+            what,
+            (across * across).saturating_mul(cells * per_cell),
+        );
+    }
+    e
+}
+
+/// A grass section: its blades and, per species, the bake's textures.
+fn grass(e: &mut Estimate, g: &GrassSettings) {
+    let b = &g.bake;
+    let texels = u64::from(b.cells).pow(2).saturating_mul(u64::from(b.frames));
+    let texel = b.layout.texel_bytes() as u64;
+    for (k, sp) in g.species.iter().enumerate() {
+        let blades = u64::from(sp.scatter.count);
+        e.add(
+            &format!("grass.species[{k}].scatter.count"),
+            format!("{blades} blades"),
+            blades * BLADE,
+        );
+        let links = sp.shape.links() as u64;
+        let what = format!("{}² cells × {} frames × {links} links", b.cells, b.frames);
+        let bytes = texels.saturating_mul(links).saturating_mul(texel);
+        e.add(&format!("grass.species[{k}].bake"), what, bytes);
+    }
+}
+
+/// The part of a forest of `segments` segments in all.
+pub fn forest(segments: u64, trees: u64) -> Part {
+    Part {
+        field: "forest.placement.count".into(),
+        what: format!("{trees} trees with {segments} segments"),
+        bytes: segments.saturating_mul(SEGMENT),
+    }
+}
+
+/// This machine's physical memory (Linux: `MemTotal` in /proc/meminfo).
+fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("8G"), Ok(8 << 30));
+        assert_eq!(parse_size("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("8X").is_err());
+        assert!(parse_size("-1G").is_err());
+        assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn the_largest_part_names_the_error() {
+        let mut e = Estimate::default();
+        e.add("a", "small".into(), 10);
+        e.add("b", "large".into(), 100);
+        let over = MemoryLimit::bytes(50).check(&e).unwrap_err();
+        assert_eq!(over.field(), "b");
+        assert!(over.to_string().contains("b (large)"));
+        assert!(MemoryLimit::bytes(110).check(&e).is_ok());
+        assert!(MemoryLimit::NONE.check(&e).is_ok());
+    }
+}

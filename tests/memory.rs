@@ -1,0 +1,100 @@
+//! A scene's memory is estimated before it is spent: one over the limit is
+//! refused with an error at the field that costs the most, in its file, with
+//! the estimate of every part; a forest is checked once its variants are grown,
+//! before its segments are spawned.
+
+use std::process::Command;
+
+use sylva::memory::{MemoryLimit, estimate};
+use sylva::{BuildError, Scene, SceneError};
+
+fn refused(scene: &Scene, limit: MemoryLimit) -> SceneError {
+    match sylva::build_within(scene, 1, limit) {
+        Err(BuildError::Scene(e)) => e,
+        Err(e) => panic!("not a scene error: {e}"),
+        Ok(_) => panic!("the scene builds"),
+    }
+}
+
+#[test]
+fn a_terrain_too_large_for_the_limit_is_refused_at_its_size() {
+    // Valid field by field (the reproduction), about 158 GiB in all.
+    let text = "(\n  terrain: (\n    size: 8192,\n    chunks: (2, 2),\n    max_layers: 32,\n  ),\n)";
+    let scene = Scene::from_str(text, "big.ron").unwrap();
+    let total = estimate(&scene).total();
+    assert!(total > 100 << 30, "{total}");
+    let e = refused(&scene, MemoryLimit::bytes(8 << 30));
+    assert_eq!(
+        (e.file.as_str(), e.line, e.field.as_deref()),
+        ("big.ron", 3, Some("terrain.size")),
+        "{e}"
+    );
+    assert!(e.message.contains("over the memory limit of 8.0 GiB"), "{e}");
+    assert!(e.message.contains("8192² cells × 2 × 2 chunks × 32 layer slots"), "{e}");
+}
+
+#[test]
+fn a_forest_is_refused_after_growing_and_before_spawning() {
+    let scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/forest.ron").as_ref()).unwrap();
+    let before = estimate(&scene).total();
+    // Room for the terrain and the grown variants, not for 1,200 trees' segments.
+    let e = refused(&scene, MemoryLimit::bytes(before + (1 << 20)));
+    assert_eq!(e.field.as_deref(), Some("forest.placement.count"), "{e}");
+    assert!(e.message.contains("1200 trees with"), "{e}");
+    assert!(e.line > 0);
+    assert!(sylva::build_within(&scene, 1, MemoryLimit::bytes(before + (1 << 30))).is_ok());
+}
+
+#[test]
+fn grass_counts_its_blades_and_its_bakes() {
+    let scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/meadow.ron").as_ref()).unwrap();
+    let e = estimate(&scene);
+    let part = |f: &str| e.parts.iter().find(|p| p.field == f).map(|p| p.bytes);
+    assert_eq!(part("grass.species[0].scatter.count"), Some(120_000 * 140));
+    assert!(part("grass.species[0].bake").is_some_and(|b| b > 0));
+    let mut many = scene.clone();
+    let g = many.grass.as_mut().unwrap();
+    let species = g.species[0].clone();
+    g.species = vec![species; 100];
+    for s in &mut g.species {
+        s.scatter.count = 1_000_000;
+    }
+    let e = refused(&many, MemoryLimit::bytes(4 << 30));
+    assert!(
+        e.field.as_deref().is_some_and(|f| f.starts_with("grass.species[")),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_bundled_scenes_fit_a_small_machine() {
+    for name in ["world.ron", "forest.ron", "meadow.ron", "valley.ron", "chains.ron"] {
+        let path = format!("{}/scenes/{name}", env!("CARGO_MANIFEST_DIR"));
+        let total = estimate(&Scene::load(path.as_ref()).unwrap()).total();
+        assert!(total < 2 << 30, "{name}: {total} bytes");
+    }
+}
+
+#[test]
+fn the_cli_takes_a_limit_and_refuses_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("t.ron");
+    std::fs::write(&scene, "(\n  terrain: (size: 1024, max_layers: 8),\n)").unwrap();
+    let run = |limit: &str| {
+        Command::new(env!("CARGO_BIN_EXE_sylva"))
+            .args(["run", scene.to_str().unwrap(), "--frames", "1", "--memory-limit", limit])
+            .output()
+            .unwrap()
+    };
+    let out = run("64M");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("t.ron:2:") && err.contains("terrain.size") && err.contains("0.1 GiB"),
+        "{err}"
+    );
+    assert!(run("1G").status.success());
+    assert!(run("none").status.success());
+    let out = run("lots");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("512M or 8G"));
+}
