@@ -22,7 +22,18 @@ use sylva::runtime::rng::{StreamKey, stream};
 
 /// What replaces a number.
 const EXTREMES: [&str; 12] = [
-    "0", "-1", "1e12", "-1e12", "4294967295", "1e-30", "0.0", "65535", "1e38", "-0.5", "3", "100000000",
+    "0",
+    "-1",
+    "1e12",
+    "-1e12",
+    "4294967295",
+    "1e-30",
+    "0.0",
+    "65535",
+    "1e38",
+    "-0.5",
+    "3",
+    "100000000",
 ];
 
 /// How one mutant ended.
@@ -58,7 +69,9 @@ fn main() {
         let scene = &scenes[rng.random_range(0..scenes.len())];
         let text = std::fs::read_to_string(scene).expect("a bundled scene reads");
         let (mutant, how) = mutate(&text, &mut rng);
-        let stem = scene.file_stem().map_or("scene".into(), |s| s.to_string_lossy().into_owned());
+        let stem = scene
+            .file_stem()
+            .map_or("scene".into(), |s| s.to_string_lossy().into_owned());
         let path = out.join(format!("{k:05}-{stem}.ron"));
         std::fs::write(&path, format!("// {how} of {}\n{mutant}", scene.display())).expect("target/ is writable");
         let child = Command::new(&sylva)
@@ -145,13 +158,16 @@ fn number_spans(text: &str) -> Vec<(usize, usize)> {
             }
             continue;
         }
-        let starts = bytes[i].is_ascii_digit() && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        let starts =
+            bytes[i].is_ascii_digit() && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
         if !starts {
             i += 1;
             continue;
         }
         let a = if i > 0 && bytes[i - 1] == b'-' { i - 1 } else { i };
-        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'-' && bytes[i - 1] == b'e') {
+        while i < bytes.len()
+            && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.' || bytes[i] == b'-' && bytes[i - 1] == b'e')
+        {
             i += 1;
         }
         spans.push((a, i));

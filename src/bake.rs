@@ -80,6 +80,7 @@ struct Report<'a> {
 
 /// Runs `sylva bake`.
 pub(crate) fn run(args: &BakeArgs, common: &Common) -> Result<(), String> {
+    crate::outputs::check_all(common, &[])?;
     let scene = scene_or_default(args.scene.as_deref(), common)?;
     let Some(params) = scene.world.clone() else {
         return Err(format!("{}: the scene has no `world` section", scene.name));

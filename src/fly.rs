@@ -7,17 +7,39 @@ use std::time::{Duration, Instant};
 use sylva::vk::Renderer;
 use sylva::{Flight, FlightLog, RenderReport, Report, StreamingReport, WorldStreamer};
 
+use crate::outputs::{self, PNG};
 use crate::{
-    Common, FlyArgs, build, headless, print_summary, progress_bar, render_png, scene_or_default, spinner, write_report,
+    Common, FlyArgs, build, headless, print_summary, progress_bar, render_png, renderer_for, scene_or_default, spinner,
+    write_report,
 };
 
 /// Seconds a straight flight lasts when only --speed is given.
 const DEFAULT_SECONDS: f32 = 60.0;
 
 pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
+    outputs::check_all(common, &[("--screenshot", args.screenshot.as_deref(), PNG)])?;
     let scene = scene_or_default(args.scene.as_deref(), common)?;
     let Some(params) = &scene.world else {
         return Err(format!("{}: the scene has no `world` section", scene.name));
+    };
+    let mut shots = Shots::new(args)?;
+    // Asked-for pictures need a driver, found out before the world is built (the
+    // bare `sylva`'s world.png is skipped without one).
+    let asked = match (&args.screenshot, args.screenshot_every) {
+        _ if args.optional_screenshot => None,
+        (Some(path), _) => Some(("--screenshot", path.as_path())),
+        (None, Some(_)) => Some(("--screenshot-every", args.out.as_path())),
+        (None, None) => None,
+    };
+    let mut renderer = match asked {
+        Some((flag, path)) if args.no_render => {
+            // No renderer runs during a --no-render flight: only probe for the driver.
+            drop(renderer_for(flag, path, 1, 1)?);
+            None
+        }
+        _ if args.no_render => None,
+        Some((flag, path)) => Some(renderer_for(flag, path, args.width, args.height)?),
+        None => headless(args.width, args.height)?,
     };
     let started = Instant::now();
     println!("{}: growing species and baking grass", scene.name);
@@ -37,11 +59,6 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
             params.flight.pitch_degrees,
         ),
     };
-    let mut renderer = if args.no_render {
-        None
-    } else {
-        headless(args.width, args.height)?
-    };
     let mut log = FlightLog::default();
     let start = flight.viewer(0.0);
     app.world.resources.insert(Flight::camera(&scene.camera, &start));
@@ -55,7 +72,6 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     println!("  first ring: {} chunks in {:.0} ms", world.stats().installed, warmup);
     let frames = (flight.seconds() * args.hz as f32).ceil().max(1.0) as u64;
     let progress = progress_bar(frames, &scene.name);
-    let mut shots = Shots::new(args)?;
     let dt = 1.0 / f64::from(args.hz);
     let paced = Instant::now();
     for k in 0..frames {
@@ -89,7 +105,12 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
             println!("screenshot: {}", path.display());
         }
         (Some(path), None) => {
-            if let Some(mut r) = headless(args.width, args.height)? {
+            let r = if args.optional_screenshot {
+                headless(args.width, args.height)?
+            } else {
+                Some(renderer_for("--screenshot", path, args.width, args.height)?)
+            };
+            if let Some(mut r) = r {
                 report.render = Some(render_png(&mut r, &app, path, false)?);
             }
         }
@@ -131,7 +152,7 @@ struct Shots<'a> {
 impl<'a> Shots<'a> {
     fn new(args: &'a FlyArgs) -> Result<Self, String> {
         if args.screenshot_every.is_some() {
-            std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
+            std::fs::create_dir_all(&args.out).map_err(|e| format!("--out {}: {e}", args.out.display()))?;
         }
         Ok(Self {
             every: args.screenshot_every,

@@ -212,6 +212,11 @@ fn grass_error(scene: &Scene, e: GrassError) -> BuildError {
             error: BakeError::Settings(f),
             ..
         } => under("grass", f),
+        // A bake file names itself; the scene names the species it was read for.
+        GrassError::Bake {
+            species,
+            error: error @ (BakeError::File { .. } | BakeError::Io { .. } | BakeError::Stale { .. }),
+        } => FieldError::new("grass.bake_file", format!("species {species}: {error}")),
         GrassError::Bake { species, error } => FieldError::new(&format!("grass.species[{species}]"), error.to_string()),
         GrassError::Scatter { species, error } => under(&format!("grass.species[{species}].scatter"), error),
         GrassError::Live(f) => under("grass.live", f),

@@ -7,13 +7,16 @@ use std::time::Instant;
 
 mod bake;
 mod fly;
+mod outputs;
 mod region;
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use outputs::{ANY, MESH, PNG};
 use region::{Pictures, parse_region};
+use sylva::runtime::SnapshotError;
 use sylva::systems::colonize::GRAPH_SCALE;
-use sylva::systems::grass::GrassLayers;
+use sylva::systems::grass::{GrassLayers, species_file};
 use sylva::systems::terrain::Heightfield;
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
 use sylva::vk::Renderer;
@@ -75,10 +78,14 @@ enum Command {
         /// Continue from a snapshot written by `--save` (same scene) instead of the scene's start.
         #[arg(long, value_name = "PATH")]
         resume: Option<PathBuf>,
+        /// Read the grass bakes from this file (written by `sylva grass SCENE --bake PATH`)
+        /// instead of baking; overrides the scene's `grass.bake_file`.
+        #[arg(long, value_name = "PATH")]
+        bake_in: Option<PathBuf>,
         /// Write a snapshot of the final state, to continue later with `--resume`.
         #[arg(long, value_name = "PATH")]
         save: Option<PathBuf>,
-        /// Render the last frame with Vulkan and write it as a PNG.
+        /// Render the last frame with Vulkan and write it as a PNG (needs a Vulkan driver).
         #[arg(long, value_name = "PATH")]
         screenshot: Option<PathBuf>,
         /// Screenshot width, pixels.
@@ -121,7 +128,8 @@ enum Command {
     Grass {
         /// Scene file with a `grass` section.
         scene: PathBuf,
-        /// Write the baked motion to this file (species k > 0 to `NAME-k.EXT` beside it).
+        /// Write the baked motion to this file (species k > 0 to `NAME-k.EXT` beside it),
+        /// to read back with `run --bake-in` or the scene's `grass.bake_file`.
         #[arg(long, value_name = "PATH")]
         bake: Option<PathBuf>,
     },
@@ -151,6 +159,10 @@ enum Command {
         /// Frames to run.
         #[arg(long, default_value_t = 300)]
         frames: u32,
+        /// Read the grass bakes from this file (written by `sylva grass SCENE --bake PATH`)
+        /// instead of baking; overrides the scene's `grass.bake_file`.
+        #[arg(long, value_name = "PATH")]
+        bake_in: Option<PathBuf>,
     },
 }
 
@@ -172,7 +184,7 @@ struct FlyArgs {
     #[arg(long)]
     no_render: bool,
     /// Write a PNG every this many flight seconds into --out.
-    #[arg(long, value_name = "SECONDS", value_parser = positive_f32)]
+    #[arg(long, value_name = "SECONDS", value_parser = positive_f32, conflicts_with = "no_render")]
     screenshot_every: Option<f32>,
     /// Directory of the PNG sequence.
     #[arg(long, value_name = "DIR", default_value = "fly")]
@@ -190,6 +202,10 @@ struct FlyArgs {
     /// Image height, pixels.
     #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
     height: u32,
+    /// Set by the bare `sylva` only: its world.png is skipped without a Vulkan driver,
+    /// where an explicit --screenshot is an error.
+    #[arg(skip)]
+    optional_screenshot: bool,
 }
 
 fn positive_f32(s: &str) -> Result<f32, String> {
@@ -216,6 +232,7 @@ fn main() -> ExitCode {
                 cache: None,
                 width: 1280,
                 height: 720,
+                optional_screenshot: true,
             },
             &cli.common,
         ),
@@ -225,6 +242,7 @@ fn main() -> ExitCode {
             scene,
             frames,
             resume,
+            bake_in,
             save,
             screenshot,
             width,
@@ -233,7 +251,7 @@ fn main() -> ExitCode {
             scene.as_deref(),
             frames,
             &cli.common,
-            &Snapshots { resume, save },
+            &Snapshots { resume, save, bake_in },
             false,
             &Screenshot {
                 path: screenshot,
@@ -241,11 +259,14 @@ fn main() -> ExitCode {
                 height,
             },
         ),
-        Some(Command::Bench { scene, frames }) => run(
+        Some(Command::Bench { scene, frames, bake_in }) => run(
             Some(&scene),
             Some(frames),
             &cli.common,
-            &Snapshots::default(),
+            &Snapshots {
+                bake_in,
+                ..Snapshots::default()
+            },
             true,
             &Screenshot::default(),
         ),
@@ -302,11 +323,12 @@ fn fixed_mmap_threshold() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn fixed_mmap_threshold() {}
 
-/// Where a run starts from and where it leaves its final state.
+/// Where a run starts from (a snapshot, saved grass bakes) and where it leaves its final state.
 #[derive(Default)]
 struct Snapshots {
     resume: Option<PathBuf>,
     save: Option<PathBuf>,
+    bake_in: Option<PathBuf>,
 }
 
 fn run(
@@ -317,13 +339,37 @@ fn run(
     bench: bool,
     screenshot: &Screenshot,
 ) -> Result<(), String> {
-    let scene = scene_or_default(path, common)?;
+    outputs::check_all(
+        common,
+        &[
+            ("--save", snapshots.save.as_deref(), ANY),
+            ("--screenshot", screenshot.path.as_deref(), PNG),
+        ],
+    )?;
+    // An asked-for screenshot needs a driver: found out before the run, not after it.
+    let renderer = match &screenshot.path {
+        Some(p) => Some(renderer_for("--screenshot", p, screenshot.width, screenshot.height)?),
+        None => None,
+    };
+    let mut scene = scene_or_default(path, common)?;
+    if let Some(bakes) = &snapshots.bake_in {
+        let Some(grass) = &mut scene.grass else {
+            return Err(format!(
+                "--bake-in {}: the scene has no `grass` section",
+                bakes.display()
+            ));
+        };
+        grass.bake_file = Some(bakes.clone());
+    }
     let frames = frames.unwrap_or(scene.simulation.frames);
     let built = build(&scene, common)?;
     let (mut app, mut world) = (built.app, built.world);
     if let Some(path) = &snapshots.resume {
-        app.load_snapshot(path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        app.load_snapshot(path).map_err(|e| match e {
+            // Its message names the file already.
+            SnapshotError::Io { .. } => e.to_string(),
+            e => format!("{}: {e}", path.display()),
+        })?;
     }
 
     let progress = progress_bar(u64::from(frames), &scene.name);
@@ -352,7 +398,13 @@ fn run(
     if bench {
         print_systems(&report);
     }
-    report.render = take_screenshot(&app, screenshot)?;
+    report.render = match (renderer, &screenshot.path) {
+        (Some(mut renderer), Some(path)) => Some(render_png(&mut renderer, &app, path, true)?),
+        _ => {
+            println!("rendering: off (pass --screenshot PATH to render the last frame)");
+            None
+        }
+    };
     write_report(&report, common)
 }
 
@@ -373,17 +425,14 @@ impl Default for Screenshot {
     }
 }
 
-/// Renders the app's last frame to the screenshot path, if there is one. No
-/// Vulkan driver is not an error: the run happened, only the picture is missing.
-fn take_screenshot(app: &sylva::runtime::App, shot: &Screenshot) -> Result<Option<RenderReport>, String> {
-    let Some(path) = &shot.path else {
-        println!("rendering: off (pass --screenshot PATH to render the last frame)");
-        return Ok(None);
-    };
-    let Some(mut renderer) = headless(shot.width, shot.height)? else {
-        return Ok(None);
-    };
-    render_png(&mut renderer, app, path, true).map(Some)
+/// A headless renderer for the picture `path` that `flag` asks for: without a
+/// Vulkan driver, an error naming the flag and how to get one.
+pub(crate) fn renderer_for(flag: &str, path: &Path, width: u32, height: u32) -> Result<Renderer, String> {
+    match Renderer::new_headless(width, height) {
+        Ok(r) => Ok(r),
+        Err(e) if e.is_no_driver() => Err(format!("{flag} {}: {}", path.display(), sylva::vk::NO_DRIVER_HINT)),
+        Err(e) => Err(format!("renderer: {e}")),
+    }
 }
 
 /// A headless renderer; none, after saying how to get a driver, when there is no Vulkan driver.
@@ -494,6 +543,7 @@ pub(crate) fn write_report(report: &Report, common: &Common) -> Result<(), Strin
 }
 
 fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), String> {
+    outputs::check_all(common, &[("--export", export, MESH)])?;
     let mut scene = load(path, common)?;
     // `tree` shows the finished tree: grow it completely even where the scene grows it over time.
     if let Some(c) = &mut scene.colonize {
@@ -529,14 +579,16 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
         for p in &mut mesh.positions {
             *p *= scale;
         }
-        let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let writer = std::io::BufWriter::new(file);
-        let written = match out.extension().and_then(|e| e.to_str()) {
-            Some("glb") => write_glb(&mesh, UpAxis::Z, writer),
-            Some("obj") => write_obj(&mesh, UpAxis::Z, writer),
-            _ => return Err(format!("{}: unknown export format; use .glb or .obj", out.display())),
+        // Encoded in memory, then put in place whole: a killed export leaves the old file.
+        let mut bytes = Vec::new();
+        let glb = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("glb"));
+        let encoded = if glb {
+            write_glb(&mesh, UpAxis::Z, &mut bytes)
+        } else {
+            write_obj(&mesh, UpAxis::Z, &mut bytes)
         };
-        written.map_err(|e| format!("{}: {e}", out.display()))?;
+        encoded.map_err(|e| format!("{}: {e}", out.display()))?;
+        sylva::runtime::framed::write_atomic(out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;
         println!("mesh: {}", out.display());
     }
     let report = Report::gather(&built.app, &scene.name, wall).map_err(|e| e.to_string())?;
@@ -555,6 +607,7 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
 }
 
 fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -> Result<(), String> {
+    outputs::check_all(common, &pictures.outputs())?;
     let scene = load(path, common)?;
     if scene.terrain.is_none() {
         let hint = if scene.world.is_some() {
@@ -601,10 +654,13 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
 }
 
 fn grass(path: &Path, bake: Option<&Path>, common: &Common) -> Result<(), String> {
-    let scene = load(path, common)?;
-    if scene.grass.is_none() {
+    outputs::check_all(common, &[("--bake", bake, ANY)])?;
+    let mut scene = load(path, common)?;
+    let Some(grass) = &mut scene.grass else {
         return Err(format!("{}: the scene has no `grass` section", path.display()));
-    }
+    };
+    // `grass` bakes: reading the scene's saved bake would refuse the very file a new bake replaces.
+    grass.bake_file = None;
     // The bake reports no progress of its own: a spinner shows it is busy.
     let spinner = spinner(&format!("{}: baking grass", scene.name));
     let t0 = Instant::now();
@@ -632,8 +688,8 @@ fn grass(path: &Path, bake: Option<&Path>, common: &Common) -> Result<(), String
             b.texture_bytes()
         );
         if let Some(out) = bake {
-            let out = if k == 0 { out.to_path_buf() } else { numbered(out, k) };
-            b.save(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            let out = species_file(out, k);
+            b.save(&out).map_err(|e| e.to_string())?;
             println!("  bake: {}", out.display());
         }
     }
@@ -652,19 +708,6 @@ fn grass(path: &Path, bake: Option<&Path>, common: &Common) -> Result<(), String
         );
     }
     write_report(&report, common)
-}
-
-/// `dir/name.ext` → `dir/name-k.ext`.
-fn numbered(path: &Path, k: usize) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = match path.extension() {
-        Some(ext) => format!("{stem}-{k}.{}", ext.to_string_lossy()),
-        None => format!("{stem}-{k}"),
-    };
-    path.with_file_name(name)
 }
 
 /// A spinner on a terminal (hidden otherwise) for work without a known length.

@@ -10,6 +10,7 @@ use sylva::systems::terrain::basin::Drainage;
 use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use sylva::systems::world::{RegionReport, WorldGen, stitch};
 
+use crate::outputs::{self, Output, PNG};
 use crate::{Common, load};
 
 /// The PNGs `sylva terrain` writes.
@@ -24,6 +25,15 @@ pub(crate) struct Pictures {
 }
 
 impl Pictures {
+    /// The pictures as outputs to check before any work.
+    pub fn outputs(&self) -> [Output<'_>; 3] {
+        [
+            ("--heightmap", self.heightmap.as_deref(), PNG),
+            ("--material-map", self.material_map.as_deref(), PNG),
+            ("--false-colour", self.false_colour.as_deref(), PNG),
+        ]
+    }
+
     /// Whether any picture is asked for.
     pub fn any(&self) -> bool {
         self.heightmap.is_some() || self.material_map.is_some() || self.false_colour.is_some()
@@ -73,6 +83,7 @@ struct Report<'a> {
 
 /// Runs `sylva terrain SCENE --region X0,Z0,X1,Z1`.
 pub(crate) fn terrain_region(path: &Path, r: [i32; 4], pictures: &Pictures, common: &Common) -> Result<(), String> {
+    outputs::check_all(common, &pictures.outputs())?;
     let scene = load(path, common)?;
     let Some(params) = scene.world.clone() else {
         return Err(format!(

@@ -14,7 +14,7 @@
 //! ```
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -181,6 +181,11 @@ pub struct GrassScene {
     pub live: LiveSettings,
     /// Spheres walking through the grass (a path or an orbit each). Default: none.
     pub pushers: Vec<Walker>,
+    /// A bake written by `sylva grass SCENE --bake PATH` to read instead of baking (species
+    /// k > 0 from `NAME-k.EXT` beside it; relative to the working directory, as `sylva run
+    /// --bake-in` sets it). Each file must have been baked from this section's species, bake,
+    /// wind, dynamics and seed; any other is an error. Default: none (bake at start).
+    pub bake_file: Option<PathBuf>,
 }
 
 impl Default for GrassScene {
@@ -194,6 +199,7 @@ impl Default for GrassScene {
             wave_speed: 1.0,
             live: LiveSettings::default(),
             pushers: Vec::new(),
+            bake_file: None,
         }
     }
 }
@@ -227,6 +233,7 @@ impl GrassScene {
             wave_speed: self.wave_speed,
             live: self.live,
             walkers: self.pushers.clone(),
+            bake_file: self.bake_file.clone(),
         })
     }
 }

@@ -150,7 +150,7 @@ fn tree_command_exports_glb_and_obj_and_reports() {
         .output()
         .unwrap();
     assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown export format"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected a .glb or .obj file"));
     let no_tree = Command::new(env!("CARGO_BIN_EXE_sylva"))
         .args(["tree", concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron")])
         .output()

@@ -117,31 +117,57 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     Ok(value)
 }
 
-/// Writes `bytes` to `path` atomically: a unique temporary file in the same
-/// directory, flushed to disk, then renamed over `path`. A reader sees the old
-/// file or the new one, never a part; a crash leaves at most a stray temporary file.
+/// Writes `bytes` to `path` atomically: a unique temporary file `.sylva-*.tmp` in the
+/// same directory, flushed to disk, renamed over `path`, and the directory flushed
+/// (so the rename itself survives a power cut). A reader sees the old file or the
+/// new one, never a part; a crash leaves at most a stray temporary file, which
+/// nothing reads. Errors carry no path: the caller names the file once.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
+    write_atomic_via(parent_dir(path), path, bytes)
+}
+
+/// The directory a file `path` lies in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
-    write_atomic_via(dir, path, bytes)
+    }
 }
 
 /// [`write_atomic`] with the temporary file in `staging`, which must be on the
 /// same file system as `path`: a writer that owns `staging` can remove what a
 /// crash of its own left there without touching another writer's files.
 pub fn write_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".sylva-").suffix(".tmp");
-    // A temporary file is private (0600); the file it becomes is an ordinary
-    // one, readable as the umask allows (a store is read by other users).
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(staging)?;
-    tmp.write_all(bytes)?;
+    // `make_in` with a plain open, and writes through the inner `File`: the
+    // tempfile crate's own wrappers add the temporary path to every error, and
+    // callers add the target path, which printed a path twice.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".sylva-")
+        .suffix(".tmp")
+        .make_in(staging, |p| {
+            let mut open = std::fs::OpenOptions::new();
+            open.write(true).create_new(true);
+            // A temporary file is usually private (0600); the file it becomes is an
+            // ordinary one, readable as the umask allows (a store is read by other users).
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o666);
+            open.open(p)
+        })?;
+    tmp.as_file_mut().write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
+    sync_dir(parent_dir(path))
+}
+
+/// Flushes a directory's entries (a rename) to disk.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Directories cannot be opened as files here; the rename is as durable as the platform makes it.
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
@@ -189,6 +215,19 @@ mod tests {
             let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
             assert_eq!(mode(&path), mode(&plain), "the permissions of any new file");
         }
+    }
+
+    #[test]
+    fn atomic_write_errors_name_no_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let e = write_atomic(&missing.join("f.bin"), b"x").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+        let message = e.to_string();
+        assert!(
+            !message.contains("missing") && !message.contains(".sylva-"),
+            "the caller names the file: {message}"
+        );
     }
 
     #[test]

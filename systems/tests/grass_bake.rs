@@ -1,7 +1,8 @@
 //! Baking: determinism, seamless loop, texture sizes (thesis table), file round trip, sampler.
 
 use sylva_systems::grass::{
-    BakeSettings, BakedGrass, BladeShape, Dynamics, Segment, TextureLayout, Wind, WindField, bake, texture_bytes,
+    BakeError, BakeFileError, BakeSettings, BakedGrass, BladeShape, Dynamics, Segment, TextureLayout, Wind, WindField,
+    bake, bake_inputs, texture_bytes,
 };
 
 fn wind() -> WindField {
@@ -134,36 +135,68 @@ fn rgb8_and_f16_store_the_same_motion_within_their_precision() {
 #[test]
 fn baked_file_round_trips_and_damage_is_a_clear_error() {
     let b = run(&settings());
-    let bytes = b.to_bytes().unwrap();
+    let bytes = b.to_bytes();
     assert_eq!(BakedGrass::from_bytes(&bytes).unwrap(), b);
     let mut corrupt = bytes.clone();
     let last = corrupt.len() - 5;
     corrupt[last] ^= 0x40;
-    assert!(
-        BakedGrass::from_bytes(&corrupt)
-            .unwrap_err()
-            .to_string()
-            .contains("checksum")
-    );
-    assert!(
-        BakedGrass::from_bytes(&bytes[..bytes.len() - 1])
-            .unwrap_err()
-            .to_string()
-            .contains("truncated")
-    );
-    assert!(
-        BakedGrass::from_bytes(b"hello world, not grass at all")
-            .unwrap_err()
-            .to_string()
-            .contains("magic")
+    assert_eq!(BakedGrass::from_bytes(&corrupt), Err(BakeFileError::Checksum));
+    let cut = BakedGrass::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
+    assert!(matches!(cut, BakeFileError::Truncated { expected, found } if found + 1 == expected));
+    assert!(cut.to_string().starts_with("truncated"), "{cut}");
+    let mut appended = bytes.clone();
+    appended.extend_from_slice(b"more");
+    let e = BakedGrass::from_bytes(&appended).unwrap_err();
+    assert_eq!(e, BakeFileError::Trailing(4));
+    assert_eq!(e.to_string(), "4 trailing bytes after the grass bake");
+    let e = BakedGrass::from_bytes(&[0; 20]).unwrap_err();
+    assert_eq!(e.to_string(), "too short (20 bytes) to be a grass bake");
+    assert_eq!(
+        BakedGrass::from_bytes(b"hello world, not grass at all, but long enough"),
+        Err(BakeFileError::Magic)
     );
     let mut version = bytes.clone();
     version[8] = 99;
-    assert!(
-        BakedGrass::from_bytes(&version)
-            .unwrap_err()
-            .to_string()
-            .contains("version 99")
+    let e = BakedGrass::from_bytes(&version).unwrap_err();
+    assert!(matches!(e, BakeFileError::Version { found: 99, .. }), "{e}");
+}
+
+#[test]
+fn a_saved_bake_reads_back_equal_and_file_errors_name_the_file() {
+    let b = run(&settings());
+    let dir = std::env::temp_dir().join(format!("sylva-grass-bake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("field.bin");
+    b.save(&path).unwrap();
+    assert_eq!(BakedGrass::load(&path).unwrap(), b);
+    let inputs = bake_inputs(
+        &BladeShape::blade(6, 0.3, Segment::default()),
+        &Dynamics::default(),
+        &wind(),
+        &settings(),
+    );
+    assert_eq!(b.inputs, inputs, "a bake carries the fingerprint of its inputs");
+    assert_eq!(BakedGrass::load_for(&path, inputs).unwrap(), b);
+    let other = bake_inputs(
+        &BladeShape::blade(6, 0.3, Segment::default()),
+        &Dynamics::default(),
+        &wind(),
+        &BakeSettings { seed: 9, ..settings() },
+    );
+    assert_ne!(other, inputs, "the seed is an input");
+    let e = BakedGrass::load_for(&path, other).unwrap_err();
+    assert!(matches!(&e, BakeError::Stale { path: p } if *p == path), "{e}");
+
+    let missing = dir.join("missing.bin");
+    let e = BakedGrass::load(&missing).unwrap_err();
+    assert!(matches!(&e, BakeError::Io { path, .. } if *path == missing), "{e}");
+    assert!(e.to_string().starts_with(&format!("{}: ", missing.display())), "{e}");
+    let short = dir.join("short.bin");
+    std::fs::write(&short, [0; 20]).unwrap();
+    let e = BakedGrass::load(&short).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("{}: too short (20 bytes) to be a grass bake", short.display())
     );
 }
 

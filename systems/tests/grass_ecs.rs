@@ -5,8 +5,9 @@ use glam::{Vec2, Vec3};
 use sylva_runtime::extract::GrassBatch;
 use sylva_runtime::{App, AppConfig};
 use sylva_systems::grass::{
-    BakeSettings, BladeLink, BladeParticle, BladeRoot, BladeShape, Dynamics, GrassLayers, GrassSettings, GrassStats,
-    LiveSettings, Segment, SpeciesSettings, Walk, Walker, Wind, WindField, install,
+    BakeError, BakeSettings, BladeLink, BladeParticle, BladeRoot, BladeShape, Dynamics, GrassError, GrassLayers,
+    GrassSettings, GrassStats, LiveSettings, Segment, SpeciesSettings, Walk, Walker, Wind, WindField, install,
+    species_file,
 };
 use sylva_systems::placement::{Plane, ScatterParams};
 
@@ -51,6 +52,7 @@ fn settings(walkers: Vec<Walker>) -> GrassSettings {
         wave_speed: 2.0,
         live: LiveSettings::default(),
         walkers,
+        bake_file: None,
     }
 }
 
@@ -99,6 +101,69 @@ fn structures_are_entities_with_a_fixed_root() {
     assert_eq!(stats.springs, 60 * 2 + 20 * 6);
     assert_eq!(stats.baked_frames, 8);
     assert_eq!(stats.texture_bytes, 4 * 4 * 4 * 8 * (2 + 6));
+}
+
+#[test]
+fn saved_bakes_are_read_back_for_their_own_species_only() {
+    let s = settings(Vec::new());
+    let baked = app(1, &s);
+    let dir = std::env::temp_dir().join(format!("sylva-grass-ecs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("lawn.bin");
+    let layers = baked.world.resources.get::<GrassLayers>().unwrap();
+    for (k, sp) in layers.species.iter().enumerate() {
+        sp.baked.save(&species_file(&file, k)).unwrap();
+    }
+    let read = app(
+        1,
+        &GrassSettings {
+            bake_file: Some(file.clone()),
+            ..s.clone()
+        },
+    );
+    let read_layers = read.world.resources.get::<GrassLayers>().unwrap();
+    for (a, b) in layers.species.iter().zip(&read_layers.species) {
+        assert_eq!(a.baked, b.baked);
+    }
+    let stats = *read.world.resources.get::<GrassStats>().unwrap();
+    assert_eq!((stats.loaded_bakes, stats.bake_ms), (2, 0.0));
+    assert_eq!(stats.baked_frames, 8);
+
+    // Another wind bakes other motion: the saved bakes are not its own.
+    let mut windier = s.clone();
+    windier.wind.winds[0].power_offset = 2.0;
+    windier.bake_file = Some(file.clone());
+    // The seed of `app`, so that only what the test changes differs.
+    let fresh = || {
+        App::new(AppConfig {
+            seed: 11,
+            ..AppConfig::default()
+        })
+        .unwrap()
+    };
+    let e = install(&mut fresh(), &windier, &Plane { y: 0.5 }).unwrap_err();
+    assert!(
+        matches!(&e, GrassError::Bake { species: 0, error: BakeError::Stale { path } } if *path == file),
+        "{e}"
+    );
+    assert!(e.to_string().contains("bake it again"), "{e}");
+    // Species 1's file missing: its path is named.
+    std::fs::remove_file(species_file(&file, 1)).unwrap();
+    let e = install(
+        &mut fresh(),
+        &GrassSettings {
+            bake_file: Some(file.clone()),
+            ..s
+        },
+        &Plane { y: 0.5 },
+    )
+    .unwrap_err();
+    let missing = species_file(&file, 1);
+    assert!(
+        matches!(&e, GrassError::Bake { species: 1, error: BakeError::Io { path, .. } } if *path == missing),
+        "{e}"
+    );
+    assert!(e.to_string().contains("lawn-1.bin"), "{e}");
 }
 
 #[test]

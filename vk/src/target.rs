@@ -205,22 +205,18 @@ impl Target {
     }
 }
 
-/// Writes RGBA8 pixels as a PNG.
+/// Writes RGBA8 pixels as a PNG, atomically: encoded in memory, then put in place
+/// whole ([`write_atomic`](sylva_runtime::framed::write_atomic)).
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), RenderError> {
-    let io = |e: std::io::Error| RenderError::Io(format!("{}: {e}", path.display()));
-    let file = std::fs::File::create(path).map_err(io)?;
-    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), width, height);
+    let err = |e: &dyn std::fmt::Display| RenderError::Io(format!("{}: {e}", path.display()));
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder
-        .write_header()
-        .map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))?;
-    writer
-        .write_image_data(rgba)
-        .map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))?;
-    writer
-        .finish()
-        .map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))
+    let mut writer = encoder.write_header().map_err(|e| err(&e))?;
+    writer.write_image_data(rgba).map_err(|e| err(&e))?;
+    writer.finish().map_err(|e| err(&e))?;
+    sylva_runtime::framed::write_atomic(path, &bytes).map_err(|e| err(&e))
 }
 
 /// Reads a PNG as RGBA8: (width, height, pixels).

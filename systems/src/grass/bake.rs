@@ -4,7 +4,9 @@
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+use sylva_runtime::framed::{self, Frame, FrameError, HEADER_LEN};
 use sylva_runtime::rng::{hash_words, unit_f32};
 use sylva_runtime::{FieldError, Validate};
 use xxhash_rust::xxh3::xxh3_64;
@@ -111,12 +113,71 @@ pub enum BakeError {
     /// (`wind.winds[0].spacing`, `dynamics.spring`, `bake.cells`).
     #[error("{}: {}", .0.dotted(), .0.message)]
     Settings(#[from] FieldError),
-    /// The file is not a baked grass file of this version, or is damaged.
-    #[error("baked grass file: {0}")]
-    File(String),
-    /// Reading or writing failed.
-    #[error("baked grass file: {0}")]
-    Io(#[from] std::io::Error),
+    /// A bake file's bytes are not a grass bake this build reads.
+    #[error("{}: {source}", .path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its bytes.
+        source: BakeFileError,
+    },
+    /// A bake file could not be read or written.
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A bake file is sound but was baked from other inputs than the species it is read for.
+    #[error(
+        "{}: baked from other inputs than this species (its blade, the dynamics, wind, bake settings or seed differ); bake it again with `sylva grass SCENE --bake {}`",
+        .path.display(),
+        .path.display()
+    )]
+    Stale {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Why bytes are not a grass bake this build reads (see [`BakedGrass::from_bytes`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BakeFileError {
+    /// Fewer bytes than the header alone.
+    #[error("too short ({0} bytes) to be a grass bake")]
+    TooShort(usize),
+    /// The bytes do not start with the grass bake magic.
+    #[error("not a grass bake (bad magic bytes)")]
+    Magic,
+    /// Written by an incompatible build.
+    #[error("grass bake format version {found} is not supported (this build reads version {supported})")]
+    Version {
+        /// Version in the file.
+        found: u32,
+        /// Version this build reads.
+        supported: u32,
+    },
+    /// Fewer payload bytes than the header promises: the end of the file is missing.
+    #[error("truncated: the header promises {expected} payload bytes, the file has {found}")]
+    Truncated {
+        /// Payload length in the header.
+        expected: u64,
+        /// Payload bytes present.
+        found: u64,
+    },
+    /// More bytes than the header promises: something was appended.
+    #[error("{0} trailing bytes after the grass bake")]
+    Trailing(u64),
+    /// The payload does not match its checksum.
+    #[error("corrupt grass bake (checksum mismatch)")]
+    Checksum,
+    /// The checksum matches but the payload does not decode.
+    #[error("grass bake payload does not decode: {0}")]
+    Decode(String),
+    /// The payload decodes to a bake that cannot be played back.
+    #[error("inconsistent grass bake: {0}")]
+    Inconsistent(&'static str),
 }
 
 /// Baked motion of one plant type.
@@ -138,6 +199,9 @@ pub struct BakedGrass {
     pub rgb8_scale: f32,
     /// Steps spent warming up.
     pub warmup_steps: u64,
+    /// Fingerprint of what the bake was made from ([`bake_inputs`]): a bake read from a
+    /// file stands for a species only when its fingerprint is the species' own.
+    pub inputs: u64,
     /// The textures: `[link][frame][cell z][cell x]` texels, `layout` bytes each.
     pub textures: Vec<u8>,
 }
@@ -191,6 +255,29 @@ pub fn decode(layout: TextureLayout, scale: f32, bytes: &[u8]) -> Vec3 {
     }
 }
 
+/// Checks what a bake is made from: the blade, the wind, the dynamics and the settings.
+pub fn validate_inputs(
+    shape: &BladeShape,
+    dynamics: &Dynamics,
+    wind: &WindField,
+    settings: &BakeSettings,
+) -> Result<(), BakeError> {
+    shape.validate()?;
+    wind.validate().map_err(|e| e.within("wind"))?;
+    dynamics.validate().map_err(|e| e.within("dynamics"))?;
+    settings.validate().map_err(|e| e.within("bake"))?;
+    Ok(())
+}
+
+/// The fingerprint of everything a bake depends on: the blade shape, the dynamics,
+/// the wind and the settings, seed included (every bit of each; equal inputs bake
+/// equal textures on any build and thread count).
+pub fn bake_inputs(shape: &BladeShape, dynamics: &Dynamics, wind: &WindField, settings: &BakeSettings) -> u64 {
+    let bytes =
+        framed::encode(&(shape, dynamics, wind, settings)).expect("plain numbers and vectors of them always encode");
+    xxh3_64(&bytes)
+}
+
 /// Bakes `shape` under `wind`. Returns the baked textures and the wall time in ms.
 pub fn bake(
     shape: &BladeShape,
@@ -198,10 +285,7 @@ pub fn bake(
     wind: &WindField,
     settings: &BakeSettings,
 ) -> Result<(BakedGrass, f64), BakeError> {
-    shape.validate()?;
-    wind.validate().map_err(|e| e.within("wind"))?;
-    dynamics.validate().map_err(|e| e.within("dynamics"))?;
-    settings.validate().map_err(|e| e.within("bake"))?;
+    validate_inputs(shape, dynamics, wind, settings)?;
     let s = settings;
     let start = Instant::now();
     let mut roots = Vec::with_capacity((s.cells * s.cells * s.instances) as usize);
@@ -261,6 +345,7 @@ pub fn bake(
         layout: s.layout,
         rgb8_scale: s.rgb8_scale,
         warmup_steps,
+        inputs: bake_inputs(shape, dynamics, wind, settings),
         textures,
     };
     Ok((baked, start.elapsed().as_secs_f64() * 1e3))
@@ -313,9 +398,33 @@ fn record(field: &BladeField, k: usize, out: &mut [Vec3]) {
     }
 }
 
-const MAGIC: &[u8; 8] = b"SYLVAGRS";
-/// Version of the baked file format.
-pub const FILE_VERSION: u32 = 1;
+/// Version of the baked file format. Bump it also when baking changes what the same
+/// inputs give: a bake is matched to a species by its inputs alone.
+pub const FILE_VERSION: u32 = 2;
+
+/// A grass bake file: Sylva's framed header (magic, version, key, length, checksum),
+/// keyed by the bake's [`BakedGrass::inputs`], then the bincode payload.
+const FRAME: Frame = Frame {
+    magic: *b"SYLVAGRS",
+    version: FILE_VERSION,
+};
+
+/// Where species `k`'s bake lies when species 0's is `path`: `path` itself for
+/// species 0, `dir/name-k.ext` beside it for the others.
+pub fn species_file(path: &Path, k: usize) -> PathBuf {
+    if k == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{k}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{k}"),
+    };
+    path.with_file_name(name)
+}
 
 impl BakedGrass {
     /// Total texture bytes.
@@ -323,60 +432,73 @@ impl BakedGrass {
         self.textures.len()
     }
 
-    /// The file bytes: magic, version (u32 LE), payload length (u64 LE), xxh3 checksum (u64 LE), bincode payload.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, BakeError> {
-        let payload = bincode::serde::encode_to_vec(self, bincode::config::standard())
-            .map_err(|e| BakeError::File(e.to_string()))?;
-        let mut out = Vec::with_capacity(payload.len() + 28);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FILE_VERSION.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&xxh3_64(&payload).to_le_bytes());
-        out.extend_from_slice(&payload);
-        Ok(out)
+    /// The file bytes: the framed header keyed by [`inputs`](Self::inputs), then the bincode payload.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let payload = framed::encode(self).expect("plain numbers and bytes always encode");
+        FRAME.seal(self.inputs, &payload)
     }
 
-    /// Reads file bytes, checking magic, version, length, checksum and the texture size.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, BakeError> {
-        let err = |m: &str| BakeError::File(m.to_string());
-        if bytes.len() < 28 || &bytes[..8] != MAGIC {
-            return Err(err("not a Sylva baked grass file (bad magic)"));
+    /// Reads file bytes, checking length, magic, version, checksum and that the contents
+    /// can be played back.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, BakeFileError> {
+        if bytes.len() < HEADER_LEN {
+            return Err(BakeFileError::TooShort(bytes.len()));
         }
-        let word = |a: usize, b: usize| bytes[a..b].iter().rev().fold(0u64, |acc, x| (acc << 8) | *x as u64);
-        let version = word(8, 12) as u32;
-        if version != FILE_VERSION {
-            return Err(BakeError::File(format!(
-                "version {version}, this build reads {FILE_VERSION}"
-            )));
+        let (inputs, payload) = FRAME.open(bytes).map_err(|e| match e {
+            FrameError::Magic => BakeFileError::Magic,
+            FrameError::Version { found, supported } => BakeFileError::Version { found, supported },
+            FrameError::Length { expected, found } if found > expected => BakeFileError::Trailing(found - expected),
+            FrameError::Length { expected, found } => BakeFileError::Truncated { expected, found },
+            FrameError::Checksum => BakeFileError::Checksum,
+        })?;
+        let baked: BakedGrass = framed::decode(payload).map_err(BakeFileError::Decode)?;
+        let inconsistent =
+            if baked.textures.len() != texture_bytes(baked.cells, baked.links, baked.frames, baked.layout) {
+                Some("the textures do not hold cells² × links × frames texels")
+            } else if baked.frames < 2 {
+                Some("fewer than 2 frames")
+            } else if !(baked.frame_seconds.is_finite() && baked.frame_seconds > 0.0) {
+                Some("the seconds between frames are not a positive number")
+            } else if baked.inputs != inputs {
+                Some("the header and the payload name different inputs")
+            } else {
+                None
+            };
+        match inconsistent {
+            Some(why) => Err(BakeFileError::Inconsistent(why)),
+            None => Ok(baked),
         }
-        let payload = &bytes[28..];
-        if word(12, 20) != payload.len() as u64 {
-            return Err(err("truncated (payload length mismatch)"));
-        }
-        if word(20, 28) != xxh3_64(payload) {
-            return Err(err("corrupt (checksum mismatch)"));
-        }
-        let (baked, used): (BakedGrass, usize) =
-            bincode::serde::decode_from_slice(payload, bincode::config::standard())
-                .map_err(|e| BakeError::File(e.to_string()))?;
-        if used != payload.len()
-            || baked.textures.len() != texture_bytes(baked.cells, baked.links, baked.frames, baked.layout)
-            || baked.frames < 2
-            || baked.frame_seconds.is_nan()
-            || baked.frame_seconds <= 0.0
-        {
-            return Err(err("inconsistent contents"));
+    }
+
+    /// Writes the file atomically (see [`write_atomic`](framed::write_atomic)).
+    pub fn save(&self, path: &Path) -> Result<(), BakeError> {
+        framed::write_atomic(path, &self.to_bytes()).map_err(|source| BakeError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Reads a file written by [`save`](Self::save).
+    pub fn load(path: &Path) -> Result<Self, BakeError> {
+        let bytes = std::fs::read(path).map_err(|source| BakeError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_bytes(&bytes).map_err(|source| BakeError::File {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Reads a file as the bake of inputs with fingerprint `inputs` ([`bake_inputs`]);
+    /// a bake of other inputs is [`BakeError::Stale`].
+    pub fn load_for(path: &Path, inputs: u64) -> Result<Self, BakeError> {
+        let baked = Self::load(path)?;
+        if baked.inputs != inputs {
+            return Err(BakeError::Stale {
+                path: path.to_path_buf(),
+            });
         }
         Ok(baked)
-    }
-
-    /// Writes the file.
-    pub fn save(&self, path: &std::path::Path) -> Result<(), BakeError> {
-        Ok(std::fs::write(path, self.to_bytes()?)?)
-    }
-
-    /// Reads a file.
-    pub fn load(path: &std::path::Path) -> Result<Self, BakeError> {
-        Self::from_bytes(&std::fs::read(path)?)
     }
 }

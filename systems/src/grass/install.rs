@@ -1,4 +1,5 @@
-//! Grass in the world: [`install`] bakes each species, scatters its instances on
+//! Grass in the world: [`install`] bakes each species (or reads its bake from
+//! [`GrassSettings::bake_file`]), scatters its instances on
 //! the ground, spawns its blade structure and the walkers as entities, and adds
 //! the systems.
 //!
@@ -21,6 +22,7 @@
 //!   the live state ([`GrassState`]); bakes and instances come from the scene.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use glam::Vec3;
@@ -32,7 +34,7 @@ use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassShape};
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
 use sylva_runtime::{Access, App, FieldError, StatePart, System, Validate};
 
-use super::bake::{BakeError, BakeSettings, BakedGrass, bake};
+use super::bake::{BakeError, BakeSettings, BakedGrass, bake, bake_inputs, species_file, validate_inputs};
 use super::blade::{BladeShape, Segment};
 use super::dynamics::{BladeKernel, Dynamics};
 use super::extraction::motion;
@@ -82,6 +84,10 @@ pub struct GrassSettings {
     pub live: LiveSettings,
     /// Spheres walking through the grass.
     pub walkers: Vec<Walker>,
+    /// Bakes to read instead of baking: species 0's from this file, species k's from
+    /// [`species_file`]`(path, k)` (as `sylva grass --bake` writes them). Each must have
+    /// been baked from its species' inputs ([`bake_inputs`]); any other is refused.
+    pub bake_file: Option<PathBuf>,
 }
 
 /// A particle of a species' blade structure.
@@ -214,7 +220,9 @@ pub struct GrassStats {
     pub springs: usize,
     /// Frames baked, over all species.
     pub baked_frames: u64,
-    /// Wall time of all bakes, ms.
+    /// Species whose bake was read from [`GrassSettings::bake_file`] rather than baked.
+    pub loaded_bakes: usize,
+    /// Wall time of all bakes, ms (reading a bake from a file not included).
     pub bake_ms: f64,
     /// Blade steps the bakes ran (warm-up and recording, every blade of the field).
     pub bake_blade_steps: u64,
@@ -269,14 +277,26 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
             ..settings.bake
         };
         let started = Instant::now();
-        let baked = app
-            .in_pool(|| bake(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings))
-            .map_err(|error| GrassError::Bake { species: k, error })?
-            .0;
-        stats.bake_ms += started.elapsed().as_secs_f64() * 1e3;
-        let field_blades = u64::from(bake_settings.cells).pow(2) * u64::from(bake_settings.instances);
-        stats.bake_blade_steps += field_blades
-            * (baked.warmup_steps + u64::from(bake_settings.frames) * u64::from(bake_settings.record_every));
+        let baked = match &settings.bake_file {
+            Some(path) => {
+                validate_inputs(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings).and_then(|()| {
+                    let inputs = bake_inputs(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings);
+                    BakedGrass::load_for(&species_file(path, k), inputs)
+                })
+            }
+            None => app
+                .in_pool(|| bake(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings))
+                .map(|(baked, _ms)| baked),
+        }
+        .map_err(|error| GrassError::Bake { species: k, error })?;
+        if settings.bake_file.is_some() {
+            stats.loaded_bakes += 1;
+        } else {
+            stats.bake_ms += started.elapsed().as_secs_f64() * 1e3;
+            let field_blades = u64::from(bake_settings.cells).pow(2) * u64::from(bake_settings.instances);
+            stats.bake_blade_steps += field_blades
+                * (baked.warmup_steps + u64::from(bake_settings.frames) * u64::from(bake_settings.record_every));
+        }
         stats.baked_frames += u64::from(baked.frames);
         stats.texture_bytes += baked.texture_bytes();
         let roots = placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173]))

@@ -50,7 +50,9 @@ pub mod sampler;
 pub mod walkers;
 pub mod wind;
 
-pub use bake::{BakeError, BakeSettings, BakedGrass, TextureLayout, bake, texture_bytes};
+pub use bake::{
+    BakeError, BakeFileError, BakeSettings, BakedGrass, TextureLayout, bake, bake_inputs, species_file, texture_bytes,
+};
 pub use blade::{BladeShape, Segment};
 pub use dynamics::{BladeKernel, DamperRule, Dynamics};
 pub use field::BladeField;

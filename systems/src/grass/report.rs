@@ -17,6 +17,8 @@ pub struct GrassReport {
     pub springs: usize,
     /// Frames baked, over all species.
     pub baked_frames: u64,
+    /// Species whose bake was read from a file (`grass.bake_file`, `--bake-in`) rather than baked.
+    pub loaded_bakes: usize,
     /// Wall time of all bakes, ms.
     pub bake_ms: f64,
     /// Blade steps per second of bake time (every blade of the bake field, warm-up and recording).
@@ -37,6 +39,7 @@ impl GrassReport {
             particles: stats.particles,
             springs: stats.springs,
             baked_frames: stats.baked_frames,
+            loaded_bakes: stats.loaded_bakes,
             bake_ms: stats.bake_ms,
             steps_per_s: if stats.bake_ms > 0.0 {
                 stats.bake_blade_steps as f64 / (stats.bake_ms / 1e3)

@@ -1,7 +1,6 @@
 //! Height and material maps as PNG: 16-bit heights, the thesis's 8-bit grey
 //! (eq. 2.1), top materials and a topographic false-colour map.
 
-use std::io::Write;
 use std::path::Path;
 
 use super::columns::TerrainChunk;
@@ -217,12 +216,12 @@ pub fn encode_png(hf: &Heightfield, kind: PngKind, h_max: f32) -> Result<Vec<u8>
     Ok(out)
 }
 
-/// Writes `hf` as a PNG of `kind` to `path`.
+/// Writes `hf` as a PNG of `kind` to `path`, atomically (encoded in memory, then put in
+/// place whole by [`write_atomic`](sylva_runtime::framed::write_atomic)).
 pub fn write_png(path: &Path, hf: &Heightfield, kind: PngKind, h_max: f32) -> Result<(), ExportError> {
     let bytes = encode_png(hf, kind, h_max)?;
-    let io = |source| ExportError::Io {
+    sylva_runtime::framed::write_atomic(path, &bytes).map_err(|source| ExportError::Io {
         path: path.display().to_string(),
         source,
-    };
-    std::fs::File::create(path).map_err(io)?.write_all(&bytes).map_err(io)
+    })
 }

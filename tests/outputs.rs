@@ -1,0 +1,413 @@
+//! What the `sylva` binary writes: every output replaced whole or not at all, even
+//! when the process is killed while writing it; output paths and formats checked
+//! before any work, so a bad one fails fast and writes nothing.
+//!
+//! A process killed mid-write leaves at most a temporary file `.sylva-*.tmp` beside
+//! the target: harmless, never read by Sylva, and safe to delete.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SCENES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes");
+
+/// What a target holds before a killed write: a complete file of known bytes.
+const OLD: &[u8] = b"the old file, complete\n";
+
+fn sylva(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn scene(rel: &str) -> String {
+    format!("{SCENES}/{rel}")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// splitmix64: reproducible "random" kill points.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// How a finished target is recognised as complete.
+enum Complete {
+    /// Equal to the output of an uninterrupted run.
+    Same,
+    /// A whole JSON document (a report holds wall times, so no two runs are equal).
+    Json,
+    /// A whole PNG of the given size (a GPU need not draw the same bits twice).
+    Png(u32, u32),
+}
+
+impl Complete {
+    fn holds(&self, bytes: &[u8], new: &[u8]) -> bool {
+        match self {
+            Complete::Same => bytes == new,
+            Complete::Json => serde_json::from_slice::<serde_json::Value>(bytes).is_ok(),
+            Complete::Png(w, h) => {
+                let file = tempfile::NamedTempFile::new().unwrap();
+                std::fs::write(file.path(), bytes).unwrap();
+                sylva::vk::read_png(file.path()).is_ok_and(|(pw, ph, _)| (pw, ph) == (*w, *h))
+            }
+        }
+    }
+}
+
+/// One kind of output: the command (`{}` stands for the target path) and the target's file name.
+struct Kind {
+    args: Vec<String>,
+    target: &'static str,
+    complete: Complete,
+}
+
+impl Kind {
+    fn new(args: &[&str], target: &'static str, complete: Complete) -> Self {
+        Self {
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            target,
+            complete,
+        }
+    }
+
+    fn command(&self, target: &Path) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sylva"));
+        c.args(
+            self.args
+                .iter()
+                .map(|a| if a == "{}" { target.to_str().unwrap() } else { a }),
+        );
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+        c
+    }
+}
+
+/// Whether `dir` shows that a write of `target` has begun: another entry
+/// (a temporary file), or a target that is no longer the old file.
+fn writing_started(dir: &Path, target: &Path) -> bool {
+    let others = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| e.path() != target);
+    others || std::fs::metadata(target).map_or(true, |m| m.len() != OLD.len() as u64)
+}
+
+/// Kills `kind`'s command with SIGKILL at several points, over a complete old file each
+/// time: some at random moments of the run, some just after the write began (where a
+/// truncating writer leaves a part). Afterwards the target must be the old file or the
+/// complete new one, and anything else in the directory a `.sylva-*.tmp` temporary.
+fn killed_writes_leave_old_or_new(kind: &Kind, salt: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join(kind.target);
+    let started = Instant::now();
+    let status = kind.command(&target).status().unwrap();
+    let full_run = started.elapsed();
+    assert!(status.success(), "{:?} fails", kind.args);
+    let new = std::fs::read(&target).unwrap();
+    assert!(kind.complete.holds(&new, &new), "{:?} writes a whole file", kind.args);
+    for attempt in 0..6u64 {
+        let r = mix(salt * 100 + attempt);
+        std::fs::write(&target, OLD).unwrap();
+        let mut child = kind.command(&target).spawn().unwrap();
+        if attempt % 2 == 0 {
+            // At a random moment of the run.
+            std::thread::sleep(full_run.mul_f64((r % 1000) as f64 / 1000.0));
+        } else {
+            // Just after the write began, a few microseconds in.
+            let until = Instant::now() + full_run * 20 + Duration::from_secs(5);
+            while !writing_started(dir.path(), &target) && child.try_wait().unwrap().is_none() {
+                assert!(Instant::now() < until, "{:?} never writes", kind.args);
+            }
+            std::thread::sleep(Duration::from_micros(r % 300));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let now = std::fs::read(&target).unwrap();
+        let whole = now == OLD || kind.complete.holds(&now, &new);
+        assert!(
+            whole,
+            "{:?} killed (attempt {attempt}) left {} bytes, neither the old file ({}) nor the new one ({})",
+            kind.args,
+            now.len(),
+            OLD.len(),
+            new.len()
+        );
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let entry = entry.unwrap();
+            if entry.path() == target {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            assert!(
+                name.starts_with(".sylva-") && name.ends_with(".tmp"),
+                "{:?} left {name}",
+                kind.args
+            );
+            std::fs::remove_file(entry.path()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn killed_tree_exports_leave_the_old_or_the_new_file() {
+    let tree = scene("thesis/fig6_1b.ron");
+    killed_writes_leave_old_or_new(
+        &Kind::new(&["tree", &tree, "--export", "{}"], "t.glb", Complete::Same),
+        1,
+    );
+    killed_writes_leave_old_or_new(
+        &Kind::new(&["tree", &tree, "--export", "{}"], "t.obj", Complete::Same),
+        2,
+    );
+}
+
+#[test]
+fn killed_heightmaps_leave_the_old_or_the_new_file() {
+    let terrain = scene("thesis/landscape1.ron");
+    let args = ["terrain", &terrain, "--iterations", "3", "--heightmap", "{}"];
+    killed_writes_leave_old_or_new(&Kind::new(&args, "h.png", Complete::Same), 3);
+}
+
+#[test]
+fn killed_grass_bakes_snapshots_and_reports_leave_the_old_or_the_new_file() {
+    let grass = scene("grass/blade2.ron");
+    killed_writes_leave_old_or_new(
+        &Kind::new(&["grass", &grass, "--bake", "{}"], "g.bin", Complete::Same),
+        4,
+    );
+    let chains = scene("chains.ron");
+    let save = ["run", &chains, "--frames", "5", "--save", "{}"];
+    killed_writes_leave_old_or_new(&Kind::new(&save, "s.bin", Complete::Same), 5);
+    let report = ["run", &chains, "--frames", "5", "--report", "{}"];
+    killed_writes_leave_old_or_new(&Kind::new(&report, "r.json", Complete::Json), 6);
+}
+
+#[test]
+fn killed_screenshots_leave_the_old_or_the_new_file() {
+    let chains = scene("chains.ron");
+    let args = [
+        "run",
+        &chains,
+        "--frames",
+        "2",
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--screenshot",
+        "{}",
+    ];
+    let probe = tempfile::tempdir().unwrap();
+    let shot = probe.path().join("probe.png");
+    let out = sylva(&args.map(|a| if a == "{}" { shot.to_str().unwrap() } else { a }));
+    if !out.status.success() && stderr(&out).contains(sylva::vk::NO_DRIVER_HINT) {
+        assert_ne!(
+            std::env::var(sylva::vk::testing::REQUIRE_VULKAN).as_deref(),
+            Ok("1"),
+            "no Vulkan driver: {}",
+            stderr(&out)
+        );
+        eprintln!("SKIPPED: killed screenshots: no Vulkan driver");
+        return;
+    }
+    killed_writes_leave_old_or_new(&Kind::new(&args, "x.png", Complete::Png(160, 90)), 7);
+}
+
+#[test]
+fn an_unknown_export_format_is_refused_and_the_file_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["x.stl", "x.fbx", "x"] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, OLD).unwrap();
+        let out = sylva(&["tree", &scene("thesis/fig6_1b.ron"), "--export", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains(&format!("--export {}: expected a .glb or .obj file", path.display())),
+            "{}",
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty(), "nothing was grown");
+        assert_eq!(std::fs::read(&path).unwrap(), OLD);
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        3,
+        "nothing else written"
+    );
+}
+
+#[test]
+fn a_bad_output_path_fails_before_the_run_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (save, report) = (dir.path().join("s.bin"), dir.path().join("r.json"));
+    let missing = dir.path().join("missing-dir").join("x.png");
+    let chains = scene("chains.ron");
+    let out = sylva(&[
+        "run",
+        &chains,
+        "--save",
+        save.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--screenshot",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!(
+            "--screenshot {}: directory {} does not exist",
+            missing.display(),
+            missing.parent().unwrap().display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // The scene's 600 frames never ran: no summary, no snapshot, no report.
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    let jpg = dir.path().join("x.jpg");
+    let out = sylva(&[
+        "run",
+        &chains,
+        "--save",
+        save.to_str().unwrap(),
+        "--screenshot",
+        jpg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("x.jpg: expected a .png file"), "{}", stderr(&out));
+    let out = sylva(&[
+        "terrain",
+        &scene("thesis/landscape1.ron"),
+        "--heightmap",
+        jpg.to_str().unwrap(),
+    ]);
+    assert!(stderr(&out).contains(&format!("--heightmap {}: expected a .png file", jpg.display())));
+    let out = sylva(&[
+        "grass",
+        &scene("grass/blade2.ron"),
+        "--bake",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&out).contains("names a directory, not a file"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sylva(&[
+        "bench",
+        &chains,
+        "--report",
+        missing.with_extension("json").to_str().unwrap(),
+    ]);
+    assert!(stderr(&out).contains("--report"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_asked_for_screenshot_without_a_driver_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("x.png");
+    // The Vulkan loader then finds no driver, whether the machine has one or not.
+    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "run",
+            &scene("chains.ron"),
+            "--frames",
+            "2",
+            "--screenshot",
+            shot.to_str().unwrap(),
+        ])
+        .env("VK_ICD_FILENAMES", dir.path().join("none.json"))
+        .env("VK_DRIVER_FILES", dir.path().join("none.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(sylva::vk::NO_DRIVER_HINT), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "it fails before the run");
+    assert!(!shot.exists());
+}
+
+#[test]
+fn a_saved_grass_bake_is_read_back_by_run_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let grass = scene("grass/blade2.ron");
+    let bake = dir.path().join("g.bin");
+    let out = sylva(&["grass", &grass, "--bake", bake.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = |extra: &[&str]| {
+        let path = dir.path().join("r.json");
+        let out = sylva(
+            &[
+                &["run", &grass, "--frames", "5", "--report", path.to_str().unwrap()],
+                extra,
+            ]
+            .concat(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(&path).unwrap()).unwrap()
+    };
+    let baked = report(&[]);
+    let read = report(&["--bake-in", bake.to_str().unwrap()]);
+    assert_eq!(baked["grass"]["loaded_bakes"], 0);
+    assert_eq!(read["grass"]["loaded_bakes"], 1);
+    assert_eq!(read["grass"]["texture_bytes"], baked["grass"]["texture_bytes"]);
+    assert_eq!(read["state_hash"], baked["state_hash"]);
+
+    let refused = |args: &[&str]| {
+        let out = sylva(&[&["run", &grass, "--frames", "1"], args].concat());
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("state hash"),
+            "it never ran"
+        );
+        stderr(&out)
+    };
+    let b = bake.to_str().unwrap();
+    let e = refused(&["--seed", "3", "--bake-in", b]);
+    assert!(e.contains(&format!("{b}: baked from other inputs")), "{e}");
+    let short = dir.path().join("short.bin");
+    std::fs::write(&short, &std::fs::read(&bake).unwrap()[..20]).unwrap();
+    let e = refused(&["--bake-in", short.to_str().unwrap()]);
+    assert!(
+        e.contains(&format!("{}: too short (20 bytes) to be a grass bake", short.display())),
+        "{e}"
+    );
+    let long = dir.path().join("long.bin");
+    std::fs::write(&long, [std::fs::read(&bake).unwrap(), b"tail".to_vec()].concat()).unwrap();
+    let e = refused(&["--bake-in", long.to_str().unwrap()]);
+    assert!(e.contains("4 trailing bytes after the grass bake"), "{e}");
+    let missing = dir.path().join("missing.bin");
+    let e = refused(&["--bake-in", missing.to_str().unwrap()]);
+    assert_eq!(e.matches(missing.to_str().unwrap()).count(), 1, "the path once: {e}");
+}
+
+#[test]
+fn io_errors_name_the_path_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.bin");
+    let out = sylva(&[
+        "run",
+        &scene("chains.ron"),
+        "--frames",
+        "1",
+        "--resume",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).matches(missing.to_str().unwrap()).count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+}
