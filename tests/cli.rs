@@ -211,7 +211,8 @@ fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
     let first = sylva(&["run", s, "--frames", "12", "--save", snap_arg]);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let resumed = report(&["run", s, "--frames", "8", "--resume", snap_arg], "resumed.json");
-    assert_eq!(resumed["steps"], whole["steps"]);
+    assert_eq!(resumed["steps"], 8 * 4, "the steps run since the resume");
+    assert_eq!(resumed["resumed_from_step"], 12 * 4);
     assert_eq!(resumed["state_hash"], whole["state_hash"]);
 
     // A corrupt snapshot is a one-line error, not a panic or a silent restart.
