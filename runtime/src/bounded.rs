@@ -10,10 +10,8 @@
 
 use std::fmt;
 
-use serde::de::{
-    DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
-};
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor};
 
 /// A value decoded through [`Guard`]: its strings and byte buffers never allocate
 /// more than the input holds.
@@ -63,11 +61,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Guard<D> {
         self.0.deserialize_unit_struct(name, Guard(visitor))
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, D::Error> {
         self.0.deserialize_newtype_struct(name, Guard(visitor))
     }
 
@@ -324,7 +318,10 @@ mod tests {
             assert!(decode::<Shape>(&named).is_err());
             let mut optional = vec![2, 1];
             optional.extend_from_slice(&string);
-            assert!(decode::<Shape>(&optional).is_err(), "a string inside an option inside a struct variant");
+            assert!(
+                decode::<Shape>(&optional).is_err(),
+                "a string inside an option inside a struct variant"
+            );
             let mut listed = varint(1);
             listed.extend_from_slice(&string);
             assert!(decode::<Wrapper>(&listed).is_err(), "a string inside a sequence");

@@ -75,6 +75,17 @@ pub struct SceneKey {
     pub seed: u64,
 }
 
+/// Hash of `params`' encoding: a [`SceneKey`]'s fingerprint of the parameters that
+/// shape a state. Encoded as it is hashed, like the state.
+///
+/// # Errors
+/// [`SnapshotError::Encode`] when `params` do not encode (a map or sequence of unknown length).
+pub fn fingerprint<T: Serialize + ?Sized>(params: &T) -> Result<u64, SnapshotError> {
+    let mut hasher = HashWriter(Xxh3::new());
+    put(params, &mut hasher)?;
+    Ok(hasher.0.digest())
+}
+
 impl fmt::Display for SceneKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "scene `{}` (seed {})", self.name, self.seed)
@@ -486,7 +497,10 @@ impl SnapshotRegistry {
     /// [`entity_slots`] lets the file use: loading would refuse it.
     pub fn save(&self, world: &World, time: Time, scene: &SceneKey, frames: u64) -> Result<Vec<u8>, SnapshotError> {
         let mut payload = Vec::new();
-        put(&(scene.name.as_str(), scene.fingerprint, scene.seed, frames), &mut payload)?;
+        put(
+            &(scene.name.as_str(), scene.fingerprint, scene.seed, frames),
+            &mut payload,
+        )?;
         let slots = self.write_state(world, time, &mut payload)?;
         if slots > entity_slots(payload.len()) {
             return Err(SnapshotError::Encode(format!(
