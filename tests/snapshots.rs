@@ -202,3 +202,79 @@ fn an_old_format_snapshot_is_refused_with_the_version() {
         format!("error: {snap}: snapshot format version 1 is not supported (this build reads version 2)")
     );
 }
+
+/// Bincode varints of huge values: u16, u32 and u64 markers followed by all-ones bytes.
+const HUGE: [&[u8]; 3] = [
+    &[251, 0xFF, 0xFF],
+    &[252, 0xFF, 0xFF, 0xFF, 0x7F],
+    &[253, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F],
+];
+
+/// Reproduction: of 300 checksum-valid snapshots with a crafted count, 6 aborted the
+/// resume allocating 25 to 51 GB. Here a huge count is written at a hundred places in
+/// the snapshot of each kind of scene (particles, a growing colonization, terrain,
+/// grass with live blades), resealed, and loaded: each loads or is refused, and none
+/// panics or aborts. (What a load may allocate is measured in
+/// runtime/tests/snapshot_memory.rs.)
+#[test]
+fn crafted_snapshots_of_real_scenes_load_or_are_refused() {
+    use sylva::runtime::framed::{Frame, HEADER_LEN};
+    let frame = Frame {
+        magic: *b"SYLVASNP",
+        version: sylva::runtime::snapshot::FORMAT_VERSION,
+    };
+    let scenes = [
+        ("(name: \"rates\", seed: 5, chains: (columns: 3, rows: 2, links: 4))", 3),
+        (
+            r#"(name: "sapling", seed: 4,
+            colonize: (
+                regions: [(shape: Sphere(centre: (0.0, 0.0, 300.0), radius: 200.0))],
+                count: 60, influence_radius: 120.0, kill_distance: 30.0, step: 15.0,
+                iterations: 200, iterations_per_step: 1,
+            ))"#,
+            3,
+        ),
+        ("(name: \"plot\", seed: 3, terrain: (size: 8))", 3),
+        (
+            r#"(name: "lawn", seed: 2,
+            grass: (
+                species: [(blade: Preset("blade2"), scatter: (count: 5, min_distance: 0.05, min: (-2.0, -2.0), max: (2.0, 2.0)))],
+                bake: (cells: 4, frames: 4, record_every: 4, max_warmup_seconds: 0.5),
+                wind: (winds: [(seed: 1, power_offset: 1.0, power_amplitude: 2.0, frequency: 0.5, deviation: 1.0)]),
+                pushers: [(walk: Orbit(center: (0.0, 0.0), radius: 1.0), radius: 0.3)],
+            ))"#,
+            20,
+        ),
+    ];
+    for (k, (text, frames)) in scenes.into_iter().enumerate() {
+        let scene = sylva::Scene::from_str(text, "crafted.ron").unwrap();
+        let mut app = sylva::build(&scene, 1).unwrap();
+        sylva::simulate(&mut app, frames, 4, |_| {});
+        let path = temp(&format!("real-{k}.snap"));
+        app.save_snapshot(&path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let schema = u64::from_le_bytes(good[12..20].try_into().unwrap());
+        let payload = &good[HEADER_LEN..];
+        let stride = (payload.len() / 100).max(1);
+        let (mut loaded, mut refused) = (0, 0);
+        for i in (0..payload.len()).step_by(stride) {
+            for huge in HUGE {
+                let mut crafted = payload[..i].to_vec();
+                crafted.extend_from_slice(huge);
+                crafted.extend_from_slice(payload.get(i + huge.len()..).unwrap_or_default());
+                let crafted_path = temp(&format!("real-{k}-crafted.snap"));
+                std::fs::write(&crafted_path, frame.seal(schema, &crafted)).unwrap();
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| app.load_snapshot(&crafted_path)));
+                match r {
+                    Ok(Ok(())) => loaded += 1,
+                    Ok(Err(_)) => refused += 1,
+                    Err(_) => panic!("scene {k}: load panicked with a huge count at payload byte {i}"),
+                }
+            }
+        }
+        assert!(
+            loaded > 0 && refused > 0,
+            "scene {k}: {loaded} loaded, {refused} refused"
+        );
+    }
+}
