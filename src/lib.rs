@@ -113,6 +113,7 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
         step_seconds: scene.simulation.step_seconds,
         ..AppConfig::default()
     })?;
+    app.set_scene(&scene.name, scene.fingerprint());
     let seed = scene.seed;
     particles::build(&mut app, scene.particles, scene.chains.as_ref(), seed);
     tree::install_extraction(&mut app);

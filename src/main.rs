@@ -746,6 +746,12 @@ pub(crate) fn print_summary(r: &Report) {
         r.wall_ms / 1e3,
         r.threads
     );
+    if r.resumed_from_step > 0 {
+        println!(
+            "  resumed from a snapshot at frame {} (step {})",
+            r.resumed_from_frame, r.resumed_from_step
+        );
+    }
     let entities: Vec<String> = r
         .entities
         .iter()

@@ -24,12 +24,16 @@ pub struct Report {
     pub seed: u64,
     /// Worker threads.
     pub threads: usize,
-    /// Frames run.
+    /// Frames run in this process.
     pub frames: u64,
-    /// Fixed simulation steps run.
+    /// Fixed simulation steps run in this process.
     pub steps: u64,
-    /// Simulated seconds.
+    /// Seconds simulated in this process.
     pub sim_seconds: f64,
+    /// Frames the state had run before this process resumed it from a snapshot (0 without `--resume`).
+    pub resumed_from_frame: u64,
+    /// Fixed steps the state had run before this process resumed it (0 without `--resume`).
+    pub resumed_from_step: u64,
     /// Wall-clock time of the whole run, milliseconds.
     pub wall_ms: f64,
     /// Entity counts per kind.
@@ -38,7 +42,8 @@ pub struct Report {
     pub systems: BTreeMap<String, SystemReport>,
     /// Frame-time percentiles, milliseconds.
     pub frame_ms: FrameReport,
-    /// Peak resident memory of the process, bytes (null where the OS does not say).
+    /// Peak resident memory of the process, bytes (null where the OS does not say):
+    /// read last, when the report is written, so it includes the state hash and any render.
     pub peak_rss_bytes: Option<u64>,
     /// Hash of the final simulation state as 16 hex digits; equal for any thread count.
     pub state_hash: String,
@@ -120,19 +125,21 @@ impl Report {
             ("terrain_chunks".to_owned(), world.count::<TerrainChunk>()),
             ("total".to_owned(), world.entities.len() as usize),
         ]);
-        let time = app.time();
-        Ok(Self {
+        let (time, origin) = (app.time(), app.origin());
+        let mut report = Self {
             scene: scene.to_owned(),
             seed: time.seed,
             threads: app.threads(),
             frames: app.metrics().frame_count(),
-            steps: time.tick,
-            sim_seconds: time.elapsed,
+            steps: time.tick - origin.steps,
+            sim_seconds: time.elapsed - origin.seconds,
+            resumed_from_frame: origin.frames,
+            resumed_from_step: origin.steps,
             wall_ms: wall.as_secs_f64() * 1e3,
             entities,
             systems: app.metrics().systems(),
             frame_ms: app.metrics().frames(),
-            peak_rss_bytes: peak_rss_bytes(),
+            peak_rss_bytes: None,
             state_hash: format!("{:016x}", app.state_hash()?),
             particles: ParticleReport::of(app),
             tree: TreeReport::of(app),
@@ -141,12 +148,49 @@ impl Report {
             grass: GrassReport::of(app),
             streaming: None,
             render: None,
-        })
+        };
+        // After the state hash and the domain reports, which allocate as they measure.
+        report.peak_rss_bytes = peak_rss_bytes();
+        Ok(report)
     }
 
-    /// Writes the report as pretty JSON, atomically (temporary file, then rename).
+    /// Writes the report as pretty JSON, atomically (temporary file, then rename),
+    /// with the peak memory read now: everything the run does (a render after
+    /// [`gather`](Self::gather), say) is done by the time its report is written.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        let last = Report {
+            peak_rss_bytes: peak_rss_bytes().or(self.peak_rss_bytes),
+            ..self.clone()
+        };
+        let json = serde_json::to_string_pretty(&last).map_err(std::io::Error::other)?;
         sylva_runtime::framed::write_atomic(path, (json + "\n").as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scene;
+
+    #[test]
+    fn peak_memory_is_read_when_the_report_is_written() {
+        let scene = Scene::from_str("(chains: (columns: 2, rows: 2))", "t.ron").unwrap();
+        let app = crate::build(&scene, 1).unwrap();
+        let report = Report::gather(&app, "t", Duration::ZERO).unwrap();
+        let Some(gathered) = report.peak_rss_bytes else {
+            return; // the OS does not say
+        };
+        // What a run does after gathering (a render) raises the peak above anything so far.
+        let more = gathered as usize + (64 << 20);
+        drop(std::hint::black_box(vec![1u8; more]));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        report.write(&path).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let written = json["peak_rss_bytes"].as_u64().unwrap();
+        assert!(
+            written >= more as u64,
+            "{written} bytes written, {more} held after gathering"
+        );
     }
 }

@@ -430,6 +430,30 @@ impl Scene {
         Self::from_str(CHAINS, "scenes/chains.ron").expect("the embedded chains scene is valid")
     }
 
+    /// Hash of the parameters that shape the simulation state: a snapshot resumes
+    /// only into a scene with its fingerprint (and its seed, which the snapshot keeps
+    /// beside it, to name it in errors).
+    ///
+    /// Everything counts except what only names, lengthens, shows or stores a run: the
+    /// name, `simulation.frames`, the sun, the camera (except in a world scene, whose
+    /// chunks stream around it) and `world.cache` (it holds what the parameters
+    /// generate). The parameters are hashed as parsed, so writing out a default changes
+    /// nothing; a colonize `points_file` counts by its name, not its content.
+    pub fn fingerprint(&self) -> u64 {
+        let mut shaping = self.clone();
+        shaping.name.clear();
+        shaping.seed = 0;
+        shaping.simulation.frames = 0;
+        shaping.sun = Sun::default();
+        shaping.source = None;
+        match &mut shaping.world {
+            Some(world) => world.cache = None,
+            None => shaping.camera = Camera::default(),
+        }
+        sylva_runtime::snapshot::fingerprint(&shaping)
+            .expect("a scene always encodes: its sequences and maps know their lengths")
+    }
+
     /// Reads and validates a scene file.
     pub fn load(path: &Path) -> Result<Self, SceneError> {
         let file = path.display().to_string();
@@ -618,6 +642,40 @@ fn grammar_error(file: &str, text: &str, field: &str, e: &LSystemError) -> Scene
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fingerprint_covers_what_shapes_the_state_and_nothing_else() {
+        let fp = |text: &str| Scene::from_str(text, "t.ron").unwrap().fingerprint();
+        let chains = "chains: (columns: 2, rows: 2)";
+        let base = fp(&format!("({chains})"));
+        for same in [
+            format!(
+                "(name: \"renamed\", seed: 9, simulation: (frames: 5), {chains},
+                  camera: (position: (1.0, 2.0, 3.0)), sun: (direction: (0.0, -1.0, 0.2)))"
+            ),
+            // Defaults written out.
+            format!("(simulation: (steps_per_frame: 4), particles: (gravity: (0.0, -9.81, 0.0)), {chains})"),
+        ] {
+            assert_eq!(fp(&same), base, "{same}");
+        }
+        for other in [
+            "(chains: (columns: 3, rows: 2))".to_owned(),
+            format!("(simulation: (step_seconds: 0.01), {chains})"),
+            format!("(simulation: (steps_per_frame: 2), {chains})"),
+            format!("(particles: (gravity: (0.0, -1.0, 0.0)), {chains})"),
+            format!("({chains}, tree: ())"),
+        ] {
+            assert_ne!(fp(&other), base, "{other}");
+        }
+        // A world streams around its camera; its cache only holds what it generates.
+        let world = Scene::world();
+        let mut cached = world.clone();
+        cached.world.as_mut().unwrap().cache = Some("/tmp/cache".into());
+        assert_eq!(cached.fingerprint(), world.fingerprint());
+        let mut moved = world.clone();
+        moved.camera.position.x += 1.0;
+        assert_ne!(moved.fingerprint(), world.fingerprint());
+    }
 
     fn err(text: &str) -> SceneError {
         Scene::from_str(text, "t.ron").unwrap_err()

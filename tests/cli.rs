@@ -211,7 +211,8 @@ fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
     let first = sylva(&["run", s, "--frames", "12", "--save", snap_arg]);
     assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
     let resumed = report(&["run", s, "--frames", "8", "--resume", snap_arg], "resumed.json");
-    assert_eq!(resumed["steps"], whole["steps"]);
+    assert_eq!(resumed["steps"], 8 * 4, "the steps run since the resume");
+    assert_eq!(resumed["resumed_from_step"], 12 * 4);
     assert_eq!(resumed["state_hash"], whole["state_hash"]);
 
     // A corrupt snapshot is a one-line error, not a panic or a silent restart.
@@ -349,7 +350,7 @@ fn a_grass_run_resumed_with_live_blades_ends_where_an_uninterrupted_run_does() {
     assert_eq!(resumed["grass"]["live_blades"], whole["grass"]["live_blades"]);
     assert_eq!(resumed["state_hash"], whole["state_hash"]);
 
-    // The same state does not fit a lawn of another size.
+    // The same state does not fit a lawn of another size: its scene parameters differ.
     let other = temp("grass-other.ron");
     let text = std::fs::read_to_string(&scene)
         .unwrap()
@@ -358,5 +359,8 @@ fn a_grass_run_resumed_with_live_blades_ends_where_an_uninterrupted_run_does() {
     let out = sylva(&["run", other.to_str().unwrap(), "--frames", "1", "--resume", snap_arg]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("snapshot state `grass.live` does not fit"), "{stderr}");
+    assert!(
+        stderr.contains("does not fit scene `lawn` (seed 2): the scene parameters differ"),
+        "{stderr}"
+    );
 }

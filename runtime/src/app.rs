@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::clock::FixedClock;
 use crate::metrics::Metrics;
 use crate::schedule::Schedule;
-use crate::snapshot::{SnapshotError, SnapshotRegistry};
+use crate::snapshot::{SceneKey, SnapshotError, SnapshotRegistry};
 use crate::system::{System, Time};
 use crate::world::World;
 
@@ -51,6 +51,18 @@ pub enum AppError {
     },
 }
 
+/// How far a state had run when an [`App`] took it over: nothing for a fresh
+/// build, the snapshot's count after a load. What the app ran since is the rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// Frames run before.
+    pub frames: u64,
+    /// Fixed steps run before.
+    pub steps: u64,
+    /// Simulated seconds before.
+    pub seconds: f64,
+}
+
 /// A world plus everything that advances it.
 ///
 /// ```
@@ -74,6 +86,9 @@ pub struct App {
     metrics: Metrics,
     snapshot: SnapshotRegistry,
     time: Time,
+    /// The scene the state belongs to, written into snapshots and checked against them.
+    scene: SceneKey,
+    origin: Progress,
 }
 
 impl App {
@@ -110,6 +125,11 @@ impl App {
                 elapsed: 0.0,
                 seed: config.seed,
             },
+            scene: SceneKey {
+                seed: config.seed,
+                ..SceneKey::default()
+            },
+            origin: Progress::default(),
         })
     }
 
@@ -219,18 +239,52 @@ impl App {
         self.snapshot.state_hash(&self.world, self.time)
     }
 
-    /// Writes the registered simulation state to `path` atomically.
-    pub fn save_snapshot(&self, path: &Path) -> Result<(), SnapshotError> {
-        self.snapshot.save_file(&self.world, self.time, path)
+    /// Names the scene this app's state belongs to: `fingerprint` hashes the scene
+    /// parameters that shape the state, and the app's seed completes the key.
+    /// Snapshots carry the key; [`load_snapshot`](Self::load_snapshot) refuses one
+    /// saved under another fingerprint or seed.
+    pub fn set_scene(&mut self, name: &str, fingerprint: u64) {
+        self.scene = SceneKey {
+            name: name.to_owned(),
+            fingerprint,
+            seed: self.time.seed,
+        };
     }
 
-    /// Restores state saved by [`save_snapshot`](Self::save_snapshot); on error nothing changes.
+    /// The scene this app's state belongs to (see [`set_scene`](Self::set_scene)).
+    pub fn scene(&self) -> &SceneKey {
+        &self.scene
+    }
+
+    /// How far the state had run when this app took it over (zero unless it was loaded).
+    pub fn origin(&self) -> Progress {
+        self.origin
+    }
+
+    /// Writes the registered simulation state to `path` atomically, with the scene
+    /// key and the frames run to reach it (before this app and in it).
+    pub fn save_snapshot(&self, path: &Path) -> Result<(), SnapshotError> {
+        let frames = self.origin.frames + self.metrics.frame_count();
+        self.snapshot
+            .save_file(&self.world, self.time, &self.scene, frames, path)
+    }
+
+    /// Restores state saved by [`save_snapshot`](Self::save_snapshot) from the same
+    /// scene and seed; on error nothing changes. The saved progress becomes the
+    /// [`origin`](Self::origin), and the metrics start again: from here on they
+    /// time this app's frames only.
     pub fn load_snapshot(&mut self, path: &Path) -> Result<(), SnapshotError> {
-        let time = self.snapshot.load_file_into(path, &mut self.world)?;
+        let loaded = self.snapshot.load_file_into(path, &mut self.world, &self.scene)?;
         self.time = Time {
             dt: self.time.dt,
-            ..time
+            ..loaded.time
         };
+        self.origin = Progress {
+            frames: loaded.frames,
+            steps: loaded.time.tick,
+            seconds: loaded.time.elapsed,
+        };
+        self.metrics = Metrics::default();
         Ok(())
     }
 }

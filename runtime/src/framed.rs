@@ -14,9 +14,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::bounded::Bounded;
 
 /// Header bytes: magic 8, version 4, key 8, length 8, checksum 8.
 pub const HEADER_LEN: usize = 8 + 4 + 8 + 8 + 8;
@@ -108,9 +109,19 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
     bincode::serde::encode_to_vec(value, config()).map_err(|e| e.to_string())
 }
 
-/// A value decoded from all of `bytes` (trailing bytes are an error).
-pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
-    let (value, used) = bincode::serde::decode_from_slice::<T, _>(bytes, config()).map_err(|e| e.to_string())?;
+/// `value` as bincode bytes written to `out` as they are encoded (never held whole);
+/// the number of bytes written.
+pub fn encode_into<T: Serialize + ?Sized, W: Write>(value: &T, out: &mut W) -> Result<u64, String> {
+    bincode::serde::encode_into_std_write(value, out, config())
+        .map(|n| n as u64)
+        .map_err(|e| e.to_string())
+}
+
+/// A value decoded from all of `bytes` (trailing bytes are an error). A length read
+/// from `bytes` never sizes an allocation beyond what `bytes` hold (see `bounded.rs`).
+pub fn decode<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, String> {
+    let (Bounded(value), used) =
+        bincode::serde::borrow_decode_from_slice::<Bounded<T>, _>(bytes, config()).map_err(|e| e.to_string())?;
     if used != bytes.len() {
         return Err(format!("{} trailing bytes", bytes.len() - used));
     }

@@ -16,6 +16,7 @@
 
 mod access;
 mod app;
+mod bounded;
 pub mod chunk_cache;
 mod clock;
 pub mod extract;
@@ -32,12 +33,12 @@ mod validate;
 mod world;
 
 pub use access::Access;
-pub use app::{App, AppConfig, AppError};
+pub use app::{App, AppConfig, AppError, Progress};
 pub use clock::FixedClock;
 pub use metrics::Metrics;
 pub use resources::{Res, ResMut, Resources};
 pub use schedule::Schedule;
-pub use snapshot::{SnapshotError, SnapshotRegistry, StatePart};
+pub use snapshot::{SceneKey, SnapshotError, SnapshotRegistry, StatePart};
 pub use spatial::{Hit, SpatialIndex};
 pub use system::{System, SystemContext, SystemFn, Time};
 pub use validate::{FieldError, Validate};

@@ -19,21 +19,20 @@ pub struct ParticleReport {
 }
 
 impl ParticleReport {
-    /// The particle throughput of `app` over every step it ran (zeros before the first).
+    /// The particle throughput of `app` over the steps it timed (zeros before the first):
+    /// after a resume, only the steps run since, not those the snapshot had run.
     pub fn of(app: &App) -> Self {
         let world = &app.world;
         let particles = world.count::<Position>();
         let springs = world.count::<Spring>();
-        let step_s = app
+        let (steps, step_s) = app
             .metrics()
             .systems()
             .get(STEP_SYSTEM)
-            .map(|s| s.total_ms / 1e3)
-            .unwrap_or(0.0);
-        let ticks = app.time().tick;
+            .map_or((0, 0.0), |s| (s.calls, s.total_ms / 1e3));
         let per_s = |n: usize| {
             if step_s > 0.0 {
-                n as f64 * ticks as f64 / step_s
+                n as f64 * steps as f64 / step_s
             } else {
                 0.0
             }

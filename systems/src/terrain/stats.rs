@@ -170,12 +170,14 @@ pub fn report(app: &App) -> TerrainReport {
         .get::<super::params::TerrainParams>()
         .map_or((Default::default(), 1.0), |p| (p.schedule, p.cell_length));
     let systems = app.metrics().systems();
-    // A system is called every tick but works only in the iterations it is due.
+    // A system is called every tick but works only in the iterations it is due. The
+    // timings are this process's: after a resume, the passes the snapshot ran do not count.
+    let resumed = app.origin().steps;
     let per_pass = |name: &str, every: u32| {
         let passes = if every == 0 {
             0
         } else {
-            books.iterations / u64::from(every)
+            (books.iterations / u64::from(every)).saturating_sub(resumed / u64::from(every))
         };
         match systems.get(name) {
             Some(r) if passes > 0 => r.total_ms / passes as f64,
