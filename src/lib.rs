@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 mod flight;
+pub mod live;
 pub mod memory;
 mod report;
 mod scene;

@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use outputs::{ANY, MESH, PNG};
 use region::{Pictures, parse_region};
+use sylva::live::{LiveScene, Reload};
 use sylva::runtime::SnapshotError;
 use sylva::systems::colonize::GRAPH_SCALE;
 use sylva::systems::grass::{GrassLayers, species_file};
@@ -476,29 +477,56 @@ pub(crate) fn render_png(
 
 /// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
 fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common: &Common) -> Result<(), String> {
-    let mut scene = scene_or_default(path, common)?;
-    if let Some(dir) = cache {
-        let Some(world) = &mut scene.world else {
-            return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
-        };
-        world.cache = Some(dir);
+    let (seed, cache_given) = (common.seed, cache.is_some());
+    // The command line's overrides, applied to every version of the scene read.
+    let adjust = move |scene: &mut Scene| {
+        if let Some(s) = seed {
+            scene.seed = s;
+        }
+        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
+            world.cache = Some(dir.clone());
+        }
+    };
+    let threads = common.threads.map_or(0, usize::from);
+    // A scene file is followed: saved edits are rebuilt in the background and swapped in.
+    let (mut live, mut built, scene) = match path {
+        Some(p) => {
+            let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust)?;
+            println!("{}: watching {} for changes", live.scene().name, p.display());
+            let scene = live.scene().clone();
+            (Some(live), built, scene)
+        }
+        None => {
+            let mut scene = Scene::world();
+            adjust(&mut scene);
+            (None, build(&scene, common)?, scene)
+        }
+    };
+    if cache_given && scene.world.is_none() {
+        return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
     }
-    let built = build(&scene, common)?;
-    let (mut app, mut world) = (built.app, built.world);
     let title = format!("sylva: {}", scene.name);
     let result = sylva::vk::window::run(&title, scene.camera, frames, |renderer, controls, dt| {
+        if let Some(live) = &mut live {
+            match live.poll(&mut built) {
+                Reload::Reloaded { millis } => println!("{}: reloaded in {millis:.0} ms", live.scene().name),
+                Reload::Failed(e) => eprintln!("error: {e}\n  (showing the last version that built)"),
+                Reload::Unchanged | Reload::Rebuilding => {}
+            }
+        }
+        let app = &mut built.app;
         app.world.resources.insert(controls.camera);
-        if let Some(world) = &mut world {
+        if let Some(world) = &mut built.world {
             let c = controls.camera;
             let viewer = sylva::runtime::stream::Viewer {
                 position: c.position,
                 forward: c.target - c.position,
             };
-            world.update(&mut app, &[viewer]);
+            world.update(app, &[viewer]);
         }
         // Paused: the frame systems still run, with no step, so nothing is re-extracted.
         app.update(if controls.paused { 0.0 } else { dt });
-        sylva::render(renderer, &app, controls.show_points)
+        sylva::render(renderer, app, controls.show_points)
     });
     match result {
         Err(e) if e.is_no_driver() => {
