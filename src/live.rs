@@ -48,6 +48,9 @@ pub enum Reload {
     Failed(String),
 }
 
+/// What a background build sends back.
+type Build = Result<(Scene, Built), String>;
+
 /// A file's identity at one look: modification time and length.
 type Stamp = Option<(SystemTime, u64)>;
 
@@ -62,7 +65,7 @@ pub struct LiveScene {
     limit: MemoryLimit,
     files: Vec<(PathBuf, Stamp)>,
     looked: Instant,
-    building: Option<(Receiver<Result<(Scene, Built), String>>, Instant)>,
+    building: Option<(Receiver<Build>, Instant)>,
     scene: Scene,
 }
 
