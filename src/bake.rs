@@ -12,7 +12,7 @@ use sylva::systems::world::{
 };
 
 use crate::region::{count_bar, parse_region, write_json};
-use crate::{Common, scene_or_default};
+use crate::{Common, count, scene_or_default};
 
 /// Environment variables that carry a shard's index, in the order they are read.
 const SHARD_INDEX_VARS: [&str; 2] = ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"];
@@ -175,13 +175,13 @@ fn bake_shard(
     let cache = create_store(store, world, &writer).map_err(|e| e.to_string())?;
     let plan = BakePlan::new(world, first, last, shard, phase).map_err(|e| e.to_string())?;
     println!(
-        "{scene}: shard {shard} of chunks ({}, {}) to ({}, {}): {} domains, {} chunks into {}",
+        "{scene}: shard {shard} of chunks ({}, {}) to ({}, {}): {}, {} into {}",
         first[0],
         first[1],
         last[0],
         last[1],
-        plan.domains.len(),
-        plan.chunks.len(),
+        count(plan.domains.len() as u64, "domain"),
+        count(plan.chunks.len() as u64, "chunk"),
         store.display()
     );
     let bar = count_bar(plan.len() as u64, scene, "files");
@@ -189,16 +189,16 @@ fn bake_shard(
     bar.finish_and_clear();
     finish_store(store, &writer).map_err(|e| e.to_string())?;
     println!(
-        "  wrote {} domains in {:.2} s and {} chunks in {:.2} s ({:.2} chunks/s on {} threads), {:.1} MiB; {} valid files skipped, {} corrupt files redone",
-        report.domains,
+        "  wrote {} in {:.2} s and {} in {:.2} s ({:.2} chunks/s on {}), {:.1} MiB; {} skipped, {} redone",
+        count(report.domains, "domain"),
         report.domains_ms / 1e3,
-        report.chunks,
+        count(report.chunks, "chunk"),
         report.chunks_ms / 1e3,
         report.chunks_per_s,
-        rayon::current_num_threads(),
+        count(rayon::current_num_threads() as u64, "thread"),
         report.bytes as f64 / f64::from(1 << 20),
-        report.skipped,
-        report.redone
+        count(report.skipped, "valid file"),
+        count(report.redone, "corrupt file")
     );
     Ok(report)
 }

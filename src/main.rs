@@ -28,13 +28,25 @@ use sylva::{MemoryLimit, RenderReport, Report, Scene};
 /// With no command, flies through the built-in world scene (scenes/world.ron)
 /// and writes its last frame to world.png where a Vulkan driver exists.
 #[derive(Parser)]
-#[command(name = "sylva", version, about, long_about = None)]
+#[command(name = "sylva", version, about, long_about = None, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
     common: Common,
 }
+
+/// The examples `sylva --help` ends with.
+const EXAMPLES: &str = "\
+Examples:
+  sylva                                        fly through the built-in world, write world.png
+  sylva scenes                                 list the bundled scenes
+  sylva view scenes/valley.ron                 look around; saved edits of the file show at once
+  sylva run scenes/thesis/fig6_1b.ron --frames 1 --screenshot tree.png
+  sylva tree scenes/thesis/fig6_1b.ron --export tree.glb
+  sylva fly --no-render --speed 50 --seconds 60 --report fly.json
+  sylva bake --region=-8,0,-2,6 --out store    then: sylva fly --cache store
+  sylva bench scenes/chains.ron --threads 1 --report a.json";
 
 /// Flags every command takes.
 #[derive(Args, Clone)]
@@ -90,10 +102,10 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         screenshot: Option<PathBuf>,
         /// Screenshot width, pixels.
-        #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=16384))]
+        #[arg(long, default_value_t = 1280, requires = "screenshot", value_parser = clap::value_parser!(u32).range(1..=16384))]
         width: u32,
         /// Screenshot height, pixels.
-        #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
+        #[arg(long, default_value_t = 720, requires = "screenshot", value_parser = clap::value_parser!(u32).range(1..=16384))]
         height: u32,
     },
     /// Grow a scene's tree, print its statistics and optionally export its mesh.
@@ -153,6 +165,8 @@ enum Command {
     /// whole or one shard of many (a Kubernetes Indexed Job or Slurm array; see deploy/README.md),
     /// or check a store with --verify.
     Bake(bake::BakeArgs),
+    /// List the bundled scenes (scenes/), one line each: what it shows, which thesis figure.
+    Scenes,
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
         /// Scene file.
@@ -220,25 +234,34 @@ fn main() -> ExitCode {
     fixed_mmap_threshold();
     let cli = Cli::parse();
     let result = match cli.command {
-        None => fly::fly(
-            &FlyArgs {
-                scene: None,
-                speed: None,
-                seconds: None,
-                hz: 60,
-                no_render: true,
-                screenshot_every: None,
-                out: PathBuf::from("fly"),
-                screenshot: Some(PathBuf::from("world.png")),
-                cache: None,
-                width: 1280,
-                height: 720,
-                optional_screenshot: true,
-            },
-            &cli.common,
-        ),
+        None => {
+            println!(
+                "sylva: no command given: flying through the built-in world (scenes/world.ron) and writing its last frame to world.png; `sylva --help` lists the commands"
+            );
+            fly::fly(
+                &FlyArgs {
+                    scene: None,
+                    speed: None,
+                    seconds: None,
+                    hz: 60,
+                    no_render: true,
+                    screenshot_every: None,
+                    out: PathBuf::from("fly"),
+                    screenshot: Some(PathBuf::from("world.png")),
+                    cache: None,
+                    width: 1280,
+                    height: 720,
+                    optional_screenshot: true,
+                },
+                &cli.common,
+            )
+        }
         Some(Command::Fly(args)) => fly::fly(&args, &cli.common),
         Some(Command::Bake(args)) => bake::run(&args, &cli.common),
+        Some(Command::Scenes) => {
+            list_scenes();
+            Ok(())
+        }
         Some(Command::Run {
             scene,
             frames,
@@ -402,7 +425,9 @@ fn run(
     report.render = match (renderer, &screenshot.path) {
         (Some(mut renderer), Some(path)) => Some(render_png(&mut renderer, &app, path, true)?),
         _ => {
-            println!("rendering: off (pass --screenshot PATH to render the last frame)");
+            if !bench {
+                println!("rendering: off (pass --screenshot PATH to render the last frame)");
+            }
             None
         }
     };
@@ -537,6 +562,30 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
     }
 }
 
+/// `n` and `noun`, plural unless `n` is 1 ("1 frame", "2 frames").
+pub(crate) fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+include!(concat!(env!("OUT_DIR"), "/scenes.rs"));
+
+/// Prints the bundled scenes, each with the first sentence of its comment.
+fn list_scenes() {
+    let width = BUNDLED.iter().map(|(p, _)| p.len()).max().unwrap_or(0);
+    for (path, about) in BUNDLED {
+        println!("{path:width$}  {about}");
+    }
+    println!(
+        "{} scenes; run one with `sylva run PATH`, look at it with `sylva view PATH`",
+        BUNDLED.len()
+    );
+}
+
 /// The scene at `path`, or the built-in world; the common flags applied.
 pub(crate) fn scene_or_default(path: Option<&Path>, common: &Common) -> Result<Scene, String> {
     match path {
@@ -654,13 +703,13 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
     let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
     if let Some(t) = &report.terrain {
         println!(
-            "{}: {} cells, {} layers, {} iterations in {:.2} s on {} threads",
+            "{}: {} cells, {}, {} in {:.2} s on {}",
             scene.name,
             t.cells,
-            t.layers,
-            t.iterations,
+            count(t.layers, "layer"),
+            count(t.iterations, "iteration"),
             wall.as_secs_f64(),
-            report.threads
+            count(report.threads as u64, "thread")
         );
         println!(
             "  score {:.4} -> {:.4} (corrected {:.4}); water error {:.3e}, material error {:.3e}",
@@ -766,13 +815,13 @@ pub(crate) fn progress_bar(frames: u64, scene: &str) -> ProgressBar {
 
 pub(crate) fn print_summary(r: &Report) {
     println!(
-        "{}: {} frames ({} steps, {:.2} s simulated) in {:.2} s on {} threads",
+        "{}: {} ({}, {:.2} s simulated) in {:.2} s on {}",
         r.scene,
-        r.frames,
-        r.steps,
+        count(r.frames, "frame"),
+        count(r.steps, "step"),
         r.sim_seconds,
         r.wall_ms / 1e3,
-        r.threads
+        count(r.threads as u64, "thread")
     );
     if r.resumed_from_step > 0 {
         println!(

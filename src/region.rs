@@ -11,7 +11,7 @@ use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use sylva::systems::world::{RegionReport, WorldGen, stitch};
 
 use crate::outputs::{self, Output, PNG};
-use crate::{Common, load};
+use crate::{Common, count, load};
 
 /// The PNGs `sylva terrain` writes.
 #[derive(Debug, Default)]
@@ -106,18 +106,18 @@ pub(crate) fn terrain_region(path: &Path, r: [i32; 4], pictures: &Pictures, comm
     let wall = t0.elapsed();
     let t = &stitched.report;
     println!(
-        "{}: chunks ({}, {}) to ({}, {}), {} chunks, {} × {} cells of {} m in {:.2} s on {} threads",
+        "{}: chunks ({}, {}) to ({}, {}), {}, {} × {} cells of {} m in {:.2} s on {}",
         scene.name,
         r[0],
         r[1],
         r[2],
         r[3],
-        t.chunks,
+        count(t.chunks as u64, "chunk"),
         stitched.field.width,
         stitched.field.depth,
         t.cell_size,
         wall.as_secs_f64(),
-        pool.current_num_threads()
+        count(pool.current_num_threads() as u64, "thread")
     );
     if let Some(d) = &t.drainage {
         print_drainage(d);
