@@ -440,7 +440,24 @@ impl Scene {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
         }
+        scene.resolve_points_files(path.parent().unwrap_or(Path::new("")));
         Ok(scene)
+    }
+
+    /// Makes every relative `points_file` relative to `dir`, the scene file's folder: a scene
+    /// names its data where it lies, whatever the working directory (text from elsewhere, an
+    /// embedded scene, keeps the working directory).
+    fn resolve_points_files(&mut self, dir: &Path) {
+        let forest = self.forest.iter_mut().flat_map(|f| &mut f.species);
+        let world = self.world.iter_mut().flat_map(|w| &mut w.trees).map(|t| &mut t.species);
+        let species = forest.chain(world).filter_map(|s| s.colonize.as_mut());
+        for colonize in self.colonize.iter_mut().chain(species) {
+            if let Some(file) = &mut colonize.points_file
+                && Path::new(file).is_relative()
+            {
+                *file = dir.join(&*file).to_string_lossy().into_owned();
+            }
+        }
     }
 
     /// Parses and validates scene text; `file` labels error messages.
