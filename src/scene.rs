@@ -24,7 +24,7 @@ use sylva_runtime::{FieldError, Validate};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::grass::{
     BakeSettings, BladeShape, Dynamics, GrassSettings, LiveSettings, SpeciesSettings, Walker, WindField,
-    blade_from_grammar,
+    blade_from_grammar, validate_blade_iterations,
 };
 use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
@@ -317,7 +317,10 @@ impl Validate for GrassSpecies {
         )?;
         match self.blade {
             BladeSource::Preset(_) => self.blade.shape().map(drop).map_err(|m| FieldError::new("blade", m)),
-            BladeSource::Grammar { .. } => Ok(()),
+            // The grammar derives in `Scene::from_str`, after this bound.
+            BladeSource::Grammar { iterations, .. } => {
+                validate_blade_iterations(iterations).map_err(|e| e.within("blade"))
+            }
         }
     }
 }
