@@ -32,7 +32,7 @@ mod validate;
 mod world;
 
 pub use access::Access;
-pub use app::{App, AppConfig, AppError};
+pub use app::{App, AppConfig, AppError, MAX_THREADS};
 pub use clock::FixedClock;
 pub use metrics::Metrics;
 pub use resources::{Res, ResMut, Resources};
