@@ -201,6 +201,68 @@ fn bad_input_is_a_one_line_error_and_a_failure() {
     assert!(!out.status.success());
 }
 
+/// Issue 21: `--threads 65535` was accepted, and starting that many threads grew faster than
+/// linearly; above 1024 it is a usage error before anything starts.
+#[test]
+fn a_thread_count_past_the_bound_is_a_usage_error() {
+    let out = sylva(&["run", "--threads", "65535"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("65535 is not in 1..=1024"), "{stderr}");
+}
+
+/// Issue 21: `sylva tree … | head -1` panicked on the broken pipe (println! on EPIPE). A reader
+/// that leaves ends the output quietly; the command still does its work and exits 0.
+#[test]
+fn a_closed_stdout_is_not_a_failure() {
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig2_6a.ron");
+    let export = temp("closed.obj");
+    let _ = std::fs::remove_file(&export);
+    let run = |read_first_line: bool| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sylva"))
+            .args(["tree", scene, "--export", export.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("binary runs");
+        let stdout = child.stdout.take().unwrap();
+        if read_first_line {
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+            assert!(line.starts_with("fig2_6a: "), "{line}");
+        } else {
+            // Closed before the first line: every write meets the broken pipe.
+            drop(stdout);
+        }
+        child.wait_with_output().expect("binary ends")
+    };
+    for read_first_line in [false, true] {
+        let out = run(read_first_line);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{:?}: {stderr}", out.status);
+        assert!(stderr.is_empty(), "{stderr}");
+        assert!(
+            std::fs::metadata(&export).unwrap().len() > 0,
+            "the export was still written"
+        );
+        std::fs::remove_file(&export).unwrap();
+    }
+    // Output lost otherwise (a full disk) is said, and fails the run.
+    #[cfg(target_os = "linux")]
+    {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+            .args(["tree", scene])
+            .stdout(full)
+            .output()
+            .expect("binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: cannot write to stdout: "), "{stderr}");
+    }
+}
+
 #[test]
 fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
     let scene = small_scene("resume.ron");
