@@ -120,3 +120,22 @@ fn a_point_file_attractor_at_1e13_is_an_error_at_its_line() {
         )
     );
 }
+
+#[test]
+fn a_blade_too_stiff_for_live_steps_is_refused_at_the_live_step() {
+    // Its segments weigh 1e-30 kg: billions of RK4 substeps per live step.
+    let text = "(grass: (\n  species: [(blade: Grammar(grammar: \"axiom: S(0.1, 0.01, 1e-30) S\", iterations: 0),\n    scatter: (count: 4, min_distance: 0.1))],\n  bake: (cells: 2, frames: 2, max_warmup_seconds: 0.0),\n  live: (\n    step_seconds: 0.005),\n))";
+    let scene = Scene::from_str(text, "limits.ron").unwrap();
+    let started = Instant::now();
+    let Err(BuildError::Scene(e)) = sylva::build(&scene, 1) else {
+        panic!("the scene builds")
+    };
+    assert!(started.elapsed().as_secs_f32() < 5.0);
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (6, Some("grass.live.step_seconds")),
+        "{e}"
+    );
+    assert!(e.message.contains("species 0's blade needs"), "{e}");
+    assert!(e.message.contains("at most 256"), "{e}");
+}
