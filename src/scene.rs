@@ -176,8 +176,8 @@ pub struct GrassScene {
     pub wind_power: f32,
     /// Time multiplier of playback (the thesis's Wave Speed). Default 1.
     pub wave_speed: f32,
-    /// When pushed blades go live, their own fixed step (`step_seconds`, default 1/120, at most
-    /// 1/120), and how they fade back. Default: see [`LiveSettings`].
+    /// When pushed blades go live, their own fixed step (`step_seconds`, default 1/120, within
+    /// 1e-4..=1/120), and how they fade back. Default: see [`LiveSettings`].
     pub live: LiveSettings,
     /// Spheres walking through the grass (a path or an orbit each). Default: none.
     pub pushers: Vec<Walker>,

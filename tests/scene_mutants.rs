@@ -142,13 +142,13 @@ fn colonize_bounded(c: &ColonizeParams) -> Result<(), String> {
         }
     }
     let lengths = [c.influence_radius, c.kill_distance, c.step, c.crown_gap];
-    if lengths.iter().any(|&v| !(v <= colonize::MAX_COORDINATE)) || c.iterations > colonize::MAX_ITERATIONS {
+    if lengths.iter().any(|&v| v.is_nan() || v > colonize::MAX_COORDINATE) || c.iterations > colonize::MAX_ITERATIONS {
         return Err(format!("colonize lengths {lengths:?}, iterations {}", c.iterations));
     }
     match c
         .roots
         .iter()
-        .find(|r| !(r.abs().max_element() <= colonize::MAX_COORDINATE))
+        .find(|r| !r.is_finite() || r.abs().max_element() > colonize::MAX_COORDINATE)
     {
         Some(r) => Err(format!("root {r}")),
         None => Ok(()),

@@ -360,7 +360,7 @@ pub const MAX_POINT_LINE: usize = 1024;
 pub fn parse_points(text: &str, file: &str, limit: usize) -> Result<Vec<Vec3>, ColonizeError> {
     let mut points = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        if let Some(p) = parse_point_line(line.as_bytes(), &mut points, limit).map_err(|m| point_error(file, n, m))? {
+        if let Some(p) = parse_point_line(line.as_bytes(), &points, limit).map_err(|m| point_error(file, n, m))? {
             points.push(p);
         }
     }
