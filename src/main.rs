@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+// First, so that its `println!` (a closed stdout is not a panic) is the one every module below sees.
+#[macro_use]
+mod out;
+
 mod bake;
 mod fly;
 mod outputs;
@@ -51,8 +55,8 @@ Examples:
 /// Flags every command takes.
 #[derive(Args, Clone)]
 pub(crate) struct Common {
-    /// Worker threads (default: one per core).
-    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Worker threads, at most 1024 (default: one per core).
+    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=sylva::runtime::MAX_THREADS as i64))]
     pub(crate) threads: Option<u16>,
     /// World seed, overriding the scene's.
     #[arg(long, global = true)]
@@ -316,13 +320,13 @@ fn main() -> ExitCode {
             }
         }
     };
-    match result {
+    out::exit_code(match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }
-    }
+    })
 }
 
 /// Allocations of 256 KiB and more get their own mapping, returned to the OS when freed.

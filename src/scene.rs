@@ -24,7 +24,7 @@ use sylva_runtime::{FieldError, Validate};
 use sylva_systems::colonize::ColonizeParams;
 use sylva_systems::grass::{
     BakeSettings, BladeShape, Dynamics, GrassSettings, LiveSettings, SpeciesSettings, Walker, WindField,
-    blade_from_grammar,
+    blade_from_grammar, validate_blade_iterations,
 };
 use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
@@ -176,8 +176,8 @@ pub struct GrassScene {
     pub wind_power: f32,
     /// Time multiplier of playback (the thesis's Wave Speed). Default 1.
     pub wave_speed: f32,
-    /// When pushed blades go live, their own fixed step (`step_seconds`, default 1/120, at most
-    /// 1/120), and how they fade back. Default: see [`LiveSettings`].
+    /// When pushed blades go live, their own fixed step (`step_seconds`, default 1/120, within
+    /// 1e-4..=1/120), and how they fade back. Default: see [`LiveSettings`].
     pub live: LiveSettings,
     /// Spheres walking through the grass (a path or an orbit each). Default: none.
     pub pushers: Vec<Walker>,
@@ -324,7 +324,10 @@ impl Validate for GrassSpecies {
         )?;
         match self.blade {
             BladeSource::Preset(_) => self.blade.shape().map(drop).map_err(|m| FieldError::new("blade", m)),
-            BladeSource::Grammar { .. } => Ok(()),
+            // The grammar derives in `Scene::from_str`, after this bound.
+            BladeSource::Grammar { iterations, .. } => {
+                validate_blade_iterations(iterations).map_err(|e| e.within("blade"))
+            }
         }
     }
 }
@@ -471,7 +474,24 @@ impl Scene {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
         }
+        scene.resolve_points_files(path.parent().unwrap_or(Path::new("")));
         Ok(scene)
+    }
+
+    /// Makes every relative `points_file` relative to `dir`, the scene file's folder: a scene
+    /// names its data where it lies, whatever the working directory (text from elsewhere, an
+    /// embedded scene, keeps the working directory).
+    fn resolve_points_files(&mut self, dir: &Path) {
+        let forest = self.forest.iter_mut().flat_map(|f| &mut f.species);
+        let world = self.world.iter_mut().flat_map(|w| &mut w.trees).map(|t| &mut t.species);
+        let species = forest.chain(world).filter_map(|s| s.colonize.as_mut());
+        for colonize in self.colonize.iter_mut().chain(species) {
+            if let Some(file) = &mut colonize.points_file
+                && Path::new(file).is_relative()
+            {
+                *file = dir.join(&*file).to_string_lossy().into_owned();
+            }
+        }
     }
 
     /// Parses and validates scene text; `file` labels error messages.

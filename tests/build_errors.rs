@@ -34,11 +34,15 @@ fn the_module_limit_names_the_grammar_in_the_file() {
 }
 
 #[test]
-fn a_colonization_segment_that_is_not_finite_names_the_section() {
+fn colonization_lengths_past_f32_comfort_are_read_errors_not_build_errors() {
+    // Once this scene grew segments past f32 and failed while building; the coordinate bound
+    // (issue 21) now rejects it where it is written.
     let text = "(\n  seed: 1,\n  colonize: (\n    influence_radius: 3e38,\n    kill_distance: 1e37,\n    step: 3e38,\n    iterations: 5,\n    roots: [(0.0, 0.0, 2e38)],\n    regions: [(shape: Sphere(centre: (0.0, 0.0, 3e38), radius: 1e37))],\n  ),\n)";
-    let e = build_error(text);
-    assert_eq!((e.line, e.column, e.field.as_deref()), (3, 3, Some("colonize")), "{e}");
-    assert!(e.message.contains("must be finite"), "{e}");
+    let e = Scene::from_str(text, "build.ron").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "build.ron:4:5: field `colonize.influence_radius`: is 300000000000000000000000000000000000000, must be a number > 0 and at most 1000000"
+    );
 }
 
 #[test]

@@ -11,12 +11,17 @@ use crate::snapshot::{SceneKey, SnapshotError, SnapshotRegistry};
 use crate::system::{System, Time};
 use crate::world::World;
 
+/// Most worker threads an app (or any Sylva pool) starts: far past any machine Sylva runs on,
+/// and low enough that a mistyped count (`--threads 65535`) is an error, not minutes of start-up
+/// and gigabytes of thread stacks.
+pub const MAX_THREADS: usize = 1024;
+
 /// How an [`App`] runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppConfig {
     /// World seed: every random stream derives from it.
     pub seed: u64,
-    /// Worker threads; 0 means one per core.
+    /// Worker threads, at most [`MAX_THREADS`]; 0 means one per core.
     pub threads: usize,
     /// Fixed simulation step, seconds.
     pub step_seconds: f64,
@@ -102,6 +107,12 @@ impl App {
         }
         if config.max_steps_per_update == 0 {
             return Err(AppError::Config("max_steps_per_update must be at least 1".into()));
+        }
+        if config.threads > MAX_THREADS {
+            return Err(AppError::Config(format!(
+                "threads must be at most {MAX_THREADS} (0: one per core), got {}",
+                config.threads
+            )));
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(config.threads)
@@ -306,6 +317,17 @@ mod tests {
             ..AppConfig::default()
         };
         assert!(matches!(App::new(bad), Err(AppError::Config(_))));
+        let bad = AppConfig {
+            threads: 65535,
+            ..AppConfig::default()
+        };
+        let started = Instant::now();
+        let e = App::new(bad).err().expect("65535 threads are refused");
+        assert_eq!(
+            e.to_string(),
+            "invalid app configuration: threads must be at most 1024 (0: one per core), got 65535"
+        );
+        assert!(started.elapsed().as_secs_f32() < 1.0, "refused before starting threads");
     }
 
     #[test]

@@ -33,7 +33,7 @@ mod validate;
 mod world;
 
 pub use access::Access;
-pub use app::{App, AppConfig, AppError, Progress};
+pub use app::{App, AppConfig, AppError, MAX_THREADS, Progress};
 pub use clock::FixedClock;
 pub use metrics::Metrics;
 pub use resources::{Res, ResMut, Resources};

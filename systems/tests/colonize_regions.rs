@@ -1,7 +1,9 @@
 //! Attractor regions: containment, densities, union without doubling, point files.
 
 use glam::Vec3;
-use sylva_systems::colonize::{ColonizeError, Region, Sampling, Shape, parse_points, sample_regions};
+use sylva_systems::colonize::{
+    ColonizeError, MAX_COORDINATE, MAX_POINT_LINE, Region, Sampling, Shape, load_points, parse_points, sample_regions,
+};
 
 fn shapes() -> Vec<Shape> {
     vec![
@@ -174,17 +176,60 @@ fn exclusions_stay_empty() {
 #[test]
 fn point_files_parse_with_line_numbers() {
     assert_eq!(
-        parse_points("# x y z\n1 2 3\n\n  -4.5\t5e1 6  \n").unwrap(),
+        parse_points("# x y z\n1 2 3\n\n  -4.5\t5e1 6  \n", "t.xyz", 10).unwrap(),
         vec![Vec3::new(1.0, 2.0, 3.0), Vec3::new(-4.5, 50.0, 6.0)]
     );
-    let line_of = |text: &str| match parse_points(text) {
-        Err(ColonizeError::PointFile { line, message }) => (line, message),
+    let line_of = |text: &str| match parse_points(text, "t.xyz", 10) {
+        Err(e @ ColonizeError::PointFile { line, .. }) => (line, e.to_string()),
         other => panic!("{other:?}"),
     };
     assert_eq!(line_of("1 2 3\n\n4 x 6\n").0, 3);
     let (line, message) = line_of("1 2\n");
     assert_eq!(line, 1);
-    assert!(message.contains("found 2"), "{message}");
+    assert!(
+        message.starts_with("point file t.xyz:1: ") && message.contains("found 2"),
+        "{message}"
+    );
     assert_eq!(line_of("1 2 3\n1 2 3 4\n").0, 2);
     assert_eq!(line_of("nan 2 3\n").0, 1);
+}
+
+/// Issue 21: an attractor at 1e13 in a point file reached the grid (and panicked there); points
+/// beyond the coordinate bound, past the attractor limit, or on endless lines stop the read at
+/// their line.
+#[test]
+fn point_files_are_bounded_line_by_line() {
+    let error = |r: Result<Vec<Vec3>, ColonizeError>| match r {
+        Err(ColonizeError::PointFile { file, line, message }) => (file, line, message),
+        other => panic!("{other:?}"),
+    };
+    let (_, line, message) = error(parse_points("0 0 0\n1e13 0 0\n", "t.xyz", 10));
+    assert_eq!(line, 2);
+    assert!(message.contains(&format!("within ±{MAX_COORDINATE}")), "{message}");
+    assert_eq!(parse_points("1e6 -1e6 0", "t.xyz", 10).unwrap().len(), 1);
+    // The limit counts points, not comments or blank lines.
+    let text = "# three\n1 1 1\n\n2 2 2\n# more\n3 3 3\n4 4 4\n";
+    assert_eq!(parse_points(text, "t.xyz", 4).unwrap().len(), 4);
+    let (_, line, message) = error(parse_points(text, "t.xyz", 3));
+    assert_eq!(line, 7);
+    assert!(message.contains("more than 3 points"), "{message}");
+
+    let dir = std::env::temp_dir().join(format!("sylva-points-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cloud.xyz");
+    // A file of one endless line is rejected after MAX_POINT_LINE bytes.
+    std::fs::write(&path, format!("1 2 3\n{}", "7".repeat(10 * MAX_POINT_LINE))).unwrap();
+    let (file, line, message) = error(load_points(&path, 10));
+    assert_eq!((file, line), (path.display().to_string(), 2));
+    assert!(message.contains("longer than"), "{message}");
+    std::fs::write(&path, "1 2 3\r\n\r\n4 5 6").unwrap();
+    assert_eq!(
+        load_points(&path, 10).unwrap(),
+        [Vec3::new(1.0, 2.0, 3.0), Vec3::new(4.0, 5.0, 6.0)]
+    );
+    let (_, line, _) = error(load_points(&path, 1));
+    assert_eq!(line, 3);
+    std::fs::write(&path, b"1 2 3\n\xff\xfe 0 0\n").unwrap();
+    assert_eq!(error(load_points(&path, 10)).1, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,8 +1,8 @@
 //! Baking: determinism, seamless loop, texture sizes (thesis table), file round trip, sampler.
 
 use sylva_systems::grass::{
-    BakeError, BakeFileError, BakeSettings, BakedGrass, BladeShape, Dynamics, Segment, TextureLayout, Wind, WindField,
-    bake, bake_inputs, texture_bytes,
+    BakeError, BakeFileError, BakeSettings, BakedGrass, BladeShape, Dynamics, MAX_BAKE_FRAMES, Segment, TextureLayout,
+    Wind, WindField, bake, bake_inputs, texture_bytes,
 };
 
 fn wind() -> WindField {
@@ -89,11 +89,11 @@ fn the_loop_is_seamless() {
 
 #[test]
 fn thesis_rgb8_mode_reproduces_the_memory_table() {
-    assert_eq!(texture_bytes(128, 6, 10, TextureLayout::ThesisRgb8), 2_949_120);
+    assert_eq!(texture_bytes(128, 6, 10, TextureLayout::ThesisRgb8), Some(2_949_120));
     for (cells, parts) in [(64, 1), (64, 2), (64, 6), (128, 1), (128, 2)] {
         assert_eq!(
             texture_bytes(cells, parts, 10, TextureLayout::ThesisRgb8),
-            30 * (cells * cells * parts) as usize
+            Some(30 * (cells * cells * parts) as usize)
         );
     }
     let s = BakeSettings {
@@ -244,4 +244,101 @@ fn bad_settings_are_errors() {
         gusts: vec![],
     };
     assert!(bake(&shape, &d, &bad, &settings()).is_err());
+}
+
+/// Issue 21: `frames: 4294967295` sized the textures with an unchecked multiply and aborted.
+/// Every size a bake allocates or steps by is a field error with its bound, before any work.
+#[test]
+fn bake_sizes_are_bounded_before_allocating() {
+    let shape = BladeShape::blade(6, 0.3, Segment::default());
+    let d = Dynamics::default();
+    let cases = [
+        (
+            BakeSettings {
+                frames: u32::MAX,
+                ..settings()
+            },
+            "bake.frames",
+            "2..=4096",
+        ),
+        (
+            BakeSettings {
+                cells: 1024,
+                instances: 1,
+                ..settings()
+            },
+            "bake.frames",
+            "16777216 texels",
+        ),
+        (
+            BakeSettings {
+                cells: u32::MAX,
+                ..settings()
+            },
+            "bake.cells",
+            "1..=1024",
+        ),
+        (
+            BakeSettings {
+                instances: u32::MAX,
+                ..settings()
+            },
+            "bake.instances",
+            "1..=64",
+        ),
+        (
+            BakeSettings {
+                cells: 1024,
+                instances: 2,
+                ..settings()
+            },
+            "bake.instances",
+            "1048576 blades",
+        ),
+        (
+            BakeSettings {
+                record_every: u32::MAX,
+                ..settings()
+            },
+            "bake.record_every",
+            "1..=10000",
+        ),
+        (
+            BakeSettings {
+                max_warmup_seconds: 1e30,
+                ..settings()
+            },
+            "bake.max_warmup_seconds",
+            "0..=600",
+        ),
+        (
+            BakeSettings {
+                cell_size: f32::INFINITY,
+                ..settings()
+            },
+            "bake.cell_size",
+            "finite",
+        ),
+    ];
+    for (s, field, bound) in cases {
+        let started = std::time::Instant::now();
+        match bake(&shape, &d, &wind(), &s) {
+            Err(BakeError::Settings(e)) => {
+                assert_eq!(e.dotted(), field, "{e}");
+                assert!(e.message.contains(bound), "{e}");
+            }
+            Err(e) => panic!("{field}: {e}"),
+            Ok(_) => panic!("{field}: baked"),
+        }
+        assert!(started.elapsed().as_secs_f32() < 1.0, "{field}");
+    }
+    // The texture size of any u32 sizes is computed without overflow.
+    assert_eq!(
+        texture_bytes(u32::MAX, u32::MAX, u32::MAX, TextureLayout::Rgba16F),
+        None
+    );
+    assert_eq!(
+        texture_bytes(1024, 15, MAX_BAKE_FRAMES, TextureLayout::Rgba16F),
+        Some(1024 * 1024 * 15 * 4096 * 8)
+    );
 }

@@ -6,7 +6,7 @@
 use glam::Vec3;
 use sylva_runtime::Validate;
 use sylva_systems::grass::dynamics::RK4_HALF_DISC;
-use sylva_systems::grass::interaction::MAX_LIVE_STEP;
+use sylva_systems::grass::interaction::{MAX_LIVE_STEP, MAX_LIVE_SUBSTEPS, MIN_LIVE_STEP, substeps_needed};
 use sylva_systems::grass::{
     BakeSettings, BladeField, BladeKernel, BladeShape, Dynamics, Gust, LiveGrass, LiveSettings, Pusher, Segment, Wind,
     WindField, bake,
@@ -238,7 +238,17 @@ fn a_shape_too_stiff_for_the_live_step_takes_substeps_and_stays_bounded() {
 #[test]
 fn live_settings_refuse_steps_beyond_the_tested_range() {
     assert!(LiveSettings::default().validate().is_ok());
-    for step_seconds in [0.0, -1.0, f32::NAN, 1.0 / 60.0, MAX_LIVE_STEP * 1.01] {
+    // Issue 21: a live step of 1e-9 s ran a billion steps per second, and the f32 live clock
+    // stopped advancing one second in, looping forever.
+    for step_seconds in [
+        0.0,
+        -1.0,
+        f32::NAN,
+        1e-9,
+        MIN_LIVE_STEP * 0.99,
+        1.0 / 60.0,
+        MAX_LIVE_STEP * 1.01,
+    ] {
         let s = LiveSettings {
             step_seconds,
             ..LiveSettings::default()
@@ -250,4 +260,19 @@ fn live_settings_refuse_steps_beyond_the_tested_range() {
         ..LiveSettings::default()
     };
     assert!(smaller.validate().is_ok());
+}
+
+/// Issue 21: a blade of near-massless segments asked for billions of RK4 substeps per live step
+/// (a stall once a walker touched it). `LiveGrass` caps them; `grass::install` refuses the shape.
+#[test]
+fn substeps_are_capped_for_blades_too_stiff_for_any_live_step() {
+    let dust = Segment {
+        mass: 1e-30,
+        ..Segment::default()
+    };
+    let shape = BladeShape::blade(3, 0.3, dust);
+    let kernel = BladeKernel::new(&shape, &Dynamics::default());
+    assert!(substeps_needed(&kernel, MIN_LIVE_STEP) > 1e9);
+    let g = LiveGrass::new(kernel, vec![Vec3::ZERO], LiveSettings::default());
+    assert_eq!(g.substeps(), MAX_LIVE_SUBSTEPS);
 }

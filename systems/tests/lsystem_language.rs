@@ -437,3 +437,26 @@ fn comments_labels_and_blank_lines_are_accepted() {
         ";
     assert_eq!(derive1(grammar, 1), "F +(90) F -(90) F +(90) F");
 }
+
+/// Issue 21: `#` started a comment anywhere, so `A -> B#C` silently lost `C`; the docs say a
+/// comment is `#` followed by a space (or at the end of a line).
+#[test]
+fn a_comment_is_a_hash_before_whitespace_or_the_end_of_the_line() {
+    assert_eq!(derive1("axiom: A\nA -> B #\tC\n#", 1), "B");
+    assert_eq!(derive1("axiom: A #", 0), "A");
+    let e = parse_err("axiom: A\nA -> B#C");
+    assert_eq!(e.position(), at(2, 7), "{e}");
+    assert!(e.to_string().contains("found `#`"), "{e}");
+    let e = parse_err("#define d 25#degrees\naxiom: F");
+    assert_eq!(e.position(), at(1, 13), "{e}");
+}
+
+/// Issue 21: `F_lF_l` read as one symbol `F_lF_l`; a subscript is one letter or digit, as in
+/// ABOP, so the symbol ends after it.
+#[test]
+fn a_subscript_is_one_character_and_ends_the_symbol() {
+    let system = LSystem::parse("axiom: F_lF_l+F_rf_xa_2B").unwrap();
+    assert_eq!(system.format(system.axiom(), " "), "F_l F_l + F_r f_x a_2 B");
+    // A bare `_` is not a subscript: `a_` is `a` then `_`, which is no symbol.
+    assert!(parse_err("axiom: a_ b").to_string().contains("found `_`"));
+}

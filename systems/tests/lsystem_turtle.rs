@@ -220,3 +220,64 @@ proptest! {
         prop_assert!((end - expected).length() < 1e-4, "{} vs {}", end, expected);
     }
 }
+
+/// ABOP Fig. 1.11a, the hexagonal Gosper curve, an edge-rewriting curve written with ABOP's
+/// subscripted `F_l` and `F_r` (which drew nothing before issue 21, and `F_lF_l` was read as one
+/// symbol). Each step replaces every edge by 7 and adds 8 turns per edge, so after n steps the
+/// word has 7ⁿ edges plus 8·(7ⁿ − 1)/6 turns (15, 113, 799, 5601 modules); the curve's chord
+/// grows by √7 per step, and it never draws an edge twice.
+#[test]
+fn gosper_curve_abop_fig_1_11a() {
+    let system = LSystem::parse(
+        "axiom: F_l
+         F_l -> F_l+F_r++F_r-F_l--F_lF_l-F_r+
+         F_r -> -F_l+F_rF_r++F_r+F_l--F_l-F_r",
+    )
+    .expect("parses");
+    let opts = TurtleOptions {
+        step: 1.0,
+        angle: 60.0,
+        ..TurtleOptions::default()
+    };
+    let modules = [1, 15, 113, 799, 5601];
+    for (n, &expected) in modules.iter().enumerate() {
+        let word = system.derive(n as u32, &DeriveOptions::default()).expect("derives");
+        let edges = 7usize.pow(n as u32);
+        assert_eq!(
+            (word.len(), word.len() - edges),
+            (expected, 8 * (edges - 1) / 6),
+            "n = {n}"
+        );
+        let graph = interpret(&word, &opts).expect("interprets").graph;
+        assert_eq!(graph.len(), edges, "n = {n}: one segment per F_l and F_r");
+        let chord = graph.end[edges - 1].length();
+        let want = 7f32.sqrt().powi(n as i32);
+        assert!(
+            (chord - want).abs() < 1e-4 * want,
+            "n = {n}: chord {chord}, want {want}"
+        );
+        let mut midpoints: Vec<[i64; 3]> = (0..edges)
+            .map(|i| {
+                assert!(
+                    i == 0 || graph.start[i] == graph.end[i - 1],
+                    "n = {n}: edge {i} does not continue"
+                );
+                ((graph.start[i] + graph.end[i]) * 500.0)
+                    .round()
+                    .as_i64vec3()
+                    .to_array()
+            })
+            .collect();
+        midpoints.sort_unstable();
+        midpoints.dedup();
+        assert_eq!(midpoints.len(), edges, "n = {n}: an edge is drawn twice");
+    }
+}
+
+/// A subscripted `f` moves like `f`: it draws nothing and carries the turtle.
+#[test]
+fn subscripted_move_letters_move() {
+    let g = draw("F(1)f_x(2)F_a(1)").graph;
+    assert_eq!(g.len(), 2);
+    assert_close(g.start[1], INITIAL_HEADING * 3.0);
+}

@@ -40,6 +40,12 @@ pub struct Controls {
 /// Opens a window titled `title` and calls `frame(renderer, controls, seconds since
 /// the last frame)` for every frame until the window closes (or after `max_frames`).
 /// The callback steps the simulation (unless paused) and renders.
+///
+/// A window closed or destroyed from outside (its close button, `xdotool windowclose`) ends
+/// the loop like a close: `Ok`. Nothing here asks the windowing system about a window that
+/// may be gone (winit panics on a destroyed X11 window's `inner_size`): the size comes from
+/// resize events, and a lost surface means the window went away. A client whose display
+/// connection is killed (`xkill`) is ended by Xlib itself, with status 1.
 pub fn run<F>(title: &str, camera: Camera, max_frames: Option<u64>, frame: F) -> Result<(), RenderError>
 where
     F: FnMut(&mut Renderer, &Controls, f64) -> Result<FrameStats, RenderError>,
@@ -99,6 +105,8 @@ struct Active {
     swapchain: Swapchain,
     renderer: Renderer,
     window: Window,
+    /// The window's inner size, pixels, as its resize events last said.
+    size: (u32, u32),
 }
 
 impl Drop for Active {
@@ -129,6 +137,7 @@ where
         let handle = window.window_handle().map_err(|e| err(&e))?.as_raw();
         let extensions = ash_window::enumerate_required_extensions(display)
             .map_err(|e| RenderError::vk("vkEnumerateInstanceExtensionProperties (surface)", e))?;
+        // The window was just created, so asking for its size cannot meet a destroyed one.
         let size = window.inner_size();
         let mut renderer = Renderer::with_extensions(size.width.max(1), size.height.max(1), extensions)?;
         renderer.atmosphere.point_size = 2.0;
@@ -137,6 +146,7 @@ where
             swapchain,
             renderer,
             window,
+            size: (size.width, size.height),
         })
     }
 
@@ -168,12 +178,12 @@ where
         let Some(active) = self.active.as_mut() else {
             return Ok(());
         };
-        let size = active.window.inner_size();
-        if size.width == 0 || size.height == 0 {
+        let (width, height) = active.size;
+        if width == 0 || height == 0 {
             return Ok(());
         }
-        if active.renderer.size() != (size.width, size.height) {
-            active.renderer.resize(size.width, size.height)?;
+        if active.renderer.size() != (width, height) {
+            active.renderer.resize(width, height)?;
             active.swapchain.recreate(&active.renderer)?;
         }
         (self.frame)(&mut active.renderer, &self.controls, dt)?;
@@ -230,15 +240,30 @@ where
 
     fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         match event {
-            WindowEvent::CloseRequested => {
+            WindowEvent::CloseRequested | WindowEvent::Destroyed => {
                 self.active = None;
                 event_loop.exit();
             }
+            WindowEvent::Resized(size) => {
+                if let Some(a) = &mut self.active {
+                    a.size = (size.width, size.height);
+                    // A window restored from zero size asked for no frame while it had none.
+                    a.window.request_redraw();
+                }
+            }
             WindowEvent::RedrawRequested => {
-                if let Err(e) = self.redraw() {
-                    self.error = Some(e);
-                    self.active = None;
-                    event_loop.exit();
+                match self.redraw() {
+                    Ok(()) => {}
+                    // Destroyed from outside, its Destroyed event perhaps still on the way.
+                    Err(e) if surface_lost(&e) => {
+                        self.active = None;
+                        event_loop.exit();
+                    }
+                    Err(e) => {
+                        self.error = Some(e);
+                        self.active = None;
+                        event_loop.exit();
+                    }
                 }
                 self.frames += 1;
                 if self.max_frames.is_some_and(|m| self.frames >= m) {
@@ -272,6 +297,17 @@ where
     fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
         self.active = None;
     }
+}
+
+/// Whether `e` says the window's surface is gone: the window was destroyed under us.
+fn surface_lost(e: &RenderError) -> bool {
+    matches!(
+        e,
+        RenderError::Vulkan {
+            result: vk::Result::ERROR_SURFACE_LOST_KHR,
+            ..
+        }
+    )
 }
 
 /// The surface, its swapchain, and the command buffer that blits into it. Drop

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use glam::Vec3;
+use glam::{DVec3, Vec3};
 
 /// Cells allowed per point (at least [`MIN_CELLS`]), so a sparse cloud cannot ask for a huge grid.
 const CELLS_PER_POINT: usize = 4;
@@ -30,9 +30,32 @@ pub(super) struct AttractorGrid {
     pub id: Vec<u32>,
 }
 
+/// The cell side (at least `min_cell`, widened by 1.25× steps) and cells per axis of a grid
+/// over `extent` with at most `max_cells` cells.
+///
+/// Computed in `f64`: in `f32`, an extent over 2³² cells (a 10¹² radius with d_i = 500) saturated
+/// the cast to `u32` and the `+ 1` wrapped it to a zero-cell axis, whose zero product passed the
+/// cell budget and made every cell index run past the table. Every axis here has at least one
+/// cell, and the loop ends within a few hundred steps for any finite extent (f32 differences are
+/// finite in f64, and a side that halved to zero starts at the smallest normal f64 instead);
+/// a NaN side gives one cell per axis rather than a loop that never ends.
+fn layout(extent: DVec3, min_cell: f32, max_cells: usize) -> (f32, [usize; 3]) {
+    let mut cell = f64::from(min_cell).max(f64::MIN_POSITIVE);
+    loop {
+        // `max` keeps NaN out: a NaN axis counts as one cell.
+        let d = ((extent / cell).floor() + 1.0).max(DVec3::ONE);
+        if d.x * d.y * d.z <= max_cells as f64 {
+            return (cell as f32, [d.x as usize, d.y as usize, d.z as usize]);
+        }
+        cell *= 1.25;
+    }
+}
+
 impl AttractorGrid {
     /// Grids `(attractor, position)` pairs with cells at least `min_cell` wide; `min_cell` must
-    /// be positive and the positions finite.
+    /// be positive, and the positions finite with differences within f32 (|coordinate| at most
+    /// `f32::MAX / 2`; the colonizer allows far less, [`MAX_COORDINATE`](super::MAX_COORDINATE)).
+    /// Past that no index leaves the table, but queries may miss points.
     pub fn build(points: impl ExactSizeIterator<Item = (u32, Vec3)> + Clone, min_cell: f32) -> Self {
         let n = points.len();
         let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
@@ -43,21 +66,11 @@ impl AttractorGrid {
         if n == 0 {
             (lo, hi) = (Vec3::ZERO, Vec3::ZERO);
         }
-        let extent = hi - lo;
-        let max_cells = (n * CELLS_PER_POINT).max(MIN_CELLS);
-        let mut cell = min_cell;
-        let dims = loop {
-            let d = (extent / cell).floor().as_uvec3() + 1;
-            let dims = [d.x as usize, d.y as usize, d.z as usize];
-            if dims
-                .iter()
-                .try_fold(1usize, |a, &d| a.checked_mul(d))
-                .is_some_and(|c| c <= max_cells)
-            {
-                break dims;
-            }
-            cell *= 1.25;
-        };
+        let (cell, dims) = layout(
+            hi.as_dvec3() - lo.as_dvec3(),
+            min_cell,
+            (n * CELLS_PER_POINT).max(MIN_CELLS),
+        );
         let mut grid = Self {
             origin: lo,
             cell,
@@ -130,6 +143,66 @@ impl AttractorGrid {
                     f(first..last);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slots `for_each_range` visits for the box `[lo, hi]`, as attractor ids.
+    fn found(grid: &AttractorGrid, lo: Vec3, hi: Vec3) -> Vec<u32> {
+        let mut ids = Vec::new();
+        grid.for_each_range(lo, hi, |r| ids.extend_from_slice(&grid.id[r]));
+        ids
+    }
+
+    #[test]
+    fn huge_extents_grid_every_point_where_queries_find_it() {
+        // The fuzzer's cases: a sphere of radius 1e12 sampled with d_i = 500 (cells of 250), and
+        // a point file reaching 1e13; then the widest extent f32 holds and a side that halves to zero.
+        let clouds: [(&[Vec3], f32); 4] = [
+            (
+                &[
+                    Vec3::splat(-1e12),
+                    Vec3::ZERO,
+                    Vec3::splat(1e12),
+                    Vec3::new(3.0, -7e11, 5e11),
+                ],
+                250.0,
+            ),
+            (
+                &[Vec3::ZERO, Vec3::new(1e13, 0.0, 0.0), Vec3::new(1e13, 1.0, 0.0)],
+                250.0,
+            ),
+            (
+                &[Vec3::splat(-f32::MAX / 2.0), Vec3::splat(f32::MAX / 2.0), Vec3::ONE],
+                1e-30,
+            ),
+            (&[Vec3::ZERO, Vec3::splat(1e-40), Vec3::ONE], f32::from_bits(1) * 0.5),
+        ];
+        for (points, min_cell) in clouds {
+            let grid = AttractorGrid::build((0..points.len() as u32).zip(points.iter().copied()), min_cell);
+            let cells = grid.dims.iter().product::<usize>();
+            assert!(grid.dims.iter().all(|&d| d >= 1), "{:?}", grid.dims);
+            assert!(cells <= MIN_CELLS, "{cells} cells for {} points", points.len());
+            assert_eq!(grid.start.len(), cells + 1);
+            for (id, &p) in points.iter().enumerate() {
+                assert!(found(&grid, p, p).contains(&(id as u32)), "{p} (min cell {min_cell})");
+            }
+            let mut all = found(&grid, Vec3::splat(-f32::MAX), Vec3::splat(f32::MAX));
+            all.sort_unstable();
+            assert_eq!(all, (0..points.len() as u32).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn layout_ends_for_any_side() {
+        for min_cell in [0.0, f32::from_bits(1), 1e-30, 1.0, f32::MAX, f32::INFINITY, f32::NAN] {
+            let (cell, dims) = layout(DVec3::splat(2.0 * f64::from(f32::MAX)), min_cell, MIN_CELLS);
+            assert!(dims.iter().all(|&d| d >= 1) && dims.iter().product::<usize>() <= MIN_CELLS);
+            assert!(cell > 0.0 || cell.is_nan(), "{min_cell}: cell {cell}");
         }
     }
 }

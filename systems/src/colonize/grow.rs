@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use sylva_runtime::{FieldError, Validate};
 
 use super::grid::AttractorGrid;
-use super::params::{ColonizeParams, WeightedGrowth};
+use super::params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, WeightedGrowth, within_bounds};
 use super::regions::{load_points, sample_regions};
 use super::smooth::smooth_branching;
 use super::{ColonizeError, Termination};
@@ -245,7 +245,8 @@ impl Colonizer {
             sample_regions(&params.regions, &params.exclusions, params.count, seed)?
         };
         if let Some(file) = &params.points_file {
-            let loaded = load_points(file.as_ref())?;
+            // Sampled and loaded attractors share one limit.
+            let loaded = load_points(file.as_ref(), MAX_ATTRACTORS as usize - points.len())?;
             points.extend(
                 loaded
                     .into_iter()
@@ -271,8 +272,11 @@ impl Colonizer {
         if attractors.is_empty() {
             return Err(FieldError::new("regions", "yield no attractors").into());
         }
-        if let Some(i) = attractors.iter().position(|p| !p.is_finite()) {
-            let message = format!("is {}, must be finite", attractors[i]);
+        if let Some(i) = attractors.iter().position(|p| !within_bounds(*p)) {
+            let message = format!(
+                "is {}, must be finite and within ±{MAX_COORDINATE} on every axis",
+                attractors[i]
+            );
             return Err(FieldError::new(&format!("attractors[{i}]"), message).into());
         }
         if let Some(i) = targets.iter().position(|(c, r)| !c.is_finite() || !r.is_finite()) {

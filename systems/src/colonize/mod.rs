@@ -48,8 +48,8 @@ pub use entities::{
     Attractor, AttractorBatch, Colonizing, EXTRACT_SYSTEM, GROW_SYSTEM, GrownSegment, install, spawn_colonizing,
 };
 pub use grow::Colonizer;
-pub use params::{ColonizeParams, MAX_ATTRACTORS, WeightedGrowth};
-pub use regions::{Region, Sampling, Shape, load_points, parse_points, sample_regions};
+pub use params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, MAX_ITERATIONS, WeightedGrowth};
+pub use regions::{MAX_POINT_LINE, Region, Sampling, Shape, load_points, parse_points, sample_regions};
 pub use report::TreeReport;
 pub use smooth::smooth_branching;
 use sylva_runtime::FieldError;
@@ -89,9 +89,11 @@ pub enum ColonizeError {
     /// `regions[1].shape.radius`.
     #[error("colonize.{}: {}", .0.dotted(), .0.message)]
     InvalidParam(#[from] FieldError),
-    /// A point file line does not hold three finite numbers.
-    #[error("point file line {line}: {message}")]
+    /// A point file line does not hold three numbers within bounds, or breaks a size limit.
+    #[error("point file {file}:{line}: {message}")]
     PointFile {
+        /// The file (or the label the text was given).
+        file: String,
         /// 1-based line number.
         line: usize,
         /// What is wrong.

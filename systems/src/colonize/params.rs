@@ -10,6 +10,16 @@ use super::regions::{Region, Shape, validate_shapes};
 /// Most attractors one tree may sample (about 240 MB of points and state).
 pub const MAX_ATTRACTORS: u32 = 20_000_000;
 
+/// Largest |coordinate| of a region, root or attractor, and largest length parameter (plant
+/// units: 10 km at the scenes' centimetres). It keeps every position, difference and squared
+/// distance of a run well inside f32 (f32 steps are 0.06 units out there), and the attractor
+/// grid's extent far below the 2³² cells per axis that once overflowed its cell arithmetic.
+pub const MAX_COORDINATE: f32 = 1e6;
+
+/// Largest iteration limit N_I (the thesis's trees take 20 to 80): each iteration, and each trunk
+/// extension, costs at least a scan of the growing nodes.
+pub const MAX_ITERATIONS: u32 = 10_000;
+
 /// How the step length depends on the branch depth Z ("Gewichtetes Wachstum").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WeightedGrowth {
@@ -36,7 +46,7 @@ pub struct ColonizeParams {
     pub step: f32,
     /// Tropism T, added to the normalized attraction direction. Default (0, 0, 1).
     pub tropism: Vec3,
-    /// Iteration limit N_I. Default 20.
+    /// Iteration limit N_I, at most [`MAX_ITERATIONS`]. Default 20.
     pub iterations: u32,
     /// Maximum number of successors of a node (max_grad). Default 4.
     pub max_degree: u32,
@@ -57,7 +67,10 @@ pub struct ColonizeParams {
     pub regions: Vec<Region>,
     /// Regions that receive no attractors.
     pub exclusions: Vec<Shape>,
-    /// A point file (one `x y z` per line) whose points are added to the sampled ones.
+    /// A point file (one `x y z` per line, see [`parse_points`](super::parse_points)) whose points
+    /// are added to the sampled ones, together at most [`MAX_ATTRACTORS`]. A relative path is
+    /// relative to the scene file's folder ([`Colonizer::new`](super::Colonizer::new) itself
+    /// takes it as it is, relative to the working directory).
     pub points_file: Option<String>,
     /// Tree roots; several roots grow a forest competing for one attractor cloud. Default the origin.
     pub roots: Vec<Vec3>,
@@ -120,8 +133,8 @@ impl ColonizeParams {
     /// Checks the fields growth uses (everything but the attractor sources).
     pub(crate) fn validate_growth(&self) -> Result<(), FieldError> {
         let positive = |field: &str, v: f32| {
-            FieldError::check(v.is_finite() && v > 0.0, field, || {
-                format!("is {v}, must be a finite number > 0")
+            FieldError::check(v.is_finite() && v > 0.0 && v <= MAX_COORDINATE, field, || {
+                format!("is {v}, must be a number > 0 and at most {MAX_COORDINATE}")
             })
         };
         positive("influence_radius", self.influence_radius)?;
@@ -133,8 +146,11 @@ impl ColonizeParams {
                 self.kill_distance, self.influence_radius
             )
         })?;
-        FieldError::check(self.crown_gap.is_finite() && self.crown_gap >= 0.0, "crown_gap", || {
-            format!("is {}, must be a finite number >= 0 (0: off)", self.crown_gap)
+        FieldError::check((0.0..=MAX_COORDINATE).contains(&self.crown_gap), "crown_gap", || {
+            format!("is {}, must be within 0..={MAX_COORDINATE} (0: off)", self.crown_gap)
+        })?;
+        FieldError::check(self.iterations <= MAX_ITERATIONS, "iterations", || {
+            format!("is {}, must be at most {MAX_ITERATIONS}", self.iterations)
         })?;
         FieldError::check(self.tropism.is_finite(), "tropism", || {
             format!("is {}, must be finite", self.tropism)
@@ -148,12 +164,20 @@ impl ColonizeParams {
         FieldError::check(!self.roots.is_empty(), "roots", || {
             "is empty, at least one tree root is needed".to_owned()
         })?;
-        match self.roots.iter().position(|r| !r.is_finite()) {
+        match self.roots.iter().position(|r| !within_bounds(*r)) {
             Some(i) => Err(FieldError::new(
                 &format!("roots[{i}]"),
-                format!("is {}, must be finite", self.roots[i]),
+                format!(
+                    "is {}, must be finite and within ±{MAX_COORDINATE} on every axis",
+                    self.roots[i]
+                ),
             )),
             None => Ok(()),
         }
     }
+}
+
+/// Whether `p` is finite and within [`MAX_COORDINATE`] on every axis.
+pub(crate) fn within_bounds(p: Vec3) -> bool {
+    p.is_finite() && p.abs().max_element() <= MAX_COORDINATE
 }

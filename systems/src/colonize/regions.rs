@@ -8,6 +8,9 @@
 //! cloud does not depend on thread count or on how many other points were redrawn.
 
 use std::f32::consts::{PI, TAU};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 
 use glam::Vec3;
 use rand::RngExt;
@@ -16,6 +19,7 @@ use sylva_runtime::rng::{StreamKey, Xoshiro256PlusPlus, stream};
 use sylva_runtime::{FieldError, Validate};
 
 use super::ColonizeError;
+use super::params::{MAX_ATTRACTORS, MAX_COORDINATE, within_bounds};
 
 /// Redraws allowed per point before the regions count as (nearly) fully excluded.
 const MAX_ATTEMPTS: u32 = 10_000;
@@ -112,27 +116,32 @@ fn disc(rng: &mut Xoshiro256PlusPlus, radius: f32) -> Vec3 {
 }
 
 impl Validate for Shape {
-    /// Checks the dimensions.
+    /// Checks the dimensions: finite, and within [`MAX_COORDINATE`] (a corner or centre on every
+    /// axis, a radius or height), so sampled points and the grid over them stay well inside f32.
     fn validate(&self) -> Result<(), FieldError> {
-        let finite = |name: &str, v: Vec3| FieldError::check(v.is_finite(), name, || format!("is {v}, must be finite"));
+        let point = |name: &str, v: Vec3| {
+            FieldError::check(within_bounds(v), name, || {
+                format!("is {v}, must be finite and within ±{MAX_COORDINATE} on every axis")
+            })
+        };
         let positive = |name: &str, v: f32| {
-            FieldError::check(v.is_finite() && v > 0.0, name, || {
-                format!("is {v}, must be a finite number > 0")
+            FieldError::check(v.is_finite() && v > 0.0 && v <= MAX_COORDINATE, name, || {
+                format!("is {v}, must be a number > 0 and at most {MAX_COORDINATE}")
             })
         };
         match *self {
             Shape::Sphere { centre, radius } => {
-                finite("centre", centre)?;
+                point("centre", centre)?;
                 positive("radius", radius)
             }
             Shape::Cylinder { base, radius, height } | Shape::Cone { base, radius, height } => {
-                finite("base", base)?;
+                point("base", base)?;
                 positive("radius", radius)?;
                 positive("height", height)
             }
             Shape::Box { min, max } => {
-                finite("min", min)?;
-                finite("max", max)?;
+                point("min", min)?;
+                point("max", max)?;
                 FieldError::check(min.cmplt(max).all(), "max", || {
                     format!("is {max}, must be above min {min} on every axis")
                 })
@@ -340,46 +349,90 @@ fn scale(shape: &Shape) -> f32 {
     shape.centre_and_reach().1
 }
 
-/// Parses a point file: one `x y z` per line (whitespace separated); blank lines and lines
-/// starting with `#` are skipped. Errors carry the 1-based line number.
-pub fn parse_points(text: &str) -> Result<Vec<Vec3>, ColonizeError> {
+/// Longest line a point file may have, bytes: three numbers with room for comments, so one
+/// line without a newline (a binary file, say) cannot fill memory before it is rejected.
+pub const MAX_POINT_LINE: usize = 1024;
+
+/// Parses point file text: one `x y z` per line (whitespace separated); blank lines and lines
+/// starting with `#` are skipped. `file` names the text in errors, which carry the 1-based line.
+/// More than `limit` points, a line longer than [`MAX_POINT_LINE`], or a coordinate that is not
+/// finite or beyond [`MAX_COORDINATE`] is an error at its line.
+pub fn parse_points(text: &str, file: &str, limit: usize) -> Result<Vec<Vec3>, ColonizeError> {
     let mut points = Vec::new();
     for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
+        if let Some(p) = parse_point_line(line.as_bytes(), &points, limit).map_err(|m| point_error(file, n, m))? {
+            points.push(p);
         }
-        let bad = |message: String| ColonizeError::PointFile { line: n + 1, message };
-        let mut values = [0.0f32; 3];
-        let mut fields = line.split_whitespace();
-        for (k, v) in values.iter_mut().enumerate() {
-            let field = fields
-                .next()
-                .ok_or_else(|| bad(format!("expected 3 numbers, found {k}")))?;
-            *v = field.parse::<f32>().map_err(|e| bad(format!("`{field}`: {e}")))?;
-            if !v.is_finite() {
-                return Err(bad(format!("`{field}` is not finite")));
-            }
-        }
-        if let Some(extra) = fields.next() {
-            return Err(bad(format!("expected 3 numbers, found more (`{extra}`)")));
-        }
-        points.push(Vec3::from_array(values));
     }
     Ok(points)
 }
 
-/// Reads and parses a point file (see [`parse_points`]).
-pub fn load_points(path: &std::path::Path) -> Result<Vec<Vec3>, ColonizeError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ColonizeError::Io {
-        path: path.display().to_string(),
+/// Reads and parses a point file (see [`parse_points`]) line by line, so that neither an
+/// oversized file nor an endless line is read past the first line that breaks a limit.
+pub fn load_points(path: &Path, limit: usize) -> Result<Vec<Vec3>, ColonizeError> {
+    let file = path.display().to_string();
+    let io = |e: std::io::Error| ColonizeError::Io {
+        path: file.clone(),
         message: e.to_string(),
-    })?;
-    parse_points(&text).map_err(|e| match e {
-        ColonizeError::PointFile { line, message } => ColonizeError::PointFile {
-            line,
-            message: format!("{}: {message}", path.display()),
-        },
-        other => other,
-    })
+    };
+    let mut reader = BufReader::new(File::open(path).map_err(io)?);
+    let mut points = Vec::new();
+    let mut line = Vec::new();
+    for n in 0.. {
+        line.clear();
+        // One byte past the longest line tells an overlong line from one that fits.
+        let read = (&mut reader)
+            .take(MAX_POINT_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io)?;
+        if read == 0 {
+            break;
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if let Some(p) = parse_point_line(text, &points, limit).map_err(|m| point_error(&file, n, m))? {
+            points.push(p);
+        }
+    }
+    Ok(points)
+}
+
+fn point_error(file: &str, index: usize, message: String) -> ColonizeError {
+    ColonizeError::PointFile {
+        file: file.to_owned(),
+        line: index + 1,
+        message,
+    }
+}
+
+/// One line of a point file, `points` being those read before it: its point, `None` for a
+/// blank or comment line, or what is wrong with it.
+fn parse_point_line(line: &[u8], points: &[Vec3], limit: usize) -> Result<Option<Vec3>, String> {
+    if line.len() > MAX_POINT_LINE {
+        return Err(format!("line longer than {MAX_POINT_LINE} bytes"));
+    }
+    let line = std::str::from_utf8(line)
+        .map_err(|_| "not UTF-8 text".to_owned())?
+        .trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    if points.len() >= limit {
+        return Err(format!(
+            "more than {limit} points (at most {MAX_ATTRACTORS} attractors in all, sampled ones included)"
+        ));
+    }
+    let mut values = [0.0f32; 3];
+    let mut fields = line.split_whitespace();
+    for (k, v) in values.iter_mut().enumerate() {
+        let field = fields.next().ok_or_else(|| format!("expected 3 numbers, found {k}"))?;
+        *v = field.parse::<f32>().map_err(|e| format!("`{field}`: {e}"))?;
+        if !(v.is_finite() && v.abs() <= MAX_COORDINATE) {
+            return Err(format!("`{field}` must be finite and within ±{MAX_COORDINATE}"));
+        }
+    }
+    if let Some(extra) = fields.next() {
+        return Err(format!("expected 3 numbers, found more (`{extra}`)"));
+    }
+    Ok(Some(Vec3::from_array(values)))
 }

@@ -78,28 +78,69 @@ impl Default for BakeSettings {
     }
 }
 
+/// Most cells per side N (one blade per cell already makes [`MAX_BAKE_BLADES`]).
+pub const MAX_BAKE_CELLS: u32 = 1024;
+/// Most frames T of a baked loop (410 s at the default 10 frames per second).
+pub const MAX_BAKE_FRAMES: u32 = 4096;
+/// Most blades per cell k.
+pub const MAX_BAKE_INSTANCES: u32 = 64;
+/// Most blades one bake simulates, N² × k (about 1 GB of blade state at 16 particles).
+pub const MAX_BAKE_BLADES: u64 = 1 << 20;
+/// Most texels per link texture, N² × T (such as 1024² × 16 or 128² × 1024): with at most 15
+/// links a bake records at most 4.5 GB and keeps at most 2 GB of RGBA16F textures.
+pub const MAX_BAKE_TEXELS: u64 = 1 << 24;
+/// Most steps between recorded frames m (42 s at the default step).
+pub const MAX_RECORD_EVERY: u32 = 10_000;
+/// Longest warm-up, seconds of simulated time.
+pub const MAX_WARMUP_SECONDS: f32 = 600.0;
+
 impl Validate for BakeSettings {
-    /// Checks ranges.
+    /// Checks ranges, and the sizes the bake allocates and steps by, each with its bound in the
+    /// message: an unchecked `frames: 4294967295` once sized the texture past memory and aborted.
     fn validate(&self) -> Result<(), FieldError> {
-        FieldError::check((1..=4096).contains(&self.cells), "cells", || {
-            format!("must be within 1..=4096, got {}", self.cells)
+        FieldError::check((1..=MAX_BAKE_CELLS).contains(&self.cells), "cells", || {
+            format!("must be within 1..={MAX_BAKE_CELLS}, got {}", self.cells)
         })?;
-        FieldError::check(self.frames >= 2, "frames", || {
-            format!("must be at least 2, got {}", self.frames)
+        FieldError::check((2..=MAX_BAKE_FRAMES).contains(&self.frames), "frames", || {
+            format!("must be within 2..={MAX_BAKE_FRAMES}, got {}", self.frames)
         })?;
-        for (field, v) in [("record_every", self.record_every), ("instances", self.instances)] {
-            FieldError::check(v >= 1, field, || format!("must be at least 1, got {v}"))?;
-        }
+        FieldError::check(
+            (1..=MAX_RECORD_EVERY).contains(&self.record_every),
+            "record_every",
+            || format!("must be within 1..={MAX_RECORD_EVERY}, got {}", self.record_every),
+        )?;
+        FieldError::check((1..=MAX_BAKE_INSTANCES).contains(&self.instances), "instances", || {
+            format!("must be within 1..={MAX_BAKE_INSTANCES}, got {}", self.instances)
+        })?;
+        let cells = u64::from(self.cells).pow(2);
+        let blades = cells * u64::from(self.instances);
+        FieldError::check(blades <= MAX_BAKE_BLADES, "instances", || {
+            format!("cells² × instances must be at most {MAX_BAKE_BLADES} blades, got {blades}")
+        })?;
+        let texels = cells * u64::from(self.frames);
+        FieldError::check(texels <= MAX_BAKE_TEXELS, "frames", || {
+            format!("cells² × frames must be at most {MAX_BAKE_TEXELS} texels per link, got {texels}")
+        })?;
         for (field, v) in [("cell_size", self.cell_size), ("rgb8_scale", self.rgb8_scale)] {
-            FieldError::check(v > 0.0, field, || format!("must be positive, got {v}"))?;
+            FieldError::check(v > 0.0 && v.is_finite(), field, || {
+                format!("must be positive and finite, got {v}")
+            })?;
         }
-        for (field, v) in [
-            ("max_warmup_seconds", self.max_warmup_seconds),
-            ("settle_tolerance", self.settle_tolerance),
-        ] {
-            FieldError::check(v >= 0.0, field, || format!("must be ≥ 0, got {v}"))?;
-        }
-        Ok(())
+        FieldError::check(
+            (0.0..=MAX_WARMUP_SECONDS).contains(&self.max_warmup_seconds),
+            "max_warmup_seconds",
+            || {
+                format!(
+                    "must be within 0..={MAX_WARMUP_SECONDS}, got {}",
+                    self.max_warmup_seconds
+                )
+            },
+        )?;
+        FieldError::check(
+            self.settle_tolerance >= 0.0 && self.settle_tolerance.is_finite(),
+            "settle_tolerance",
+            || format!("must be finite and ≥ 0, got {}", self.settle_tolerance),
+        )
     }
 }
 
@@ -207,9 +248,13 @@ pub struct BakedGrass {
 }
 
 /// The texture bytes of `cells² × links × frames` texels in `layout` (the thesis
-/// RGB8 table: 3 B × 10 frames = 30 B per blade part).
-pub fn texture_bytes(cells: u32, links: u32, frames: u32, layout: TextureLayout) -> usize {
-    cells as usize * cells as usize * links as usize * frames as usize * layout.texel_bytes()
+/// RGB8 table: 3 B × 10 frames = 30 B per blade part); `None` when that does not fit a `usize`
+/// (sizes read from a file, or settings that skipped validation).
+pub fn texture_bytes(cells: u32, links: u32, frames: u32, layout: TextureLayout) -> Option<usize> {
+    [cells, links, frames]
+        .into_iter()
+        .try_fold(cells as usize, |bytes, n| bytes.checked_mul(n as usize))?
+        .checked_mul(layout.texel_bytes())
 }
 
 /// The root of blade `instance` in cell (cx, cz): a seeded random spot inside the cell.
@@ -288,7 +333,8 @@ pub fn bake(
     validate_inputs(shape, dynamics, wind, settings)?;
     let s = settings;
     let start = Instant::now();
-    let mut roots = Vec::with_capacity((s.cells * s.cells * s.instances) as usize);
+    // Validated: at most MAX_BAKE_BLADES blades, so these products fit.
+    let mut roots = Vec::with_capacity(s.cells as usize * s.cells as usize * s.instances as usize);
     for cz in 0..s.cells {
         for cx in 0..s.cells {
             for k in 0..s.instances {
@@ -305,7 +351,7 @@ pub fn bake(
     let warmup_steps = warm_up(&mut field, wind, dynamics.step_seconds, s);
     let seam = (s.frames / 2).max(1) as usize;
     let total = s.frames as usize + seam;
-    let cells = (s.cells * s.cells) as usize;
+    let cells = s.cells as usize * s.cells as usize;
     let n = field.kernel.len();
     let links = n - 1;
     let mut rec = vec![Vec3::ZERO; total * cells * links];
@@ -319,7 +365,9 @@ pub fn bake(
     }
     let frames = s.frames as usize;
     let at = |f: usize, c: usize, l: usize| rec[(f * cells + c) * links + l];
-    let mut textures = Vec::with_capacity(texture_bytes(s.cells, links as u32, s.frames, s.layout));
+    let bytes = texture_bytes(s.cells, links as u32, s.frames, s.layout)
+        .ok_or_else(|| FieldError::new("bake.frames", "the textures do not fit in memory"))?;
+    let mut textures = Vec::with_capacity(bytes);
     for l in 0..links {
         for f in 0..frames {
             for c in 0..cells {
@@ -453,7 +501,7 @@ impl BakedGrass {
         })?;
         let baked: BakedGrass = framed::decode(payload).map_err(BakeFileError::Decode)?;
         let inconsistent =
-            if baked.textures.len() != texture_bytes(baked.cells, baked.links, baked.frames, baked.layout) {
+            if Some(baked.textures.len()) != texture_bytes(baked.cells, baked.links, baked.frames, baked.layout) {
                 Some("the textures do not hold cells² × links × frames texels")
             } else if baked.frames < 2 {
                 Some("fewer than 2 frames")

@@ -25,7 +25,9 @@
 use glam::{Quat, Vec3};
 
 use super::blade::{BladeError, BladeShape, MAX_PARTICLES, Segment};
-use crate::lsystem::{DeriveOptions, LSystem, LSystemError};
+use sylva_runtime::FieldError;
+
+use crate::lsystem::{DeriveOptions, LSystem, LSystemError, MAX_ITERATIONS};
 
 /// Angle of a turn written without a parameter, degrees.
 pub const DEFAULT_ANGLE: f32 = 20.0;
@@ -34,11 +36,28 @@ pub const DEFAULT_ANGLE: f32 = 20.0;
 /// [`MAX_PARTICLES`] particles, so anything longer is a runaway grammar).
 const MODULE_LIMIT: usize = 10_000;
 
-/// Derives `grammar` for `iterations` steps and converts the word into a blade.
+/// Most derivation steps of a blade grammar: the trees' bound ([`MAX_ITERATIONS`]). The module
+/// limit alone does not bound the time, since a word that stops growing (`A -> A`) derives
+/// for as many steps as asked; at most 1000 steps of at most 10,000 modules take a fraction of
+/// a second.
+pub const MAX_BLADE_ITERATIONS: u32 = MAX_ITERATIONS;
+
+/// Checks a blade grammar's derivation steps against [`MAX_BLADE_ITERATIONS`]; the error is
+/// at `iterations`.
+pub fn validate_blade_iterations(iterations: u32) -> Result<(), FieldError> {
+    FieldError::check(iterations <= MAX_BLADE_ITERATIONS, "iterations", || {
+        format!("must be at most {MAX_BLADE_ITERATIONS}, got {iterations}")
+    })
+}
+
+/// Derives `grammar` for `iterations` steps (at most [`MAX_BLADE_ITERATIONS`]) and converts the
+/// word into a blade.
 ///
 /// Errors are the L-system's: syntax and derivation errors carry the position in
-/// the grammar text; conversion errors ([`LSystemError::Turtle`]) name the module.
+/// the grammar text; conversion errors ([`LSystemError::Turtle`]) name the module; too many
+/// steps is [`LSystemError::InvalidParameter`] at `iterations`.
 pub fn blade_from_grammar(grammar: &str, iterations: u32) -> Result<BladeShape, LSystemError> {
+    validate_blade_iterations(iterations)?;
     let system = LSystem::parse(grammar)?;
     let options = DeriveOptions {
         module_limit: MODULE_LIMIT,
@@ -182,5 +201,22 @@ mod tests {
         assert!(e.to_string().contains("at most 5"), "{e}");
         let e = blade_from_grammar("axiom: S(0.1, 0.01, 0.01, 2.0)", 0).unwrap_err();
         assert!(e.to_string().contains("stiffness"), "{e}");
+    }
+
+    /// Issue 21: `iterations: 4294967295` on a word that stops growing derived for 18 minutes.
+    #[test]
+    fn iterations_are_bounded_before_deriving() {
+        let grammar = "axiom: S(0.1) A\nA -> A";
+        assert!(blade_from_grammar(grammar, MAX_BLADE_ITERATIONS).is_ok());
+        let started = std::time::Instant::now();
+        let e = blade_from_grammar(grammar, u32::MAX).unwrap_err();
+        assert!(started.elapsed().as_secs_f32() < 1.0);
+        let LSystemError::InvalidParameter(f) = e else {
+            panic!("{e}")
+        };
+        assert_eq!(
+            f.to_string(),
+            "field `iterations`: must be at most 1000, got 4294967295"
+        );
     }
 }

@@ -38,7 +38,7 @@ use super::bake::{BakeError, BakeSettings, BakedGrass, bake, bake_inputs, specie
 use super::blade::{BladeShape, Segment};
 use super::dynamics::{BladeKernel, Dynamics};
 use super::extraction::motion;
-use super::interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
+use super::interaction::{LiveGrass, LiveSettings, LiveState, MAX_LIVE_SUBSTEPS, Pusher, substeps_needed};
 use super::walkers::{WalkPath, Walker};
 use super::wind::WindField;
 use crate::placement::{self, Ground, ScatterParams};
@@ -312,6 +312,15 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
         stats.springs += roots.len() * sp.shape.links();
         spawn_structure(app, k as u32, &sp.shape);
         let kernel = BladeKernel::new(&sp.shape, &settings.dynamics);
+        let needed = substeps_needed(&kernel, settings.live.step_seconds);
+        if needed > MAX_LIVE_SUBSTEPS as f32 {
+            let message = format!(
+                "species {k}'s blade needs {needed} RK4 substeps per live step (its stable step is {:e} s), \
+                 at most {MAX_LIVE_SUBSTEPS}: give its segments more mass or less stiffness",
+                kernel.stable_step()
+            );
+            return Err(GrassError::Live(FieldError::new("step_seconds", message)));
+        }
         species.push(GrassSpecies {
             shape: GrassShape {
                 parent: sp.shape.parent.clone(),
@@ -408,11 +417,17 @@ fn add_systems(app: &mut App) {
             let layers = &mut *layers;
             let settings = layers.live;
             let h = settings.step_seconds;
+            // One fixed step's worth of live steps, and one for rounding: once the f32 live
+            // clock is too coarse to advance by h (days of simulated time), it falls behind
+            // instead of stepping forever.
+            let most = (t.dt / h).ceil() as u32 + 1;
             for sp in &mut layers.species {
                 // The live clock catches up with simulated time in whole live steps.
-                while sp.live.time + h <= until + h * 0.5 {
+                let mut steps = 0;
+                while sp.live.time + h <= until + h * 0.5 && steps < most {
                     sp.live.step(&sp.baked, &layers.wind, &pushers);
                     track_reached(sp, &pushers, &settings, h);
+                    steps += 1;
                 }
             }
         },

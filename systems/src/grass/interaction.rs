@@ -48,14 +48,23 @@ pub struct LiveSettings {
     pub hold_seconds: f32,
     /// Seconds of the fade back to baked motion (default 0.5).
     pub blend_seconds: f32,
-    /// The fixed step of live blades, seconds, in (0, [`MAX_LIVE_STEP`]] (default 1/120: two
-    /// steps per 60 Hz frame). Independent of the bake's step.
+    /// The fixed step of live blades, seconds, in [[`MIN_LIVE_STEP`], [`MAX_LIVE_STEP`]]
+    /// (default 1/120: two steps per 60 Hz frame). Independent of the bake's step.
     pub step_seconds: f32,
 }
 
 /// The longest live step: every preset (1-, 2-, 6-segment blade, tuft, shrub) stays
 /// stable at it and within a few percent of a 1/240 s run (tests/grass_live_step.rs).
 pub const MAX_LIVE_STEP: f32 = 1.0 / 120.0;
+
+/// The shortest live step (10 kHz): live blades catch up with simulated time in whole steps,
+/// so a shorter one costs that many more per frame, and at 1 ns the f32 live clock would stop
+/// advancing one second in.
+pub const MIN_LIVE_STEP: f32 = 1e-4;
+
+/// Most RK4 substeps one live step may take: a blade too stiff for the live step (its segments'
+/// masses tiny for their springs) would otherwise ask for billions per step and never finish.
+pub const MAX_LIVE_SUBSTEPS: u32 = 256;
 
 impl Validate for LiveSettings {
     /// Checks ranges.
@@ -71,9 +80,9 @@ impl Validate for LiveSettings {
             || format!("must be finite and > 0, got {}", self.blend_seconds),
         )?;
         FieldError::check(
-            self.step_seconds > 0.0 && self.step_seconds <= MAX_LIVE_STEP,
+            (MIN_LIVE_STEP..=MAX_LIVE_STEP).contains(&self.step_seconds),
             "step_seconds",
-            || format!("must lie in (0, 1/120], got {}", self.step_seconds),
+            || format!("must lie in [{MIN_LIVE_STEP}, 1/120], got {}", self.step_seconds),
         )
     }
 }
@@ -182,12 +191,20 @@ pub struct LiveGrass {
     pub time: f32,
 }
 
+/// The RK4 substeps a live step of `step_seconds` needs to stay stable for `kernel`'s shape (at
+/// least 1, perhaps more than [`MAX_LIVE_SUBSTEPS`]).
+pub fn substeps_needed(kernel: &BladeKernel, step_seconds: f32) -> f32 {
+    (step_seconds / kernel.stable_step()).ceil().max(1.0)
+}
+
 impl LiveGrass {
     /// Blades of `kernel`'s shape rooted at `roots`, unturned and unscaled, stepped at
-    /// `settings.step_seconds` (the kernel's own step is not used).
+    /// `settings.step_seconds` (the kernel's own step is not used) in at most
+    /// [`MAX_LIVE_SUBSTEPS`] substeps: a shape that needs more (which `grass::install` refuses)
+    /// runs unstable rather than forever.
     pub fn new(kernel: BladeKernel, roots: Vec<Vec3>, settings: LiveSettings) -> Self {
         let index = SpatialIndex::build(roots.iter().enumerate().map(|(i, r)| (*r, i as u32)));
-        let substeps = (settings.step_seconds / kernel.stable_step()).ceil().max(1.0) as u32;
+        let substeps = substeps_needed(&kernel, settings.step_seconds).min(MAX_LIVE_SUBSTEPS as f32) as u32;
         LiveGrass {
             kernel: kernel.with_step(settings.step_seconds / substeps as f32),
             substeps,

@@ -51,12 +51,14 @@ pub mod walkers;
 pub mod wind;
 
 pub use bake::{
-    BakeError, BakeFileError, BakeSettings, BakedGrass, TextureLayout, bake, bake_inputs, species_file, texture_bytes,
+    BakeError, BakeFileError, BakeSettings, BakedGrass, MAX_BAKE_BLADES, MAX_BAKE_CELLS, MAX_BAKE_FRAMES,
+    MAX_BAKE_INSTANCES, MAX_BAKE_TEXELS, MAX_RECORD_EVERY, MAX_WARMUP_SECONDS, TextureLayout, bake, bake_inputs,
+    species_file, texture_bytes,
 };
 pub use blade::{BladeShape, Segment};
 pub use dynamics::{BladeKernel, DamperRule, Dynamics};
 pub use field::BladeField;
-pub use grammar::blade_from_grammar;
+pub use grammar::{MAX_BLADE_ITERATIONS, blade_from_grammar, validate_blade_iterations};
 pub use install::{
     BladeLink, BladeParticle, BladeRoot, EXTRACT_SYSTEM, GrassError, GrassLayers, GrassSettings, GrassSpecies,
     GrassState, GrassStats, LIVE_SYSTEM, SpeciesSettings, WALK_SYSTEM, install,

@@ -135,6 +135,8 @@ impl LSystem {
         if self.has_cut && out.symbols().contains(&sym::CUT) {
             cut(out);
         }
+        // The chunks of a parallel step, and a spare buffer, start without the grammar's table.
+        out.set_commands(self.axiom.commands());
         Ok(())
     }
 

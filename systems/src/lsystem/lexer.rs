@@ -1,7 +1,8 @@
 //! Scanner for one statement (one line) of grammar text.
 //!
 //! The language has two lexical modes: module strings (axiom, successors,
-//! contexts), where `+` or `/` are turtle symbols and `a_r` is one symbol,
+//! contexts), where `+` or `/` are turtle symbols and `a_r` is one symbol
+//! (a letter with a one-character subscript),
 //! and expressions (parameters, conditions, constants), where they are
 //! operators and `a_r` is an identifier. The parser knows which mode it is in
 //! and asks for the matching token kind.
@@ -91,10 +92,12 @@ impl<'a> Scanner<'a> {
         self.chars.get(self.i + k).copied()
     }
 
-    /// Skips whitespace; a `#` starts a comment that runs to the end of the line.
+    /// Skips whitespace; a `#` followed by whitespace or ending the line starts a comment that
+    /// runs to the end of the line. Any other `#` is left to the caller, for whom it is not a
+    /// symbol (an error, where `A -> B#C` once silently lost `C`).
     pub(crate) fn skip_ws(&mut self) {
         while let Some(c) = self.peek_at(0) {
-            if c == '#' {
+            if c == '#' && self.peek_at(1).is_none_or(char::is_whitespace) {
                 self.i = self.chars.len();
             } else if c.is_whitespace() {
                 self.i += 1;
@@ -157,15 +160,11 @@ impl<'a> Scanner<'a> {
             '-' if self.peek_at(1) == Some('-') && self.peek_at(2) == Some('>') => (ModTok::Arrow, 3),
             c if PUNCT_SYMBOLS.contains(c) => (ModTok::Symbol(c.to_string()), 1),
             c if c.is_alphabetic() => {
-                // One letter is one module (`FF` is two); `_` starts a subscript
-                // that belongs to the letter (`a_r`, `b_l` in the Anabaena system).
-                let mut len = 1;
-                if self.peek_at(1) == Some('_') && self.peek_at(2).is_some_and(|c| c.is_alphanumeric()) {
-                    len = 2;
-                    while self.peek_at(len).is_some_and(is_ident_char) {
-                        len += 1;
-                    }
-                }
+                // One letter is one module (`FF` is two); `_` and one letter or digit
+                // subscript it (`a_r`, `b_l` in the Anabaena system), and the subscript ends
+                // the symbol, so `F_lF_r` is two modules as ABOP writes them.
+                let subscripted = self.peek_at(1) == Some('_') && self.peek_at(2).is_some_and(char::is_alphanumeric);
+                let len = if subscripted { 3 } else { 1 };
                 let name = self.chars[self.i..self.i + len].iter().collect();
                 (ModTok::Symbol(name), len)
             }

@@ -17,8 +17,9 @@
 //!
 //! # The grammar language
 //!
-//! One statement per line; `#` followed by a space (or at the end of a
-//! line) starts a comment.
+//! One statement per line; `#` followed by a space or tab (or at the end of a
+//! line) starts a comment that runs to the end of the line. Any other `#`
+//! inside a statement is an error (`A -> B#C`), not the start of a comment.
 //!
 //! - `#define name expr`: a constant, usable in every later expression.
 //!   Formal parameters shadow constants of the same name.
@@ -29,7 +30,8 @@
 //!   with `-->` or `→` also accepted as the arrow.
 //!
 //! **Modules.** A symbol is one letter (`FF` is two modules) with an
-//! optional `_subscript` (`a_r`), or one of `+ - & ^ \ / | ! $ % [ ]` or
+//! optional subscript of `_` and one letter or digit (`a_r`, `F_l`; as with
+//! `FF`, `F_lF_r` is two modules), or one of `+ - & ^ \ / | ! $ % [ ]` or
 //! the inert ABOP symbols `{ } . ~ ' @ ? *`. Parameters follow in
 //! parentheses: `F(l*lr)`, `A(x+1, y*2)`.
 //!
@@ -60,7 +62,9 @@
 //! the rest of its branch (during derivation and in the turtle). A turtle
 //! symbol without a parameter uses the default step or angle δ, so both the
 //! thesis's fully parameterised strings and ABOP-style `F+F` work.
-//! Other letters draw nothing.
+//! A subscripted `F` (ABOP's `F_l`, `F_r` of edge-rewriting curves, Fig.
+//! 1.10/1.11) draws like `F` and a subscripted `f` moves like `f`, while
+//! productions tell them apart. Other letters draw nothing.
 //!
 //! # Differences from the thesis program
 //!

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -87,6 +88,22 @@ impl SymbolTable {
         self.names.is_empty()
     }
 
+    /// Per symbol id, the turtle command the symbol performs, when some symbol is a subscripted
+    /// turtle letter (ABOP's `F_l`, `F_r` draw as `F`; `f_x` moves as `f`); every other symbol
+    /// maps to itself. `None` when there is none: then only the turtle symbols act.
+    pub(crate) fn turtle_commands(&self) -> Option<Arc<[SymbolId]>> {
+        let command = |name: &str| match name.split_once('_') {
+            Some(("F", _)) => Some(sym::DRAW),
+            Some(("f", _)) => Some(sym::MOVE),
+            _ => None,
+        };
+        self.names.iter().any(|n| command(n).is_some()).then(|| {
+            (0..self.names.len())
+                .map(|id| command(&self.names[id]).unwrap_or(id as SymbolId))
+                .collect()
+        })
+    }
+
     /// The id of `name`, adding it if new; `None` when all ids are used.
     pub(crate) fn intern(&mut self, name: &str) -> Option<SymbolId> {
         if let Some(&id) = self.ids.get(name) {
@@ -107,6 +124,9 @@ pub struct ModuleBuffer {
     symbols: Vec<SymbolId>,
     offsets: Vec<u32>,
     params: Vec<f32>,
+    /// The grammar's [`SymbolTable::turtle_commands`], carried by the words it derives so the
+    /// turtle, which sees ids only, draws `F_l` as `F`.
+    commands: Option<Arc<[SymbolId]>>,
 }
 
 impl Default for ModuleBuffer {
@@ -115,6 +135,7 @@ impl Default for ModuleBuffer {
             symbols: Vec::new(),
             offsets: vec![0],
             params: Vec::new(),
+            commands: None,
         }
     }
 }
@@ -133,6 +154,7 @@ impl ModuleBuffer {
             symbols: Vec::with_capacity(modules),
             offsets,
             params: Vec::with_capacity(params),
+            commands: None,
         }
     }
 
@@ -179,6 +201,27 @@ impl ModuleBuffer {
     #[inline]
     pub fn symbol(&self, i: usize) -> SymbolId {
         self.symbols[i]
+    }
+
+    /// The turtle command of module `i`: its symbol, or for a subscripted turtle letter (`F_l`)
+    /// the letter's (`F`). Panics if `i >= self.len()`.
+    #[inline]
+    pub fn command(&self, i: usize) -> SymbolId {
+        let symbol = self.symbols[i];
+        match &self.commands {
+            Some(commands) => commands.get(usize::from(symbol)).copied().unwrap_or(symbol),
+            None => symbol,
+        }
+    }
+
+    /// The table [`Self::command`] reads, shared.
+    pub(crate) fn commands(&self) -> Option<Arc<[SymbolId]>> {
+        self.commands.clone()
+    }
+
+    /// Sets the table [`Self::command`] reads (a grammar's [`SymbolTable::turtle_commands`]).
+    pub(crate) fn set_commands(&mut self, commands: Option<Arc<[SymbolId]>>) {
+        self.commands = commands;
     }
 
     /// Parameters of module `i`. Panics if `i >= self.len()`.
@@ -260,6 +303,8 @@ impl ModuleBuffer {
             symbols,
             offsets,
             params,
+            // The derivation step that concatenates sets the grammar's table.
+            commands: None,
         })
     }
 
@@ -269,6 +314,7 @@ impl ModuleBuffer {
         for (i, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
             out.push(self.symbols[i], self.params(i));
         }
+        out.commands = self.commands.take();
         *self = out;
     }
 

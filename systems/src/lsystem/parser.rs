@@ -545,7 +545,8 @@ impl Parser {
         Ok(())
     }
 
-    fn finish(self, axiom: ModuleBuffer, axiom_pos: Position) -> LSystem {
+    fn finish(self, mut axiom: ModuleBuffer, axiom_pos: Position) -> LSystem {
+        axiom.set_commands(self.symbols.turtle_commands());
         let mut productions = self.productions;
         productions.sort_by_key(|p| p.pred.symbol);
         let mut by_symbol = vec![0..0; self.symbols.len()];

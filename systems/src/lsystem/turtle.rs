@@ -138,7 +138,7 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
     let graph = &mut out.graph;
     graph.clear();
     out.widths.clear();
-    let draws = word.symbols().iter().filter(|&&s| s == sym::DRAW).count();
+    let draws = (0..word.len()).filter(|&i| word.command(i) == sym::DRAW).count();
     let capacity = draws + usize::from(opts.root_stub > 0.0);
     graph.start.reserve(capacity);
     graph.end.reserve(capacity);
@@ -172,7 +172,7 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
     let n = word.len();
     let mut i = 0;
     while i < n {
-        let symbol = word.symbol(i);
+        let symbol = word.command(i);
         if symbol > sym::CUT {
             i += 1;
             continue;

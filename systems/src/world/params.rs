@@ -667,6 +667,7 @@ impl WorldGrass {
             sp.placement
                 .validate_in(world)
                 .map_err(|e| e.within("placement").within(format!("species[{k}]")))?;
+            crate::grass::validate_blade_iterations(sp.iterations).map_err(|e| e.within(format!("species[{k}]")))?;
         }
         let b = &self.bake;
         b.validate().map_err(|e| e.within("bake"))?;
