@@ -151,7 +151,7 @@ enum Command {
         bake: Option<PathBuf>,
     },
     /// Open a window on a scene and fly through it while it runs: W/S/A/D move,
-    /// E/Q up and down, Shift faster, drag to look, V attractor points, Esc pause, F11 fullscreen.
+    /// E/Q up and down, Shift faster, drag to look, V attractor points, P pause, Esc quit, F11 fullscreen.
     View {
         /// Scene file (default: the built-in world).
         scene: Option<PathBuf>,

@@ -358,7 +358,8 @@ impl Validate for GrassScene {
 pub struct Simulation {
     /// Fixed simulation step, seconds. Default 1/240.
     pub step_seconds: f64,
-    /// Fixed steps per frame for `run` and `bench`. Default 4 (60 frames per simulated second).
+    /// Fixed steps per frame for `run` and `bench`, at most [`MAX_STEPS_PER_FRAME`]. Default 4
+    /// (60 frames per simulated second).
     pub steps_per_frame: u32,
     /// Frames `sylva run` simulates. Default 600 (10 s at the defaults).
     pub frames: u32,
@@ -382,11 +383,16 @@ impl Validate for Simulation {
             "step_seconds",
             || format!("must be within (0, 1] seconds, got {}", self.step_seconds),
         )?;
-        FieldError::check(self.steps_per_frame > 0, "steps_per_frame", || {
-            "must be at least 1".into()
-        })
+        FieldError::check(
+            (1..=MAX_STEPS_PER_FRAME).contains(&self.steps_per_frame),
+            "steps_per_frame",
+            || format!("must be in 1..={MAX_STEPS_PER_FRAME}, got {}", self.steps_per_frame),
+        )
     }
 }
+
+/// Most fixed steps per frame: 250 times the default, so that a frame stays a frame.
+pub const MAX_STEPS_PER_FRAME: u32 = 1000;
 
 /// A scene that could not be read, with where and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -709,6 +715,18 @@ mod tests {
         let w = Scene::world();
         assert_eq!(w.name, "world");
         assert!(w.world.is_some());
+    }
+
+    #[test]
+    fn steps_per_frame_are_bounded() {
+        // A scene mutant that ran for hours: 10^8 steps of 17,408 particles per frame.
+        let e = err("(simulation: (\n  steps_per_frame: 100000000))");
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (2, Some("simulation.steps_per_frame")),
+            "{e}"
+        );
+        assert!(Scene::from_str("(simulation: (steps_per_frame: 1000))", "t.ron").is_ok());
     }
 
     #[test]

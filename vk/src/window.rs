@@ -1,7 +1,8 @@
 //! `sylva view`: a winit window with a swapchain. Each frame renders into the
 //! offscreen target as headless does and is blitted to the swapchain image.
 //! Keys follow the thesis demo: W/S/A/D move, E/Q up/down, Shift faster,
-//! V toggles attractor points, Esc pauses the simulation, F11 fullscreen;
+//! V toggles attractor points, P pauses the simulation (the title says so), Esc
+//! quits, F11 fullscreen;
 //! dragging with the left mouse button looks around.
 
 use std::collections::HashSet;
@@ -33,7 +34,7 @@ pub struct Controls {
     pub camera: Camera,
     /// V: draw attractor points.
     pub show_points: bool,
-    /// Esc: the simulation is paused.
+    /// P: the simulation is paused.
     pub paused: bool,
 }
 
@@ -71,6 +72,7 @@ where
         error: None,
         frames: 0,
         max_frames,
+        quit: false,
     };
     event_loop
         .run_app(&mut viewer)
@@ -97,6 +99,8 @@ struct Viewer<F> {
     error: Option<RenderError>,
     frames: u64,
     max_frames: Option<u64>,
+    /// Esc was pressed: close after this event.
+    quit: bool,
 }
 
 /// The window and what draws into it. The swapchain (with its surface) goes
@@ -205,7 +209,19 @@ where
         }
         match code {
             KeyCode::KeyV => self.controls.show_points = !self.controls.show_points,
-            KeyCode::Escape => self.controls.paused = !self.controls.paused,
+            KeyCode::KeyP => {
+                self.controls.paused = !self.controls.paused;
+                // Without an overlay the title says so.
+                if let Some(a) = &self.active {
+                    let state = if self.controls.paused {
+                        " (paused: P to go on)"
+                    } else {
+                        ""
+                    };
+                    a.window.set_title(&format!("{}{state}", self.title));
+                }
+            }
+            KeyCode::Escape => self.quit = true,
             KeyCode::F11 => {
                 if let Some(a) = &self.active {
                     let full = a.window.fullscreen().is_some();
@@ -274,6 +290,10 @@ where
             WindowEvent::KeyboardInput { event, .. } => {
                 if let PhysicalKey::Code(code) = event.physical_key {
                     self.key(code, event.state == ElementState::Pressed, event.repeat);
+                }
+                if self.quit {
+                    self.active = None;
+                    event_loop.exit();
                 }
             }
             WindowEvent::MouseInput {
