@@ -506,6 +506,8 @@ pub(crate) fn render_png(
 
 /// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
 fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common: &Common) -> Result<(), String> {
+    outputs::check_all(common, &[])?;
+    let started = Instant::now();
     let (seed, cache_given) = (common.seed, cache.is_some());
     // The command line's overrides, applied to every version of the scene read.
     let adjust = move |scene: &mut Scene| {
@@ -562,7 +564,13 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
             println!("{}", sylva::vk::NO_DRIVER_HINT);
             Ok(())
         }
-        r => r.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+        Ok(()) => {
+            let name = live.as_ref().map_or(scene.name, |l| l.scene().name.clone());
+            let report = Report::gather(&built.app, &name, started.elapsed()).map_err(|e| e.to_string())?;
+            print_summary(&report);
+            write_report(&report, common)
+        }
     }
 }
 
