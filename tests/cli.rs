@@ -537,3 +537,25 @@ fn view_ends_cleanly_after(commands: &[&[&str]]) {
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Issue 25: without a display, `view` says what it needs in words, not winit's source path.
+#[test]
+fn view_without_a_display_says_what_it_needs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "view",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron"),
+            "--frames",
+            "1",
+        ])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("no X11 display: DISPLAY is not set"), "{stderr}");
+    assert!(stderr.contains("--screenshot"), "{stderr}");
+    assert!(!stderr.contains(".rs:") && !stderr.contains("WAYLAND"), "{stderr}");
+}

@@ -51,7 +51,7 @@ pub fn run<F>(title: &str, camera: Camera, max_frames: Option<u64>, frame: F) ->
 where
     F: FnMut(&mut Renderer, &Controls, f64) -> Result<FrameStats, RenderError>,
 {
-    let event_loop = EventLoop::new().map_err(|e| RenderError::Window(e.to_string()))?;
+    let event_loop = EventLoop::new().map_err(|e| RenderError::Window(no_display(&e)))?;
     let forward = (camera.target - camera.position).normalize_or(Vec3::NEG_Z);
     let mut viewer = Viewer {
         title: title.to_owned(),
@@ -621,5 +621,29 @@ impl Drop for Chain {
         // SAFETY: the owner waited for the device (`Swapchain::recreate` or its Drop), so no
         // image is in use; `device` keeps the device alive.
         unsafe { self.loader.destroy_swapchain(self.raw, None) };
+    }
+}
+
+/// Why no window can open, for a person: winit's error names its own source file
+/// and mentions Wayland, which this build does not include.
+fn no_display(e: &winit::error::EventLoopError) -> String {
+    let display = std::env::var("DISPLAY").unwrap_or_default();
+    let why = if display.is_empty() {
+        "no X11 display: DISPLAY is not set".to_owned()
+    } else {
+        format!("cannot reach the X11 display {display} ({})", cause(e))
+    };
+    format!(
+        "{why}. `sylva view` needs an X11 desktop (Wayland desktops run it through XWayland); \
+         without one, render to a file: `sylva run SCENE --screenshot out.png`"
+    )
+}
+
+/// The cause in winit's error without the source location it carries.
+fn cause(e: &winit::error::EventLoopError) -> String {
+    let text = e.to_string();
+    match text.rsplit_once(": ") {
+        Some((_, cause)) if text.contains(".rs:") => cause.to_owned(),
+        _ => text,
     }
 }
