@@ -151,7 +151,8 @@ enum Command {
         bake: Option<PathBuf>,
     },
     /// Open a window on a scene and fly through it while it runs: W/S/A/D move,
-    /// E/Q up and down, Shift faster, drag to look, V attractor points, P pause, Esc quit, F11 fullscreen.
+    /// E/Q up and down, Shift faster, drag to look, V attractor points, P pause, F12 screenshot next
+    /// to the scene, Esc quit, F11 fullscreen.
     View {
         /// Scene file (default: the built-in world).
         scene: Option<PathBuf>,
@@ -537,6 +538,9 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
         return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
     }
     let title = format!("sylva: {}", scene.name);
+    // F12 writes NAME-N.png next to the scene file (the built-in world: here).
+    let shot_dir = path.and_then(Path::parent).unwrap_or(Path::new("")).to_owned();
+    let mut shots = 0;
     let result = sylva::vk::window::run(&title, scene.camera, frames, |renderer, controls, dt| {
         if let Some(live) = &mut live {
             match live.poll(&mut built) {
@@ -557,7 +561,16 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
         }
         // Paused: the frame systems still run, with no step, so nothing is re-extracted.
         app.update(if controls.paused { 0.0 } else { dt });
-        sylva::render(renderer, app, controls.show_points)
+        let stats = sylva::render(renderer, app, controls.show_points)?;
+        if controls.screenshot {
+            shots += 1;
+            let path = shot_dir.join(format!("{}-{shots}.png", scene.name));
+            match renderer.save_png(&path) {
+                Ok(()) => println!("screenshot: {}", path.display()),
+                Err(e) => eprintln!("error: screenshot {}: {e}", path.display()),
+            }
+        }
+        Ok(stats)
     });
     match result {
         Err(e) if e.is_no_driver() => {

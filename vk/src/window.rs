@@ -1,8 +1,8 @@
 //! `sylva view`: a winit window with a swapchain. Each frame renders into the
 //! offscreen target as headless does and is blitted to the swapchain image.
 //! Keys follow the thesis demo: W/S/A/D move, E/Q up/down, Shift faster,
-//! V toggles attractor points, P pauses the simulation (the title says so), Esc
-//! quits, F11 fullscreen;
+//! V toggles attractor points, P pauses the simulation (the title says so), F12
+//! asks for a screenshot, Esc quits, F11 fullscreen;
 //! dragging with the left mouse button looks around.
 
 use std::collections::HashSet;
@@ -36,6 +36,8 @@ pub struct Controls {
     pub show_points: bool,
     /// P: the simulation is paused.
     pub paused: bool,
+    /// F12: this frame is to be written as a screenshot (set for one frame).
+    pub screenshot: bool,
 }
 
 /// Opens a window titled `title` and calls `frame(renderer, controls, seconds since
@@ -61,6 +63,7 @@ where
             camera,
             show_points: true,
             paused: false,
+            screenshot: false,
         },
         yaw: forward.x.atan2(-forward.z),
         pitch: forward.y.clamp(-1.0, 1.0).asin(),
@@ -191,6 +194,7 @@ where
             active.swapchain.recreate(&active.renderer)?;
         }
         (self.frame)(&mut active.renderer, &self.controls, dt)?;
+        self.controls.screenshot = false;
         if !active.swapchain.present(&active.renderer)? {
             active.swapchain.recreate(&active.renderer)?;
         }
@@ -222,6 +226,7 @@ where
                 }
             }
             KeyCode::Escape => self.quit = true,
+            KeyCode::F12 => self.controls.screenshot = true,
             KeyCode::F11 => {
                 if let Some(a) = &self.active {
                     let full = a.window.fullscreen().is_some();
