@@ -509,34 +509,7 @@ pub(crate) fn render_png(
 fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common: &Common) -> Result<(), String> {
     outputs::check_all(common, &[])?;
     let started = Instant::now();
-    let (seed, cache_given) = (common.seed, cache.is_some());
-    // The command line's overrides, applied to every version of the scene read.
-    let adjust = move |scene: &mut Scene| {
-        if let Some(s) = seed {
-            scene.seed = s;
-        }
-        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
-            world.cache = Some(dir.clone());
-        }
-    };
-    let threads = common.threads.map_or(0, usize::from);
-    // A scene file is followed: saved edits are rebuilt in the background and swapped in.
-    let (mut live, mut built, scene) = match path {
-        Some(p) => {
-            let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust)?;
-            println!("{}: watching {} for changes", live.scene().name, p.display());
-            let scene = live.scene().clone();
-            (Some(live), built, scene)
-        }
-        None => {
-            let mut scene = Scene::world();
-            adjust(&mut scene);
-            (None, build(&scene, common)?, scene)
-        }
-    };
-    if cache_given && scene.world.is_none() {
-        return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
-    }
+    let (mut live, mut built, scene) = open_view(path, cache, common)?;
     let title = format!("sylva: {}", scene.name);
     // F12 writes NAME-N.png next to the scene file (the built-in world: here).
     let shot_dir = path.and_then(Path::parent).unwrap_or(Path::new("")).to_owned();
@@ -585,6 +558,43 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
             write_report(&report, common)
         }
     }
+}
+
+/// The scene `view` shows: a scene file followed on disk (saved edits are rebuilt in the
+/// background and swapped in), or the built-in world; the command line's overrides applied
+/// to every version read.
+fn open_view(
+    path: Option<&Path>,
+    cache: Option<PathBuf>,
+    common: &Common,
+) -> Result<(Option<LiveScene>, sylva::Built, Scene), String> {
+    let (seed, cache_given) = (common.seed, cache.is_some());
+    let adjust = move |scene: &mut Scene| {
+        if let Some(s) = seed {
+            scene.seed = s;
+        }
+        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
+            world.cache = Some(dir.clone());
+        }
+    };
+    let threads = common.threads.map_or(0, usize::from);
+    let (live, built, scene) = match path {
+        Some(p) => {
+            let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust)?;
+            println!("{}: watching {} for changes", live.scene().name, p.display());
+            let scene = live.scene().clone();
+            (Some(live), built, scene)
+        }
+        None => {
+            let mut scene = Scene::world();
+            adjust(&mut scene);
+            (None, build(&scene, common)?, scene)
+        }
+    };
+    if cache_given && scene.world.is_none() {
+        return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
+    }
+    Ok((live, built, scene))
 }
 
 /// `n` and `noun`, plural unless `n` is 1 ("1 frame", "2 frames").
