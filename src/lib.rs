@@ -253,12 +253,26 @@ fn world_error(scene: &Scene, e: WorldError) -> BuildError {
     }
 }
 
-/// Runs `frames` frames of `steps_per_frame` fixed steps each, calling
-/// `on_frame` after every frame (for progress bars).
+/// Runs `frames` frames of `steps_per_frame` fixed steps each, every frame
+/// extracted for drawing as a renderer would see it, calling `on_frame` after
+/// every frame (for progress bars).
 pub fn simulate(app: &mut App, frames: u32, steps_per_frame: u32, mut on_frame: impl FnMut(u32)) {
-    for frame in 0..frames {
+    for frame in 1..=frames {
         app.advance(steps_per_frame);
-        on_frame(frame + 1);
+        on_frame(frame);
+    }
+}
+
+/// [`simulate`] for a run nobody watches: only the last frame is extracted
+/// (for a screenshot or a report), since extraction is work for frames someone sees.
+pub fn simulate_headless(app: &mut App, frames: u32, steps_per_frame: u32, mut on_frame: impl FnMut(u32)) {
+    for frame in 1..=frames {
+        if frame == frames {
+            app.advance(steps_per_frame);
+        } else {
+            app.advance_headless(steps_per_frame);
+        }
+        on_frame(frame);
     }
 }
 

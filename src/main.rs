@@ -413,7 +413,15 @@ fn run(
             progress.inc(1);
         }
     } else {
-        sylva::simulate(&mut app, frames, scene.simulation.steps_per_frame, |_| progress.inc(1));
+        // A benchmark measures frames as a renderer would run them, extraction included.
+        let run = if bench {
+            sylva::simulate
+        } else {
+            sylva::simulate_headless
+        };
+        run(&mut app, frames, scene.simulation.steps_per_frame, &mut |_| {
+            progress.inc(1)
+        });
     }
     let wall = t0.elapsed();
     progress.finish_and_clear();
@@ -732,7 +740,7 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
     let t0 = Instant::now();
     let mut app = build(&scene, common)?.app;
     let progress = progress_bar(u64::from(iterations), &scene.name);
-    sylva::simulate(&mut app, iterations, 1, |_| progress.inc(1));
+    sylva::simulate_headless(&mut app, iterations, 1, |_| progress.inc(1));
     progress.finish_and_clear();
     let wall = t0.elapsed();
     let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;

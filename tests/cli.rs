@@ -79,7 +79,8 @@ fn report_has_the_contract_keys() {
     for key in ["total_ms", "mean_ms", "p99_ms"] {
         assert!(step[key].as_f64().unwrap() >= 0.0);
     }
-    assert_eq!(r["systems"]["particles.extract"]["calls"], 30);
+    // A headless run extracts only its last frame; `bench` extracts every frame.
+    assert_eq!(r["systems"]["particles.extract"]["calls"], 1);
     for key in ["mean", "p50", "p99", "max"] {
         assert!(r["frame_ms"][key].as_f64().unwrap() > 0.0);
     }
@@ -558,4 +559,18 @@ fn view_without_a_display_says_what_it_needs() {
     assert!(stderr.contains("no X11 display: DISPLAY is not set"), "{stderr}");
     assert!(stderr.contains("--screenshot"), "{stderr}");
     assert!(!stderr.contains(".rs:") && !stderr.contains("WAYLAND"), "{stderr}");
+}
+
+/// Issue 24: extraction is work for frames someone sees. A headless `run` extracts only its
+/// last frame, `bench` every frame (as a renderer runs them); the state is the same.
+#[test]
+fn a_headless_run_extracts_only_its_last_frame_and_ends_in_the_same_state() {
+    let scene = small_scene("headless.ron");
+    let s = scene.to_str().unwrap();
+    let run = report(&["run", s, "--frames", "30"], "headless-run.json");
+    let bench = report(&["bench", s, "--frames", "30"], "headless-bench.json");
+    assert_eq!(run["state_hash"], bench["state_hash"]);
+    assert_eq!(run["systems"]["particles.extract"]["calls"], 1);
+    assert_eq!(bench["systems"]["particles.extract"]["calls"], 30);
+    assert_eq!(run["systems"]["particles.step"]["calls"], 120);
 }

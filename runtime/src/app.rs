@@ -192,6 +192,17 @@ impl App {
         self.metrics.record_frame(t0.elapsed());
     }
 
+    /// [`advance`](Self::advance) for a frame nobody draws: the fixed steps
+    /// and no frame system, so no extraction (headless runs; frame systems
+    /// only fill render batches, never simulation state).
+    pub fn advance_headless(&mut self, steps: u32) {
+        let t0 = Instant::now();
+        for _ in 0..steps {
+            self.run_step();
+        }
+        self.metrics.record_frame(t0.elapsed());
+    }
+
     fn run_frame_systems(&mut self) {
         let Self {
             world,
