@@ -908,13 +908,13 @@ pub(crate) fn print_summary(r: &Report) {
 
 fn print_systems(r: &Report) {
     println!(
-        "  {:<24} {:>8} {:>12} {:>10} {:>10}",
-        "system", "calls", "total ms", "mean ms", "p99 ms"
+        "  {:<24} {:>8} {:>12} {:>10} {:>10} {:>10}",
+        "system", "calls", "total ms", "mean ms", "p50 ms", "p99 ms"
     );
     for (name, s) in &r.systems {
         println!(
-            "  {:<24} {:>8} {:>12.3} {:>10.4} {:>10.4}",
-            name, s.calls, s.total_ms, s.mean_ms, s.p99_ms
+            "  {:<24} {:>8} {:>12.3} {:>10.4} {:>10.4} {:>10.4}",
+            name, s.calls, s.total_ms, s.mean_ms, s.p50_ms, s.p99_ms
         );
     }
     if let Some(rss) = r.peak_rss_bytes {

@@ -76,7 +76,7 @@ fn report_has_the_contract_keys() {
     assert_eq!(r["entities"]["pinned"], 30);
     let step = &r["systems"]["particles.step"];
     assert_eq!(step["calls"], 120);
-    for key in ["total_ms", "mean_ms", "p99_ms"] {
+    for key in ["total_ms", "mean_ms", "p50_ms", "p99_ms"] {
         assert!(step[key].as_f64().unwrap() >= 0.0);
     }
     // A headless run extracts only its last frame; `bench` extracts every frame.
@@ -573,4 +573,29 @@ fn a_headless_run_extracts_only_its_last_frame_and_ends_in_the_same_state() {
     assert_eq!(run["systems"]["particles.extract"]["calls"], 1);
     assert_eq!(bench["systems"]["particles.extract"]["calls"], 30);
     assert_eq!(run["systems"]["particles.step"]["calls"], 120);
+}
+
+/// Issue 25: `sylva scenes` lists every bundled scene with what it shows.
+#[test]
+fn scenes_lists_the_bundled_scenes_with_what_they_show() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .arg("scenes")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis"))
+        .unwrap()
+        .count();
+    let listed = text.lines().filter(|l| l.starts_with("scenes/thesis/")).count();
+    assert_eq!(listed, files, "{text}");
+    let fig = text
+        .lines()
+        .find(|l| l.starts_with("scenes/thesis/fig6_1b.ron"))
+        .unwrap();
+    assert!(fig.contains("Fig. 6.1b: eq. 5.3"), "{fig}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("scenes/world.ron") && l.contains("archipelago"))
+    );
 }

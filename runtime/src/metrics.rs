@@ -101,6 +101,8 @@ pub struct SystemReport {
     pub total_ms: f64,
     /// Mean time per call.
     pub mean_ms: f64,
+    /// Median time per call (a few slow calls move the mean, not this).
+    pub p50_ms: f64,
     /// 99th percentile per call.
     pub p99_ms: f64,
 }
@@ -152,6 +154,7 @@ impl Metrics {
                     calls: h.count(),
                     total_ms: h.total_ms(),
                     mean_ms: h.mean_ms(),
+                    p50_ms: h.quantile_ms(0.5),
                     p99_ms: h.quantile_ms(0.99),
                 };
                 (name.clone(), r)
@@ -236,6 +239,13 @@ mod tests {
         assert_eq!(s.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(s["a"].calls, 2);
         assert!((s["a"].mean_ms - 2.0).abs() < 1e-9);
+        // One slow call moves the mean, not the median.
+        for ms in [1, 2, 3, 3, 500] {
+            m.record_system("c", Duration::from_millis(ms));
+        }
+        let c = &m.systems()["c"];
+        assert!(c.mean_ms > 100.0);
+        assert!((c.p50_ms - 3.0).abs() < 0.1, "{c:?}");
     }
 
     #[test]
