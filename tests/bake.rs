@@ -47,6 +47,15 @@ fn bake(scene: &Path, region: &str, store: &Path, extra: &[&str]) -> Command {
     c
 }
 
+fn verify(scene: &Path, region: &str, store: &Path) -> Command {
+    let mut c = sylva();
+    c.arg("bake")
+        .arg(scene)
+        .args(["--region", region, "--verify"])
+        .arg(store);
+    c
+}
+
 fn ok(mut c: impl std::borrow::BorrowMut<Command>) -> Output {
     let c = c.borrow_mut();
     let out = c.output().unwrap();
@@ -206,13 +215,7 @@ fn verify_finds_corrupt_and_missing_files_and_a_rerun_redoes_them() {
     let region = "-1,-1,1,1";
     ok(bake(&scene, region, &store, &[]));
     let good = files(&store);
-    let mut verify = sylva();
-    verify
-        .arg("bake")
-        .arg(&scene)
-        .args(["--region", region, "--verify"])
-        .arg(&store);
-    let out = ok(verify);
+    let out = ok(verify(&scene, region, &store));
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 missing, 0 corrupt"));
 
     let world = world_of(&scene);
@@ -223,13 +226,7 @@ fn verify_finds_corrupt_and_missing_files_and_a_rerun_redoes_them() {
     bytes[at] ^= 0x40;
     std::fs::write(path(flip), bytes).unwrap();
     std::fs::remove_file(path(gone)).unwrap();
-    let mut verify = sylva();
-    verify
-        .arg("bake")
-        .arg(&scene)
-        .args(["--region", region, "--verify"])
-        .arg(&store);
-    let out = verify.output().unwrap();
+    let out = verify(&scene, region, &store).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "verify fails on a damaged store:\n{text}");
     assert!(

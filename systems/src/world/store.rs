@@ -69,8 +69,8 @@ pub enum StoreError {
         /// The scene's world key.
         expected: String,
     },
-    /// The directory exists but has no manifest.
-    #[error("{0}: not a baked store (no {MANIFEST}); bake one with `sylva bake`")]
+    /// The directory has no readable manifest.
+    #[error("{0}: not a baked store (no readable {MANIFEST}); bake one with `sylva bake`")]
     NotAStore(PathBuf),
 }
 
@@ -86,8 +86,8 @@ pub fn is_store(dir: &Path) -> bool {
     dir.join(MANIFEST).is_file()
 }
 
-/// Checks that the store in `dir` holds `world`; an unreadable manifest is `None`.
-fn check(dir: &Path, world: &WorldGen) -> Result<Option<()>, StoreError> {
+/// Checks that the store in `dir` holds `world` (a missing or unreadable manifest is no store).
+fn check(dir: &Path, world: &WorldGen) -> Result<(), StoreError> {
     let path = dir.join(MANIFEST);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -95,7 +95,7 @@ fn check(dir: &Path, world: &WorldGen) -> Result<Option<()>, StoreError> {
         Err(e) => return Err(io_error(&path)(e)),
     };
     let Ok(found) = serde_json::from_slice::<Manifest>(&bytes) else {
-        return Ok(None);
+        return Err(StoreError::NotAStore(dir.to_owned()));
     };
     let expected = Manifest::of(world);
     if found != expected {
@@ -105,15 +105,13 @@ fn check(dir: &Path, world: &WorldGen) -> Result<Option<()>, StoreError> {
             expected: format!("{} (data version {})", expected.world_key, expected.data_version),
         });
     }
-    Ok(Some(()))
+    Ok(())
 }
 
 /// Opens the baked store `dir` of `world` for reading only.
 pub fn open_store(dir: &Path, world: &WorldGen) -> Result<ChunkCache, StoreError> {
-    match check(dir, world)? {
-        Some(()) => ChunkCache::open_read_only(dir).map_err(io_error(dir)),
-        None => Err(StoreError::NotAStore(dir.to_owned())),
-    }
+    check(dir, world)?;
+    ChunkCache::open_read_only(dir).map_err(io_error(dir))
 }
 
 /// Opens (creating it if needed) the store `dir` for a bake of `world` by the
@@ -123,8 +121,8 @@ pub fn open_store(dir: &Path, world: &WorldGen) -> Result<ChunkCache, StoreError
 pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<ChunkCache, StoreError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     let fresh = match check(dir, world) {
-        Ok(Some(())) => false,
-        Ok(None) | Err(StoreError::NotAStore(_)) => true,
+        Ok(()) => false,
+        Err(StoreError::NotAStore(_)) => true,
         Err(e) => return Err(e),
     };
     if fresh {
