@@ -91,8 +91,14 @@ void main() {
     vec3 p0 = position(parent, c, s);
     vec3 p1 = position(child, c, s);
     vec3 along = p1 - p0;
-    vec3 across = cross(along, vec3(0.0, 1.0, 0.0));
-    across = dot(across, across) > 1e-12 ? normalize(across) : turn(vec3(1.0, 0.0, 0.0), c, s);
+    // The blade's width axis is its own yawed x, made perpendicular to the link. Taking it
+    // from the bend instead (cross(along, up)) turned every blade in a field to face the wind
+    // alike, so one side of the camera saw their lit faces and the other their backs: a seam
+    // that followed the camera.
+    vec3 width_axis = turn(vec3(1.0, 0.0, 0.0), c, s);
+    vec3 dir = dot(along, along) > 1e-12 ? normalize(along) : vec3(0.0, 1.0, 0.0);
+    vec3 across = width_axis - dir * dot(width_axis, dir);
+    across = dot(across, across) > 1e-12 ? normalize(across) : normalize(cross(dir, turn(vec3(0.0, 0.0, 1.0), c, s)));
     uint row = upper ? child : parent;
     vec3 p = (upper ? p1 : p0) + across * side * particles[row].rest_width.w * a_scale;
     vec3 n = cross(across, along);
