@@ -134,8 +134,10 @@ fn a_tree_renders_like_its_golden_image() {
     let Some((pixels, stats)) = render_scene(&scene("scenes/thesis/fig6_1b.ron", Some(tree_camera())), 1) else {
         return;
     };
-    assert!(stats.cylinders > 10_000, "{stats:?}");
-    assert_eq!(stats.draw_calls, 1);
+    // At 160 × 120 most twigs are thinner than a tenth of a pixel and left out; what is
+    // drawn takes one indirect draw per ring.
+    assert!((1_000..10_000).contains(&stats.cylinders), "{stats:?}");
+    assert!(stats.draw_calls <= 3, "{stats:?}");
     check_golden("fig6_1b", &pixels);
 }
 
@@ -334,8 +336,10 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let render = &report["render"];
     assert_eq!(render["frames"], 1);
-    assert_eq!(render["draw_calls_per_frame"], 1.0);
-    assert_eq!(render["instances"], 16384);
+    // One indirect draw per ring; springs thinner than a tenth of a pixel are left out at 96 × 64.
+    assert!(render["draw_calls_per_frame"].as_f64().unwrap() <= 3.0, "{render}");
+    let drawn = render["instances"].as_u64().unwrap();
+    assert!((4_000..16_384).contains(&drawn), "{render}");
     assert_eq!(render["validation_errors"], 0);
     assert_eq!(render["validation_warnings"], 0);
     for key in ["device", "upload_bytes_per_frame", "gpu_memory_bytes", "frame_ms"] {

@@ -1,22 +1,27 @@
 //! Branch segments (and springs) as instanced tapered cylinders. Each
-//! [`CylinderBatch`] gets a device-local buffer holding its five arrays; a
-//! batch is one draw, culled by its bounding box, with the ring's side count
-//! chosen from its widest cylinder's size on screen.
+//! [`CylinderBatch`] gets a device-local buffer holding its five arrays. A
+//! batch that holds still is uploaded in cluster order (`clusters.rs`): each
+//! cluster is culled, gets a ring for its size on screen and drops its
+//! sub-pixel twigs; the frame's picks become one indirect draw per ring and
+//! batch, so draw calls stay bounded whatever the tree count. A batch that
+//! changes every frame (springs, a tree still growing) stays in batch order,
+//! one cluster, updated by its dirty ranges.
 
 use std::sync::Arc;
 
 use ash::vk;
-use sylva_runtime::extract::CylinderBatch;
+use gpu_allocator::MemoryLocation;
+use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 
-use crate::cull::Aabb;
+use crate::clusters::{self, Cluster};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::instances::Instances;
-use crate::memory::Memory;
+use crate::memory::{Buffer, Memory};
 use crate::mesh::{self, Mesh};
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
-use crate::pod::slice_bytes;
+use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 use crate::upload::Uploads;
 
@@ -35,18 +40,41 @@ const VERTEX: &[Attribute] = &[Attribute::VEC3];
 /// Ring side counts of the level-of-detail meshes, coarse to fine.
 pub const SIDES: [u32; 3] = [4, 8, 16];
 
+/// Instances below which a batch is drawn as one cluster: sorting costs more than it saves.
+const CLUSTER_MIN: usize = 1024;
+/// Frames a batch in batch order must hold still before it is reordered into clusters.
+const STILL_FRAMES: u32 = 30;
+
+// SAFETY: repr(C) of five 4-byte integers: no padding.
+unsafe impl Pod for vk::DrawIndexedIndirectCommand {}
+
 /// One batch's GPU copy.
 struct Slot {
     instances: Instances,
-    bounds: Aabb,
-    max_radius: f32,
+    /// The larger radius of each instance, in GPU order.
+    radius: Vec<f32>,
+    clusters: Vec<Cluster>,
+    /// Frames since the batch last changed.
+    still: u32,
+}
+
+/// The draws of one slot with one ring: `count` commands from `first`.
+struct Draw {
+    slot: usize,
+    ring: usize,
+    first: u32,
+    count: u32,
 }
 
 /// The cylinder draw path.
 pub(crate) struct Cylinders {
     slots: Vec<Slot>,
-    /// (slot, ring) per visible batch, decided in `prepare`.
-    draws: Vec<(usize, usize)>,
+    /// The frame's indirect commands, grouped by slot and ring.
+    commands: Vec<vk::DrawIndexedIndirectCommand>,
+    draws: Vec<Draw>,
+    /// Where `commands` go for the GPU, and how many it has room for.
+    indirect: Option<(Buffer, usize)>,
+    multi_draw: bool,
     rings: Vec<Mesh>,
     pipeline: DrawPipeline,
 }
@@ -78,10 +106,62 @@ impl Cylinders {
             .collect::<Result<_, _>>()?;
         Ok(Cylinders {
             slots: Vec::new(),
+            commands: Vec::new(),
             draws: Vec::new(),
+            indirect: None,
+            multi_draw: memory.device().multi_draw,
             rings,
             pipeline,
         })
+    }
+
+    /// Appends the commands of slot `i`'s visible clusters, ring by ring.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+        let slot = &self.slots[i];
+        let mut by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
+        for c in &slot.clusters {
+            let Some(pick) = c.pick(frame.view, &slot.radius) else {
+                frame.stats.batches_culled += 1;
+                continue;
+            };
+            by_ring[pick.ring].push(vk::DrawIndexedIndirectCommand {
+                index_count: self.rings[pick.ring].index_count,
+                instance_count: pick.count,
+                first_index: 0,
+                vertex_offset: 0,
+                first_instance: c.range.start,
+            });
+        }
+        for (ring, commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+            self.draws.push(Draw {
+                slot: i,
+                ring,
+                first: self.commands.len() as u32,
+                count: commands.len() as u32,
+            });
+            self.commands.extend(commands);
+        }
+    }
+
+    /// Writes the frame's commands where the GPU reads them, growing the buffer when needed.
+    fn write_commands(&mut self, memory: &Arc<Memory>) -> Result<(), RenderError> {
+        if self.commands.is_empty() {
+            return Ok(());
+        }
+        if self
+            .indirect
+            .as_ref()
+            .is_none_or(|(_, room)| *room < self.commands.len())
+        {
+            self.indirect = None;
+            let room = self.commands.len().next_power_of_two().max(64);
+            let size = (room * std::mem::size_of::<vk::DrawIndexedIndirectCommand>()) as u64;
+            let usage = vk::BufferUsageFlags::INDIRECT_BUFFER;
+            let buffer = memory.buffer(size, usage, MemoryLocation::CpuToGpu, "cylinder draws")?;
+            self.indirect = Some((buffer, room));
+        }
+        let (buffer, _) = self.indirect.as_mut().expect("made above");
+        buffer.write(slice_bytes(&self.commands), "cylinder draws")
     }
 }
 
@@ -93,86 +173,118 @@ impl DrawPass for Cylinders {
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
             instances: Instances::new(INSTANCE, "cylinder instances"),
-            bounds: Aabb::EMPTY,
-            max_radius: 0.0,
+            radius: Vec::new(),
+            clusters: Vec::new(),
+            still: 0,
         });
         for (slot, batch) in self.slots.iter_mut().zip(batches.iter_mut()) {
             slot.update(frame, batch)?;
         }
         self.draws.clear();
-        for (i, s) in self.slots.iter().enumerate() {
-            if s.instances.len() == 0 {
-                continue;
-            }
-            if !frame.view.frustum.intersects(&s.bounds) {
-                frame.stats.batches_culled += 1;
-                continue;
-            }
-            let pixels = frame
-                .view
-                .pixels(s.max_radius, s.bounds.distance(frame.view.camera.position));
-            let ring = if pixels >= 8.0 {
-                2
-            } else if pixels >= 2.0 {
-                1
-            } else {
-                0
-            };
-            self.draws.push((i, ring));
+        self.commands.clear();
+        for i in 0..self.slots.len() {
+            self.pick(i, frame);
         }
-        Ok(())
+        self.write_commands(frame.memory)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        if self.draws.is_empty() {
+        let Some((buffer, _)) = self.indirect.as_ref().filter(|_| !self.draws.is_empty()) else {
             return;
-        }
+        };
         self.pipeline.bind(rec);
-        for &(i, ring) in &self.draws {
-            let s = &self.slots[i];
-            let mesh = &self.rings[ring];
+        let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
+        for d in &self.draws {
+            let mesh = &self.rings[d.ring];
             mesh.bind(rec);
-            s.instances.bind(rec, 1);
-            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the
-            // pipeline, the mesh and the instances bound.
+            self.slots[d.slot].instances.bind(rec, 1);
+            let commands = &self.commands[d.first as usize..(d.first + d.count) as usize];
+            stats.cylinders += commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
+            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline, the
+            // mesh and the instances bound; the commands lie in the buffer, which lives until
+            // the frame is done, and many of them (or a first instance) only where the device
+            // enabled multi-draw.
             unsafe {
-                rec.device
-                    .cmd_draw_indexed(rec.cmd, mesh.index_count, s.instances.len(), 0, 0, 0);
+                if self.multi_draw {
+                    let offset = u64::from(d.first) * u64::from(stride);
+                    rec.device
+                        .cmd_draw_indexed_indirect(rec.cmd, buffer.raw(), offset, d.count, stride);
+                    stats.draw_calls += 1;
+                } else {
+                    for c in commands {
+                        rec.device
+                            .cmd_draw_indexed(rec.cmd, c.index_count, c.instance_count, 0, 0, c.first_instance);
+                        stats.draw_calls += 1;
+                    }
+                }
             }
-            stats.draw_calls += 1;
-            stats.cylinders += u64::from(s.instances.len());
         }
     }
 }
 
 impl Slot {
-    /// Brings the slot up to date with its batch. Bounds only grow under partial
-    /// updates (conservative); a whole or shrinking update recomputes them.
+    /// Brings the slot up to date with its batch: a batch that held still before it
+    /// changed, or for [`STILL_FRAMES`], goes up whole in cluster order; one that keeps
+    /// changing goes up in batch order by its dirty ranges.
     fn update(&mut self, frame: &mut Prepare<'_>, batch: &mut CylinderBatch) -> Result<(), RenderError> {
         let dirty = batch.dirty.take();
-        let arrays = [
-            slice_bytes(&batch.start),
-            slice_bytes(&batch.end),
-            slice_bytes(&batch.start_radius),
-            slice_bytes(&batch.end_radius),
-            slice_bytes(&batch.colour),
-        ];
-        let changed = self
-            .instances
-            .update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
-        let range = if changed.whole {
-            self.bounds = Aabb::EMPTY;
-            self.max_radius = 0.0;
-            0..batch.len()
-        } else {
-            changed.range
-        };
-        for k in range {
-            let (r0, r1) = (batch.start_radius[k], batch.end_radius[k]);
-            self.bounds.add_sphere(batch.start[k], r0);
-            self.bounds.add_sphere(batch.end[k], r1);
-            self.max_radius = self.max_radius.max(r0).max(r1);
+        let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
+        let was_still = self.still > 0 || self.instances.len() == 0;
+        self.still = if changed { 0 } else { self.still.saturating_add(1) };
+        let large = batch.len() >= CLUSTER_MIN;
+        let clustered = self.clusters.first().is_some_and(|c| c.sorted);
+        if large && ((changed && was_still) || (!clustered && self.still == STILL_FRAMES)) {
+            return self.upload_clustered(frame, batch);
         }
+        if !changed {
+            return Ok(());
+        }
+        let dirty = if clustered {
+            DirtyRange {
+                start: 0,
+                end: batch.len() as u32,
+            }
+        } else {
+            dirty
+        };
+        upload(&mut self.instances, frame, batch, dirty)?;
+        self.radius = clusters::radii(batch);
+        self.clusters = (!batch.is_empty())
+            .then(|| clusters::whole(batch))
+            .into_iter()
+            .collect();
         Ok(())
     }
+
+    /// Uploads the whole batch in cluster order.
+    fn upload_clustered(&mut self, frame: &mut Prepare<'_>, batch: &CylinderBatch) -> Result<(), RenderError> {
+        let order = clusters::order(batch, &clusters::radii(batch));
+        let sorted = clusters::reorder(batch, &order);
+        let all = DirtyRange {
+            start: 0,
+            end: sorted.len() as u32,
+        };
+        upload(&mut self.instances, frame, &sorted, all)?;
+        self.radius = clusters::radii(&sorted);
+        self.clusters = clusters::clusters(&sorted);
+        Ok(())
+    }
+}
+
+/// Sends `dirty` of `batch`'s arrays up.
+fn upload(
+    instances: &mut Instances,
+    frame: &mut Prepare<'_>,
+    batch: &CylinderBatch,
+    dirty: DirtyRange,
+) -> Result<(), RenderError> {
+    let arrays = [
+        slice_bytes(&batch.start),
+        slice_bytes(&batch.end),
+        slice_bytes(&batch.start_radius),
+        slice_bytes(&batch.end_radius),
+        slice_bytes(&batch.colour),
+    ];
+    instances.update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
+    Ok(())
 }

@@ -123,6 +123,9 @@ pub struct Device {
     pub queue_family: u32,
     /// The physical device's name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`.
     pub name: String,
+    /// Indirect draws may draw many commands at once and start at any instance
+    /// (`multiDrawIndirect` and `drawIndirectFirstInstance`, enabled when supported).
+    pub multi_draw: bool,
     /// The instance (destroyed after the device, being a later field).
     pub instance: Instance,
 }
@@ -132,6 +135,7 @@ struct Candidate {
     physical: vk::PhysicalDevice,
     queue_family: u32,
     properties: vk::PhysicalDeviceProperties,
+    multi_draw: bool,
 }
 
 impl Device {
@@ -158,6 +162,7 @@ impl Device {
             queue,
             queue_family: best.queue_family,
             name,
+            multi_draw: best.multi_draw,
             instance,
         })
     }
@@ -215,10 +220,14 @@ fn pick(instance: &ash::Instance) -> Result<Candidate, RenderError> {
             .as_ref()
             .is_none_or(|b| rank(properties.device_type) < rank(b.properties.device_type))
         {
+            // SAFETY: `physical` came from this instance.
+            let features = unsafe { instance.get_physical_device_features(physical) };
             best = Some(Candidate {
                 physical,
                 queue_family: family as u32,
                 properties,
+                multi_draw: features.multi_draw_indirect == vk::TRUE
+                    && features.draw_indirect_first_instance == vk::TRUE,
             });
         }
     }
@@ -237,8 +246,12 @@ fn create_device(instance: &ash::Instance, best: &Candidate, swapchain: bool) ->
         .dynamic_rendering(true)
         .maintenance4(true);
     let device_extensions = [ash::khr::swapchain::NAME.as_ptr()];
+    let features = vk::PhysicalDeviceFeatures::default()
+        .multi_draw_indirect(best.multi_draw)
+        .draw_indirect_first_instance(best.multi_draw);
     let info = vk::DeviceCreateInfo::default()
         .queue_create_infos(&queues)
+        .enabled_features(&features)
         .enabled_extension_names(if swapchain { &device_extensions } else { &[] })
         .push_next(&mut features13);
     // SAFETY: `physical` belongs to the instance; `info` outlives the call.

@@ -30,6 +30,7 @@
 //!   to, and a fly camera.
 #![warn(missing_docs)]
 
+mod clusters;
 mod commands;
 mod cull;
 mod cylinders;

@@ -1,0 +1,209 @@
+//! A cylinder batch reordered into spatial clusters, thickest cylinder first
+//! in each, so a frame picks a ring per cluster (per tree, in a forest) and
+//! leaves out a far cluster's sub-pixel twigs by drawing only a prefix of it.
+
+use std::ops::Range;
+
+use sylva_runtime::extract::CylinderBatch;
+use sylva_runtime::glam::Vec3;
+
+use crate::cull::Aabb;
+use crate::frame::View;
+
+/// Side of a cluster's square on the ground, world units: about one tree crown.
+pub const CELL: f32 = 16.0;
+/// Pixels a cylinder's radius must cover to be drawn: thinner twigs only break into
+/// dotted pixels, and a cluster's thickest branches still show its shape.
+pub const MIN_RADIUS_PIXELS: f32 = 0.1;
+
+/// One cluster: a range of the batch in its GPU order.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Cluster {
+    /// The instances, in GPU order.
+    pub range: Range<u32>,
+    /// What they cover.
+    pub bounds: Aabb,
+    /// Radii fall along the range, so a prefix holds the thickest cylinders.
+    pub sorted: bool,
+}
+
+/// What a frame draws of a cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    /// Index into the ring meshes, coarse to fine.
+    pub ring: usize,
+    /// Instances drawn from the cluster's first.
+    pub count: u32,
+}
+
+/// The larger radius of each cylinder.
+pub(crate) fn radii(batch: &CylinderBatch) -> Vec<f32> {
+    batch
+        .start_radius
+        .iter()
+        .zip(&batch.end_radius)
+        .map(|(a, b)| a.max(*b))
+        .collect()
+}
+
+/// The GPU order: by ground cell of the midpoint, then thickest first, then batch
+/// order (so equal inputs give equal orders).
+pub(crate) fn order(batch: &CylinderBatch, radius: &[f32]) -> Vec<u32> {
+    let cell = |i: usize| {
+        let mid = (batch.start[i] + batch.end[i]) * (0.5 / CELL);
+        (mid.x.floor() as i32, mid.z.floor() as i32)
+    };
+    let mut keyed: Vec<((i32, i32), u32)> = (0..batch.len()).map(|i| (cell(i), i as u32)).collect();
+    keyed.sort_unstable_by(|(ca, a), (cb, b)| {
+        ca.cmp(cb)
+            .then(radius[*b as usize].total_cmp(&radius[*a as usize]))
+            .then(a.cmp(b))
+    });
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// `batch` with its instances in `order`.
+pub(crate) fn reorder(batch: &CylinderBatch, order: &[u32]) -> CylinderBatch {
+    let mut out = CylinderBatch::default();
+    for &i in order {
+        let i = i as usize;
+        out.push(
+            batch.start[i],
+            batch.end[i],
+            batch.start_radius[i],
+            batch.end_radius[i],
+            batch.colour[i],
+        );
+    }
+    out
+}
+
+/// The clusters of a reordered batch: runs of one ground cell.
+pub(crate) fn clusters(batch: &CylinderBatch) -> Vec<Cluster> {
+    let cell = |i: usize| ((batch.start[i] + batch.end[i]) * (0.5 / CELL)).floor();
+    let mut out: Vec<Cluster> = Vec::new();
+    let mut key = Vec3::NAN;
+    for i in 0..batch.len() {
+        let k = cell(i);
+        if k != key || out.is_empty() {
+            key = k;
+            out.push(Cluster {
+                range: i as u32..i as u32,
+                bounds: Aabb::EMPTY,
+                sorted: true,
+            });
+        }
+        let c = out.last_mut().expect("a cluster was just pushed");
+        c.range.end = i as u32 + 1;
+        add_cylinder(&mut c.bounds, batch, i);
+    }
+    out
+}
+
+/// The whole batch as one cluster in batch order (a batch that changes every frame).
+pub(crate) fn whole(batch: &CylinderBatch) -> Cluster {
+    let mut bounds = Aabb::EMPTY;
+    for i in 0..batch.len() {
+        add_cylinder(&mut bounds, batch, i);
+    }
+    Cluster {
+        range: 0..batch.len() as u32,
+        bounds,
+        sorted: false,
+    }
+}
+
+fn add_cylinder(bounds: &mut Aabb, batch: &CylinderBatch, i: usize) {
+    bounds.add_sphere(batch.start[i], batch.start_radius[i]);
+    bounds.add_sphere(batch.end[i], batch.end_radius[i]);
+}
+
+impl Cluster {
+    /// The ring and prefix to draw from `view`, or `None` when the cluster is out of
+    /// view or all of it is thinner than [`MIN_RADIUS_PIXELS`]. `radius` is the slot's
+    /// radii in GPU order.
+    pub fn pick(&self, view: &View, radius: &[f32]) -> Option<Pick> {
+        if !view.frustum.intersects(&self.bounds) {
+            return None;
+        }
+        let d = self.bounds.distance(view.camera.position);
+        let radii = &radius[self.range.start as usize..self.range.end as usize];
+        let thickest = if self.sorted {
+            radii.first().copied().unwrap_or(0.0)
+        } else {
+            radii.iter().fold(0.0f32, |a, &r| a.max(r))
+        };
+        let count = if self.sorted {
+            radii.partition_point(|&r| view.pixels(r, d) >= MIN_RADIUS_PIXELS)
+        } else {
+            radii.len()
+        };
+        (count > 0).then(|| Pick {
+            ring: ring_for(view.pixels(thickest, d)),
+            count: count as u32,
+        })
+    }
+}
+
+/// The ring for a cylinder `pixels` in radius: 4 sides below 2 pixels, 8 below 8, else 16.
+fn ring_for(pixels: f32) -> usize {
+    if pixels >= 8.0 {
+        2
+    } else if pixels >= 2.0 {
+        1
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sylva_runtime::extract::Camera;
+
+    /// Two trees 40 m apart, each a trunk and ever thinner twigs pushed thinnest first.
+    fn two_trees() -> CylinderBatch {
+        let mut b = CylinderBatch::default();
+        for x in [0.0, 40.0] {
+            for k in (0..4).rev() {
+                let r = 0.5 / 3f32.powi(k);
+                b.push(Vec3::new(x + 4.0, 0.0, 4.0), Vec3::new(x + 4.0, 5.0, 4.0), r, r, [0; 4]);
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn clusters_are_cells_with_the_thickest_first() {
+        let b = two_trees();
+        let r = radii(&b);
+        let o = order(&b, &r);
+        assert_eq!(o, vec![3, 2, 1, 0, 7, 6, 5, 4]);
+        let sorted = reorder(&b, &o);
+        let c = clusters(&sorted);
+        assert_eq!(c.iter().map(|c| c.range.clone()).collect::<Vec<_>>(), vec![0..4, 4..8]);
+        assert_eq!(sorted.start_radius[0], 0.5);
+        assert!(c[1].bounds.min.x > 40.0);
+    }
+
+    #[test]
+    fn far_clusters_draw_fewer_twigs_on_coarser_rings() {
+        let b = reorder(&two_trees(), &order(&two_trees(), &radii(&two_trees())));
+        let (r, c) = (radii(&b), clusters(&b));
+        let at = |z: f32| {
+            let camera = Camera {
+                position: Vec3::new(4.0, 2.0, z),
+                target: Vec3::new(4.0, 2.0, 4.0),
+                ..Camera::default()
+            };
+            View::new(camera, 1280, 720)
+        };
+        let near = c[0].pick(&at(10.0), &r).unwrap();
+        let far = c[0].pick(&at(400.0), &r).unwrap();
+        assert_eq!((near.ring, near.count), (2, 4));
+        assert_eq!((far.ring, far.count), (0, 2));
+        assert_eq!(c[0].pick(&at(9000.0), &r), None, "thinner than a tenth of a pixel");
+        let unsorted = whole(&two_trees());
+        assert_eq!(unsorted.pick(&at(400.0), &radii(&two_trees())).unwrap().count, 8);
+    }
+}
