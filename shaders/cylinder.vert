@@ -1,5 +1,7 @@
-// Instanced tapered cylinders: one instance per segment (start, end, radii, colour),
-// the ring mesh gives (cos, sin, t) per vertex.
+// Instanced tapered cylinders: one instance per segment (start, end, radii, colour).
+// The tube mesh gives per vertex the normal's part in the ring plane (xy), the
+// position along the axis (z, 0 to 1) and the normal's part along the axis (w,
+// non-zero on the end domes).
 #version 450
 
 layout(set = 0, binding = 0) uniform Globals {
@@ -12,7 +14,7 @@ layout(set = 0, binding = 0) uniform Globals {
     vec4 viewport;   // xy: size in pixels, z: point size in pixels
 } g;
 
-layout(location = 0) in vec3 a_ring;
+layout(location = 0) in vec4 a_ring;
 layout(location = 1) in vec3 i_start;
 layout(location = 2) in vec3 i_end;
 layout(location = 3) in float i_start_radius;
@@ -31,7 +33,7 @@ void main() {
     vec3 helper = abs(w.y) < 0.99 ? vec3(0.0, 1.0, 0.0) : vec3(1.0, 0.0, 0.0);
     vec3 u = normalize(cross(helper, w));
     vec3 v = cross(w, u);
-    vec3 n = a_ring.x * u + a_ring.y * v;
+    vec3 n = a_ring.x * u + a_ring.y * v + a_ring.w * w;
     float r = mix(i_start_radius, i_end_radius, a_ring.z);
     vec3 p = mix(i_start, i_end, a_ring.z) + n * r;
     v_colour = i_colour.rgb;

@@ -18,12 +18,14 @@
 #![warn(missing_docs)]
 
 mod flight;
+mod framing;
 pub mod live;
 pub mod memory;
 mod report;
 mod scene;
 
 pub use flight::Flight;
+pub use framing::camera_for;
 pub use memory::MemoryLimit;
 pub use report::{RenderReport, Report};
 pub use scene::{

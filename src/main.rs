@@ -436,7 +436,10 @@ fn run(
         print_systems(&report);
     }
     report.render = match (renderer, &screenshot.path) {
-        (Some(mut renderer), Some(path)) => Some(render_png(&mut renderer, &app, path, true)?),
+        (Some(mut renderer), Some(path)) => {
+            app.world.resources.insert(sylva::camera_for(&scene, &app));
+            Some(render_png(&mut renderer, &app, path, true)?)
+        }
         _ => {
             if !bench {
                 println!("rendering: off (pass --screenshot PATH to render the last frame)");
@@ -522,7 +525,10 @@ fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common
     // F12 writes NAME-N.png next to the scene file (the built-in world: here).
     let shot_dir = path.and_then(Path::parent).unwrap_or(Path::new("")).to_owned();
     let mut shots = 0;
-    let result = sylva::vk::window::run(&title, scene.camera, frames, |renderer, controls, dt| {
+    // One extraction first, so a scene without a camera starts framed on its content.
+    built.app.update(0.0);
+    let camera = sylva::camera_for(&scene, &built.app);
+    let result = sylva::vk::window::run(&title, camera, frames, |renderer, controls, dt| {
         if let Some(live) = &mut live {
             match live.poll(&mut built) {
                 Reload::Reloaded { millis } => println!("{}: reloaded in {millis:.0} ms", live.scene().name),

@@ -82,7 +82,9 @@ pub struct Scene {
     pub grass: Option<GrassScene>,
     /// An endless world streamed chunk by chunk around the camera, if any. Default: none.
     pub world: Option<WorldParams>,
-    /// Where the camera looks from.
+    /// Where the camera looks from. Default: for a scene that is not a world, a camera
+    /// framing the scene's content after its first extraction ([`crate::camera_for`]; a
+    /// camera equal to the default counts as none).
     pub camera: Camera,
     /// The sun.
     pub sun: Sun,

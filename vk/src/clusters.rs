@@ -1,6 +1,7 @@
-//! A cylinder batch reordered into spatial clusters, thickest cylinder first
-//! in each, so a frame picks a ring per cluster (per tree, in a forest) and
-//! leaves out a far cluster's sub-pixel twigs by drawing only a prefix of it.
+//! A cylinder batch reordered into spatial clusters (about a tree each),
+//! thickest cylinder first in each, so a frame culls per cluster and splits
+//! each into three ranges by size on screen: thick branches get the finest
+//! ring, twigs the coarsest, and sub-pixel twigs are left out.
 
 use std::ops::Range;
 
@@ -25,15 +26,6 @@ pub(crate) struct Cluster {
     pub bounds: Aabb,
     /// Radii fall along the range, so a prefix holds the thickest cylinders.
     pub sorted: bool,
-}
-
-/// What a frame draws of a cluster.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Pick {
-    /// Index into the ring meshes, coarse to fine.
-    pub ring: usize,
-    /// Instances drawn from the cluster's first.
-    pub count: u32,
 }
 
 /// The larger radius of each cylinder.
@@ -119,42 +111,34 @@ fn add_cylinder(bounds: &mut Aabb, batch: &CylinderBatch, i: usize) {
 }
 
 impl Cluster {
-    /// The ring and prefix to draw from `view`, or `None` when the cluster is out of
-    /// view or all of it is thinner than [`MIN_RADIUS_PIXELS`]. `radius` is the slot's
-    /// radii in GPU order.
-    pub fn pick(&self, view: &View, radius: &[f32]) -> Option<Pick> {
+    /// The instances to draw with each ring (coarse to fine) from `view`: thicker
+    /// cylinders get more sides, those thinner than [`MIN_RADIUS_PIXELS`] none.
+    /// `None` when the cluster is out of view or all of it is too thin. `radius` is
+    /// the slot's radii in GPU order.
+    pub fn pick(&self, view: &View, radius: &[f32]) -> Option<[Range<u32>; 3]> {
         if !view.frustum.intersects(&self.bounds) {
             return None;
         }
         let d = self.bounds.distance(view.camera.position);
         let radii = &radius[self.range.start as usize..self.range.end as usize];
-        let thickest = if self.sorted {
-            radii.first().copied().unwrap_or(0.0)
+        let first = self.range.start;
+        let rings = if self.sorted {
+            let upto = |px: f32| first + radii.partition_point(|&r| view.pixels(r, d) >= px) as u32;
+            let (fine, middle, coarse) = (upto(RING_PIXELS[1]), upto(RING_PIXELS[0]), upto(MIN_RADIUS_PIXELS));
+            [middle..coarse, fine..middle, first..fine]
         } else {
-            radii.iter().fold(0.0f32, |a, &r| a.max(r))
+            let thickest = radii.iter().fold(0.0f32, |a, &r| a.max(r));
+            let ring = RING_PIXELS.iter().filter(|&&px| view.pixels(thickest, d) >= px).count();
+            let mut rings = [first..first, first..first, first..first];
+            rings[ring] = self.range.clone();
+            rings
         };
-        let count = if self.sorted {
-            radii.partition_point(|&r| view.pixels(r, d) >= MIN_RADIUS_PIXELS)
-        } else {
-            radii.len()
-        };
-        (count > 0).then(|| Pick {
-            ring: ring_for(view.pixels(thickest, d)),
-            count: count as u32,
-        })
+        rings.iter().any(|r| !r.is_empty()).then_some(rings)
     }
 }
 
-/// The ring for a cylinder `pixels` in radius: 4 sides below 2 pixels, 8 below 8, else 16.
-fn ring_for(pixels: f32) -> usize {
-    if pixels >= 8.0 {
-        2
-    } else if pixels >= 2.0 {
-        1
-    } else {
-        0
-    }
-}
+/// Radii on screen, pixels, from which a cylinder takes the 8-sided and the 16-sided ring.
+const RING_PIXELS: [f32; 2] = [2.0, 8.0];
 
 #[cfg(test)]
 mod tests {
@@ -198,12 +182,15 @@ mod tests {
             };
             View::new(camera, 1280, 720)
         };
-        let near = c[0].pick(&at(10.0), &r).unwrap();
-        let far = c[0].pick(&at(400.0), &r).unwrap();
-        assert_eq!((near.ring, near.count), (2, 4));
-        assert_eq!((far.ring, far.count), (0, 2));
+        // Radii 0.5, 0.17, 0.056 and 0.019 m: near, trunk and branch take 16 sides and the
+        // twigs 8; far, only the two thickest are drawn, with 4 sides.
+        assert_eq!(c[0].pick(&at(10.0), &r), Some([4..4, 2..4, 0..2]));
+        assert_eq!(c[0].pick(&at(400.0), &r), Some([0..2, 0..0, 0..0]));
         assert_eq!(c[0].pick(&at(9000.0), &r), None, "thinner than a tenth of a pixel");
         let unsorted = whole(&two_trees());
-        assert_eq!(unsorted.pick(&at(400.0), &radii(&two_trees())).unwrap().count, 8);
+        assert_eq!(
+            unsorted.pick(&at(400.0), &radii(&two_trees())),
+            Some([0..8, 0..0, 0..0])
+        );
     }
 }

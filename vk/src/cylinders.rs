@@ -34,11 +34,13 @@ const INSTANCE: &[Attribute] = &[
     Attribute::RGBA8,
 ];
 
-/// Per ring vertex: (cos θ, sin θ, t).
-const VERTEX: &[Attribute] = &[Attribute::VEC3];
+/// Per tube vertex: (normal in the ring plane, t, normal along the axis); see `mesh::tube`.
+const VERTEX: &[Attribute] = &[Attribute::VEC4];
 
 /// Ring side counts of the level-of-detail meshes, coarse to fine.
 pub const SIDES: [u32; 3] = [4, 8, 16];
+/// Rings of each mesh's end domes: a twig of 4 sides stays open, thick branches are round.
+const DOME_BANDS: [u32; 3] = [0, 1, 2];
 
 /// Instances below which a batch is drawn as one cluster: sorting costs more than it saves.
 const CLUSTER_MIN: usize = 1024;
@@ -99,8 +101,9 @@ impl Cylinders {
         )?;
         let rings = SIDES
             .iter()
-            .map(|&sides| {
-                let (v, i) = mesh::ring(sides);
+            .zip(DOME_BANDS)
+            .map(|(&sides, bands)| {
+                let (v, i) = mesh::tube(sides, bands);
                 Mesh::new(memory, uploads, &v, &i, "cylinder ring")
             })
             .collect::<Result<_, _>>()?;
@@ -120,17 +123,19 @@ impl Cylinders {
         let slot = &self.slots[i];
         let mut by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
         for c in &slot.clusters {
-            let Some(pick) = c.pick(frame.view, &slot.radius) else {
+            let Some(rings) = c.pick(frame.view, &slot.radius) else {
                 frame.stats.batches_culled += 1;
                 continue;
             };
-            by_ring[pick.ring].push(vk::DrawIndexedIndirectCommand {
-                index_count: self.rings[pick.ring].index_count,
-                instance_count: pick.count,
-                first_index: 0,
-                vertex_offset: 0,
-                first_instance: c.range.start,
-            });
+            for (ring, range) in rings.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+                by_ring[ring].push(vk::DrawIndexedIndirectCommand {
+                    index_count: self.rings[ring].index_count,
+                    instance_count: range.len() as u32,
+                    first_index: 0,
+                    vertex_offset: 0,
+                    first_instance: range.start,
+                });
+            }
         }
         for (ring, commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
             self.draws.push(Draw {

@@ -53,19 +53,37 @@ impl Mesh {
     }
 }
 
-/// An open tube of `sides` quads: vertices (cos θ, sin θ, t) with t = 0 at the
-/// start ring and 1 at the end ring.
-pub(crate) fn ring(sides: u32) -> (Vec<f32>, Vec<u32>) {
-    let mut v = Vec::with_capacity((sides as usize + 1) * 6);
-    for k in 0..=sides {
-        let a = std::f32::consts::TAU * k as f32 / sides as f32;
-        let (s, c) = a.sin_cos();
-        v.extend_from_slice(&[c, s, 0.0, c, s, 1.0]);
-    }
-    let mut i = Vec::with_capacity(sides as usize * 6);
-    for k in 0..sides {
-        let (a0, a1, b0, b1) = (2 * k, 2 * k + 1, 2 * k + 2, 2 * k + 3);
-        i.extend_from_slice(&[a0, b0, a1, a1, b0, b1]);
+/// A tube of `sides` sides closed by a dome at each end, `bands` rings from the rim to
+/// the pole (0: open). Vertices are (x, y, t, a): the unit normal is x·u + y·v + a·w for the
+/// ring plane (u, v) and axis w, the position the point at `t` along the axis plus the
+/// normal times the radius there. Domes close a trunk's base and round over the joints
+/// where a child leaves its parent at an angle.
+pub(crate) fn tube(sides: u32, bands: u32) -> (Vec<f32>, Vec<u32>) {
+    let ring = |t: f32, phi: f32, v: &mut Vec<f32>| {
+        for k in 0..=sides {
+            let (s, c) = (std::f32::consts::TAU * k as f32 / sides as f32).sin_cos();
+            let (axial, radial) = phi.sin_cos();
+            v.extend_from_slice(&[c * radial, s * radial, t, axial.copysign(t - 0.5)]);
+        }
+    };
+    let mut v = Vec::new();
+    let mut i = Vec::new();
+    let band = |a: u32, b: u32, i: &mut Vec<u32>| {
+        for k in 0..sides {
+            i.extend_from_slice(&[a + k, b + k, a + k + 1, a + k + 1, b + k, b + k + 1]);
+        }
+    };
+    ring(0.0, 0.0, &mut v);
+    ring(1.0, 0.0, &mut v);
+    band(0, sides + 1, &mut i);
+    for (t, rim) in [(0.0, 0), (1.0, sides + 1)] {
+        let mut previous = rim;
+        for b in 1..=bands {
+            let next = (v.len() / 4) as u32;
+            ring(t, std::f32::consts::FRAC_PI_2 * b as f32 / bands as f32, &mut v);
+            band(previous, next, &mut i);
+            previous = next;
+        }
     }
     (v, i)
 }
@@ -97,8 +115,16 @@ mod tests {
 
     #[test]
     fn ring_and_grid_sizes() {
-        let (v, i) = ring(8);
-        assert_eq!((v.len(), i.len()), (9 * 6, 8 * 6));
+        let (v, i) = tube(8, 0);
+        assert_eq!((v.len(), i.len()), (2 * 9 * 4, 8 * 6));
+        let (v, i) = tube(8, 2);
+        assert_eq!((v.len(), i.len()), (6 * 9 * 4, 5 * 8 * 6));
+        // Each vertex's normal is a unit vector and the poles lie on the axis.
+        assert!(
+            v.chunks(4)
+                .all(|p| (p[0] * p[0] + p[1] * p[1] + p[3] * p[3] - 1.0).abs() < 1e-5)
+        );
+        assert_eq!(v[v.len() - 1], 1.0);
         let (v, i) = grid(5, 2);
         assert_eq!((v.len(), i.len()), (3 * 3 * 2, 2 * 2 * 6));
         assert_eq!(v[v.len() - 2..], [4.0, 4.0]);

@@ -26,6 +26,8 @@ pub(crate) struct Attribute {
 impl Attribute {
     /// Two `f32`.
     pub const VEC2: Attribute = Attribute::new(8, vk::Format::R32G32_SFLOAT);
+    /// Four `f32`.
+    pub const VEC4: Attribute = Attribute::new(16, vk::Format::R32G32B32A32_SFLOAT);
     /// Three `f32` (a `Vec3`).
     pub const VEC3: Attribute = Attribute::new(12, vk::Format::R32G32B32_SFLOAT);
     /// One `f32`.
