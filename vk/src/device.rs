@@ -126,6 +126,9 @@ pub struct Device {
     /// Indirect draws may draw many commands at once and start at any instance
     /// (`multiDrawIndirect` and `drawIndirectFirstInstance`, enabled when supported).
     pub multi_draw: bool,
+    /// Samples per pixel of the render target: 4 (multisample anti-aliasing, which keeps
+    /// twigs and blades whole lines) where colour and depth targets support it, else 1.
+    pub samples: vk::SampleCountFlags,
     /// The instance (destroyed after the device, being a later field).
     pub instance: Instance,
 }
@@ -163,6 +166,7 @@ impl Device {
             queue_family: best.queue_family,
             name,
             multi_draw: best.multi_draw,
+            samples: target_samples(&best.properties.limits),
             instance,
         })
     }
@@ -186,6 +190,19 @@ impl Drop for Device {
             let _ = self.raw.device_wait_idle();
             self.raw.destroy_device(None);
         }
+    }
+}
+
+/// 4 samples per pixel where the device renders them to colour and depth, else 1;
+/// `SYLVA_MSAA=1` asks for 1 (anti-aliasing off: on a CPU driver it costs about as much
+/// as the rest of the frame).
+fn target_samples(limits: &vk::PhysicalDeviceLimits) -> vk::SampleCountFlags {
+    let both = limits.framebuffer_color_sample_counts & limits.framebuffer_depth_sample_counts;
+    let off = std::env::var("SYLVA_MSAA").is_ok_and(|v| v.trim() == "1");
+    if both.contains(vk::SampleCountFlags::TYPE_4) && !off {
+        vk::SampleCountFlags::TYPE_4
+    } else {
+        vk::SampleCountFlags::TYPE_1
     }
 }
 

@@ -126,7 +126,21 @@ impl Memory {
         aspect: vk::ImageAspectFlags,
         name: &str,
     ) -> Result<Image, RenderError> {
-        let info = image_info(vk::ImageType::TYPE_2D, extent.into(), format, usage);
+        self.multisampled(extent, format, usage, aspect, vk::SampleCountFlags::TYPE_1, name)
+    }
+
+    /// Creates a 2D image with `samples` per pixel (a render target), one mip level and a
+    /// colour or depth view.
+    pub fn multisampled(
+        self: &Arc<Self>,
+        extent: vk::Extent2D,
+        format: vk::Format,
+        usage: vk::ImageUsageFlags,
+        aspect: vk::ImageAspectFlags,
+        samples: vk::SampleCountFlags,
+        name: &str,
+    ) -> Result<Image, RenderError> {
+        let info = image_info(vk::ImageType::TYPE_2D, extent.into(), format, usage).samples(samples);
         self.create_image(&info, vk::ImageViewType::TYPE_2D, aspect, name)
     }
 

@@ -1,5 +1,7 @@
 //! The headless render target: a colour and a depth image, and a host-visible
-//! buffer the colour image is copied into after every frame.
+//! buffer the colour image is copied into after every frame. Where the device
+//! multisamples, rendering goes to a multisampled colour image (and depth) that
+//! is resolved into the colour image as rendering ends.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,9 +21,11 @@ pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 pub(crate) struct Target {
     /// Size in pixels.
     pub extent: vk::Extent2D,
-    /// The colour attachment.
+    /// The colour attachment, or the image the multisampled one resolves into.
     pub colour: Image,
-    /// The depth attachment.
+    /// The multisampled colour attachment, where the device multisamples.
+    multisampled: Option<Image>,
+    /// The depth attachment (multisampled like the colour).
     pub depth: Image,
     /// Where the colour image lands after each frame (RGBA8, tightly packed rows).
     pub readback: Buffer,
@@ -37,11 +41,25 @@ impl Target {
             vk::ImageAspectFlags::COLOR,
             "colour target",
         )?;
-        let depth = memory.image(
+        let samples = memory.device().samples;
+        let multisampled = (samples != vk::SampleCountFlags::TYPE_1)
+            .then(|| {
+                memory.multisampled(
+                    extent,
+                    COLOUR_FORMAT,
+                    vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSIENT_ATTACHMENT,
+                    vk::ImageAspectFlags::COLOR,
+                    samples,
+                    "multisampled colour target",
+                )
+            })
+            .transpose()?;
+        let depth = memory.multisampled(
             extent,
             DEPTH_FORMAT,
             vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT,
             vk::ImageAspectFlags::DEPTH,
+            samples,
             "depth target",
         )?;
         let size = u64::from(extent.width) * u64::from(extent.height) * 4;
@@ -54,6 +72,7 @@ impl Target {
         Ok(Target {
             extent,
             colour,
+            multisampled,
             depth,
             readback,
         })
@@ -63,14 +82,26 @@ impl Target {
     /// cleared to `clear` and depth to 1 over the whole target (viewport and scissor set).
     pub fn begin(&self, device: &ash::Device, cmd: vk::CommandBuffer, clear: [f32; 4]) {
         self.record_attachment_layouts(device, cmd);
-        let colour = [vk::RenderingAttachmentInfo::default()
-            .image_view(self.colour.view())
-            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .clear_value(vk::ClearValue {
-                color: vk::ClearColorValue { float32: clear },
-            })];
+        let clear = vk::ClearValue {
+            color: vk::ClearColorValue { float32: clear },
+        };
+        let colour = [match &self.multisampled {
+            Some(ms) => vk::RenderingAttachmentInfo::default()
+                .image_view(ms.view())
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .resolve_mode(vk::ResolveModeFlags::AVERAGE)
+                .resolve_image_view(self.colour.view())
+                .resolve_image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::DONT_CARE)
+                .clear_value(clear),
+            None => vk::RenderingAttachmentInfo::default()
+                .image_view(self.colour.view())
+                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+                .load_op(vk::AttachmentLoadOp::CLEAR)
+                .store_op(vk::AttachmentStoreOp::STORE)
+                .clear_value(clear),
+        }];
         let depth = vk::RenderingAttachmentInfo::default()
             .image_view(self.depth.view())
             .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
@@ -107,7 +138,7 @@ impl Target {
 
     /// Records: attachments into attachment layouts (contents discarded; they are cleared).
     fn record_attachment_layouts(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
-        let barriers = [
+        let mut barriers = vec![
             layout_barrier(
                 self.colour.raw(),
                 vk::ImageAspectFlags::COLOR,
@@ -124,11 +155,24 @@ impl Target {
                 ),
             ),
         ];
+        barriers.extend(self.multisampled.as_ref().map(|ms| {
+            layout_barrier(
+                ms.raw(),
+                vk::ImageAspectFlags::COLOR,
+                (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+                (
+                    vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+                    vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+                ),
+            )
+        }));
         // SAFETY: `cmd` is recording; the images belong to this device.
         unsafe {
             device.cmd_pipeline_barrier(
                 cmd,
-                vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS,
+                vk::PipelineStageFlags::TRANSFER
+                    | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS
+                    | vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
                 vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS,
                 vk::DependencyFlags::empty(),
                 &[],
