@@ -82,8 +82,18 @@ pub struct RenderReport {
     pub instances: u64,
     /// Bytes uploaded per frame, mean.
     pub upload_bytes_per_frame: f64,
-    /// Device memory reserved by the allocator, bytes.
+    /// Device memory reserved by the allocator after the last frame, bytes.
     pub gpu_memory_bytes: u64,
+    /// Device memory reserved after the first frame, bytes: a long flight that frees what it
+    /// evicts ends near it.
+    pub gpu_memory_first_bytes: u64,
+    /// Most device memory reserved after any frame, bytes.
+    pub gpu_memory_peak_bytes: u64,
+    /// Most bytes uploaded in one frame after the first (which uploads everything resident
+    /// before rendering began, such as a world's first ring).
+    pub upload_bytes_max: u64,
+    /// Draw calls in the last frame.
+    pub draw_calls_last: u32,
     /// Validation-layer errors (0 when the layer is not installed).
     pub validation_errors: u32,
     /// Validation-layer warnings.
@@ -104,6 +114,10 @@ impl RenderReport {
             instances: s.last.instances(),
             upload_bytes_per_frame: per_frame(s.upload_bytes as f64),
             gpu_memory_bytes: s.last.gpu_memory_bytes,
+            gpu_memory_first_bytes: s.first_gpu_memory_bytes,
+            gpu_memory_peak_bytes: s.peak_gpu_memory_bytes,
+            upload_bytes_max: s.max_upload_bytes,
+            draw_calls_last: s.last.draw_calls,
             validation_errors: s.validation_errors,
             validation_warnings: s.validation_warnings,
             frame_ms: per_frame(s.frame_ms),

@@ -37,6 +37,13 @@ pub struct RenderStats {
     pub upload_bytes: u64,
     /// Frame times, summed, ms.
     pub frame_ms: f64,
+    /// Bytes uploaded by the frame that uploaded most after the first (which uploads
+    /// everything resident before rendering began, such as a world's first ring).
+    pub max_upload_bytes: u64,
+    /// Device memory reserved after the first frame, bytes.
+    pub first_gpu_memory_bytes: u64,
+    /// Most device memory reserved after any frame, bytes.
+    pub peak_gpu_memory_bytes: u64,
     /// The last frame.
     pub last: FrameStats,
     /// Validation errors so far.
@@ -171,6 +178,12 @@ impl Renderer {
         self.stats.draw_calls += u64::from(stats.draw_calls);
         self.stats.upload_bytes += stats.upload_bytes;
         self.stats.frame_ms += stats.frame_ms;
+        if self.stats.frames == 1 {
+            self.stats.first_gpu_memory_bytes = stats.gpu_memory_bytes;
+        } else {
+            self.stats.max_upload_bytes = self.stats.max_upload_bytes.max(stats.upload_bytes);
+        }
+        self.stats.peak_gpu_memory_bytes = self.stats.peak_gpu_memory_bytes.max(stats.gpu_memory_bytes);
         self.stats.last = stats;
         Ok(stats)
     }
