@@ -84,17 +84,21 @@ fn compare(actual: &[u8], expected: &[u8]) -> Result<(), String> {
 }
 
 fn check_golden(name: &str, pixels: &[u8]) {
+    check_golden_sized(name, (WIDTH, HEIGHT), pixels);
+}
+
+fn check_golden_sized(name: &str, (width, height): (u32, u32), pixels: &[u8]) {
     let path = golden_path(name);
     if std::env::var("SYLVA_BLESS").as_deref() == Ok("1") {
-        write_png(&path, WIDTH, HEIGHT, pixels).unwrap();
+        write_png(&path, width, height, pixels).unwrap();
         eprintln!("blessed {}", path.display());
         return;
     }
     let (w, h, expected) = read_png(&path).unwrap_or_else(|e| panic!("{e} (run with SYLVA_BLESS=1 to create it)"));
-    assert_eq!((w, h), (WIDTH, HEIGHT));
+    assert_eq!((w, h), (width, height));
     if let Err(e) = compare(pixels, &expected) {
         let out = std::env::temp_dir().join(format!("sylva-render-{name}.png"));
-        let _ = write_png(&out, WIDTH, HEIGHT, pixels);
+        let _ = write_png(&out, width, height, pixels);
         panic!(
             "{name} differs from {}: {e}; this run's image: {}",
             path.display(),
@@ -345,4 +349,121 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
     for key in ["device", "upload_bytes_per_frame", "gpu_memory_bytes", "frame_ms"] {
         assert!(render.get(key).is_some(), "missing render.{key}");
     }
+}
+
+/// Size of the world's golden images: large enough to show trees and grass.
+const WORLD_SIZE: (u32, u32) = (320, 180);
+
+/// The default world seen from above, over many chunks.
+fn aerial_camera() -> Camera {
+    Camera {
+        position: Vec3::new(-700.0, 520.0, 1150.0),
+        target: Vec3::new(-250.0, 120.0, 500.0),
+        far: 3000.0,
+        ..Camera::default()
+    }
+}
+
+/// The default world settled around the aerial camera's target, ready to render.
+fn settled_world() -> sylva::Built {
+    let scene = Scene::world();
+    let mut built = sylva::build_all(&scene, 2).unwrap();
+    let a = aerial_camera();
+    let viewer = sylva::runtime::stream::Viewer {
+        position: a.target,
+        forward: a.target - a.position,
+    };
+    let world = built.world.as_mut().unwrap();
+    world.settle(&mut built.app, &[viewer], |_| {});
+    built.app.update(0.0);
+    built
+}
+
+/// Trees of the resident chunks, by root position.
+fn tree_roots(app: &sylva::runtime::App) -> Vec<Vec3> {
+    use sylva::systems::world::TreeInstance;
+    let mut roots: Vec<Vec3> = app
+        .world
+        .entities
+        .query::<&TreeInstance>()
+        .iter()
+        .map(|t| t.position)
+        .collect();
+    roots.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
+    roots
+}
+
+/// A camera at eye height on grass, looking at the trees around it: the grass root
+/// (every 97th, for speed) with the most trees 15–60 m away.
+fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
+    let grass = app
+        .world
+        .resources
+        .get::<sylva::runtime::extract::GrassBatch>()
+        .unwrap();
+    let near = |g: Vec3| {
+        trees
+            .iter()
+            .filter(|t| (15.0..60.0).contains(&t.distance(g)))
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let root = grass.layers[0]
+        .root
+        .iter()
+        .zip(&grass.layers[0].scale)
+        .step_by(97)
+        .filter(|(_, s)| **s > 0.0)
+        .map(|(r, _)| *r)
+        .max_by_key(|&g| near(g).len())
+        .expect("grass in the resident chunks");
+    let around = near(root);
+    let centre = around.iter().sum::<Vec3>() / around.len().max(1) as f32;
+    Camera {
+        position: root + Vec3::new(0.0, 1.7, 0.0),
+        target: Vec3::new(centre.x, root.y + 4.0, centre.z),
+        far: 3000.0,
+        ..Camera::default()
+    }
+}
+
+/// A camera 30 m from the tree with the most neighbours within 25 m, on the side away
+/// from them, looking at its crown.
+fn forest_edge_camera(trees: &[Vec3]) -> Camera {
+    let neighbours = |t: Vec3| trees.iter().filter(|o| o.distance(t) < 25.0).count();
+    let tree = trees
+        .iter()
+        .copied()
+        .max_by_key(|&t| neighbours(t))
+        .expect("trees in the resident chunks");
+    let centre = trees.iter().filter(|o| o.distance(tree) < 25.0).sum::<Vec3>() / neighbours(tree) as f32;
+    let away = (tree - centre).with_y(0.0).try_normalize().unwrap_or(Vec3::X);
+    Camera {
+        position: tree + away * 30.0 + Vec3::new(0.0, 6.0, 0.0),
+        target: tree + Vec3::new(0.0, 6.0, 0.0),
+        far: 3000.0,
+        ..Camera::default()
+    }
+}
+
+#[test]
+fn the_world_renders_like_its_golden_images() {
+    let Some(mut r) = renderer_or_skip(WORLD_SIZE.0, WORLD_SIZE.1) else {
+        return;
+    };
+    let mut built = settled_world();
+    let trees = tree_roots(&built.app);
+    let cameras = [
+        ("world_valley", valley_floor_camera(&built.app, &trees)),
+        ("world_forest_edge", forest_edge_camera(&trees)),
+        ("world_aerial", aerial_camera()),
+    ];
+    for (name, camera) in cameras {
+        built.app.world.resources.insert(camera);
+        let stats = sylva::render(&mut r, &built.app, false).unwrap();
+        assert!(stats.chunks > 0 && stats.cylinders > 0, "{name}: {stats:?}");
+        check_golden_sized(name, WORLD_SIZE, &r.read_pixels());
+    }
+    assert_validation_clean(&r);
+    assert_clean_shutdown(r);
 }
