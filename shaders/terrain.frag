@@ -22,7 +22,7 @@ const vec3 SAND = vec3(0.58, 0.49, 0.32);
 const vec3 SNOW = vec3(0.82, 0.85, 0.90);
 const vec3 GRASS_LUSH = vec3(0.06, 0.14, 0.03);
 const vec3 GRASS_DRY = vec3(0.20, 0.20, 0.07);
-const vec3 DEEP_WATER = vec3(0.004, 0.025, 0.05);
+const vec3 DEEP_WATER = vec3(0.006, 0.035, 0.06);
 
 // The dry ground's colour by material, slope and height.
 vec3 land_albedo(vec3 n) {
@@ -57,7 +57,7 @@ vec3 light(vec3 albedo, vec3 n) {
 // grazing angles and the sun glints.
 vec3 water(vec3 floor_lit, float depth) {
     vec3 view = normalize(v_world - g.camera.xyz);
-    vec3 through = exp(-depth * vec3(0.9, 0.28, 0.18));
+    vec3 through = exp(-depth * vec3(1.6, 0.55, 0.35));
     vec3 body = floor_lit * through + DEEP_WATER * (g.ambient.rgb + g.sun_colour.rgb) * (1.0 - through);
     float fresnel = 0.02 + 0.98 * pow(1.0 - max(-view.y, 0.0), 5.0);
     vec3 r = vec3(view.x, -view.y, view.z);

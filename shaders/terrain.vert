@@ -43,6 +43,7 @@ const vec3 ROCK[7] = vec3[](
 // in patches on weathered sedimentary rock, barely on hard rock.
 const float SOIL[7] = float[](0.15, 0.1, 0.1, 0.5, 0.5, 0.0, 1.0);
 const vec3 BARE = vec3(0.08, 0.08, 0.08);
+const vec3 EARTH = vec3(0.12, 0.09, 0.07);
 const uint SAND = 5u;
 
 vec2 fetch(ivec2 c) {
@@ -94,10 +95,13 @@ void main() {
     // A lone wet sample keeps a shallow pool's colour where its level was clamped.
     v_water = vec2(max(top - hw.r, min(hw.g, 0.25)), max(max(l.g, r.g), max(b.g, f.g)));
     uint m = texelFetch(u_material, c, 0).r;
-    v_rock = m < 7u ? ROCK[m] : BARE;
+    // A skirt seen at the world's edge is a cut through the ground: earth, bare.
+    bool skirt = a_sample.z > 0.0;
+    v_rock = skirt ? EARTH : m < 7u ? ROCK[m] : BARE;
     vec3 p = pc.origin_cell.xyz + vec3(float(c.x) * cell, top - a_sample.z * cell, float(c.y) * cell);
     float detail = value_noise(p.xz / 23.0) * 0.6 + value_noise(p.xz / 5.0) * 0.4;
-    v_ground = vec4(m < 7u ? SOIL[m] : 0.0, m == SAND ? 1.0 : 0.0, value_noise(p.xz / 420.0), detail);
+    float soil = skirt || m >= 7u ? 0.0 : SOIL[m];
+    v_ground = vec4(soil, !skirt && m == SAND ? 1.0 : 0.0, value_noise(p.xz / 420.0), detail);
     v_snow = pc.snow.xy;
     v_world = p;
     gl_Position = g.view_proj * vec4(p, 1.0);
