@@ -1,15 +1,9 @@
-// Sun, sky ambient and distance fog for every lit surface (cylinders, terrain).
+// Sun, sky ambient and fog toward the sky for lit surfaces (cylinders).
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
-layout(set = 0, binding = 0) uniform Globals {
-    mat4 view_proj;
-    vec4 camera;     // xyz: eye position
-    vec4 sun_dir;    // xyz: direction the light travels
-    vec4 sun_colour; // rgb
-    vec4 sky;        // rgb: sky and fog colour, w: fog density per metre
-    vec4 ambient;    // rgb: sky light reaching every surface
-    vec4 viewport;   // xy: size in pixels, z: point size in pixels
-} g;
+#include "globals.glsl"
+#include "atmosphere.glsl"
 
 layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
@@ -19,8 +13,6 @@ layout(location = 0) out vec4 o_colour;
 
 void main() {
     vec3 n = normalize(v_normal);
-    vec3 to_sun = -normalize(g.sun_dir.xyz);
-    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * max(dot(n, to_sun), 0.0));
-    float fog = 1.0 - exp(-distance(v_world, g.camera.xyz) * g.sky.w);
-    o_colour = vec4(mix(lit, g.sky.rgb, fog), 1.0);
+    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * max(dot(n, to_sun()), 0.0));
+    o_colour = vec4(fogged(lit, v_world), 1.0);
 }

@@ -1,16 +1,13 @@
 // Terrain: one shared grid mesh of sample coordinates; heights, water and the
-// top material come from the chunk's textures (vertex texture fetch).
+// top material come from the chunk's textures (vertex texture fetch). What
+// the fragment shader colours with (material properties, noise, water depth)
+// is worked out here per sample and interpolated, so it varies smoothly and
+// costs nothing per pixel. A ring of skirt vertices hangs below the border so
+// chunks drawn with different grids show no cracks between them.
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
-layout(set = 0, binding = 0) uniform Globals {
-    mat4 view_proj;
-    vec4 camera;     // xyz: eye position
-    vec4 sun_dir;    // xyz: direction the light travels
-    vec4 sun_colour; // rgb
-    vec4 sky;        // rgb: sky and fog colour, w: fog density per metre
-    vec4 ambient;    // rgb: sky light reaching every surface
-    vec4 viewport;   // xy: size in pixels, z: point size in pixels
-} g;
+#include "globals.glsl"
 
 layout(set = 1, binding = 0) uniform sampler2D u_surface;   // r: ground height, g: water depth
 layout(set = 1, binding = 1) uniform usampler2D u_material; // top material id, 255: bare
@@ -18,47 +15,94 @@ layout(set = 1, binding = 1) uniform usampler2D u_material; // top material id, 
 layout(push_constant) uniform Chunk {
     vec4 origin_cell; // xyz: world position of sample (0, 0), w: cell size
     ivec4 size;       // x: samples per side
+    vec4 snow;        // x: snow line (world height), y: metres over which snow fades in
 } pc;
 
-layout(location = 0) in vec2 a_sample;
+layout(location = 0) in vec3 a_sample; // xy: sample coordinates, z: skirt drop in cells (0: surface)
 
-layout(location = 0) out vec3 v_colour;
+layout(location = 0) out vec3 v_world;
 layout(location = 1) out vec3 v_normal;
-layout(location = 2) out vec3 v_world;
+layout(location = 2) out vec3 v_rock;   // colour of the material's bare rock face
+layout(location = 3) out vec4 v_ground; // x: soil (grass grows), y: sand, z: macro noise, w: detail noise
+layout(location = 4) out vec2 v_water;  // x: water depth drawn, y: water depth next door (shores)
+layout(location = 5) flat out vec2 v_snow;
 
-// Linear colours of the rock types in byte order: granite, marble, slate,
-// limestone, sandstone, sand, regolith.
-const vec3 PALETTE[7] = vec3[](
-    vec3(0.30, 0.28, 0.27),
-    vec3(0.70, 0.69, 0.66),
-    vec3(0.18, 0.20, 0.23),
-    vec3(0.58, 0.54, 0.42),
-    vec3(0.55, 0.36, 0.22),
-    vec3(0.72, 0.62, 0.38),
-    vec3(0.22, 0.32, 0.12)
+// Linear colours of exposed rock in material byte order: granite, marble,
+// slate, limestone, sandstone, sand, regolith (loose ground on a steep face
+// shows as dark weathered rock).
+const vec3 ROCK[7] = vec3[](
+    vec3(0.25, 0.24, 0.23),
+    vec3(0.50, 0.49, 0.46),
+    vec3(0.15, 0.16, 0.18),
+    vec3(0.42, 0.40, 0.34),
+    vec3(0.36, 0.30, 0.24),
+    vec3(0.30, 0.27, 0.23),
+    vec3(0.24, 0.22, 0.20)
 );
-const vec3 WATER = vec3(0.05, 0.18, 0.35);
-const vec3 BARE = vec3(0.1, 0.1, 0.1);
+// How readily grass covers gentle ground of each material: fully on soil,
+// in patches on weathered sedimentary rock, barely on hard rock.
+const float SOIL[7] = float[](0.15, 0.1, 0.1, 0.5, 0.5, 0.0, 1.0);
+const vec3 BARE = vec3(0.08, 0.08, 0.08);
+const vec3 EARTH = vec3(0.12, 0.09, 0.07);
+const uint SAND = 5u;
 
-float surface(ivec2 c) {
-    c = clamp(c, ivec2(0), ivec2(pc.size.x - 1));
-    vec2 hw = texelFetch(u_surface, c, 0).rg;
-    return hw.r + hw.g;
+vec2 fetch(ivec2 c) {
+    return texelFetch(u_surface, clamp(c, ivec2(0), ivec2(pc.size.x - 1)), 0).rg;
+}
+
+float hash(vec2 p) {
+    p = fract(p * vec2(0.1031, 0.1030));
+    p += dot(p, p.yx + 33.33);
+    return fract((p.x + p.y) * p.x);
+}
+
+// Smooth value noise in [0, 1]: one lattice value per unit, blended.
+float value_noise(vec2 p) {
+    vec2 i = floor(p);
+    vec2 f = p - i;
+    f = f * f * (3.0 - 2.0 * f);
+    float a = hash(i);
+    float b = hash(i + vec2(1.0, 0.0));
+    float c = hash(i + vec2(0.0, 1.0));
+    float d = hash(i + vec2(1.0, 1.0));
+    return mix(mix(a, b, f.x), mix(c, d, f.x), f.y);
+}
+
+// The water level drawn at a sample: the mean surface of its wet
+// neighbourhood (which calms the cell-to-cell sloshing of the water
+// simulation), never above the highest neighbouring surface, so a lone wet
+// sample (a spring, a raindrop) is a pool instead of a needle of water.
+float water_top(vec2 hw, vec2 l, vec2 r, vec2 b, vec2 f) {
+    vec4 s = vec4(l.r + l.g, r.r + r.g, b.r + b.g, f.r + f.g);
+    vec4 wet = step(vec4(0.01), vec4(l.g, r.g, b.g, f.g));
+    float mean = (hw.r + hw.g + dot(s, wet)) / (1.0 + dot(wet, vec4(1.0)));
+    float rim = max(max(s.x, s.y), max(s.z, s.w));
+    return hw.g < 0.01 ? hw.r : max(hw.r, min(mean, rim));
 }
 
 void main() {
-    ivec2 c = ivec2(a_sample);
+    ivec2 c = ivec2(a_sample.xy);
     float cell = pc.origin_cell.w;
-    vec2 hw = texelFetch(u_surface, c, 0).rg;
-    float hl = surface(c - ivec2(1, 0));
-    float hr = surface(c + ivec2(1, 0));
-    float hb = surface(c - ivec2(0, 1));
-    float hf = surface(c + ivec2(0, 1));
-    v_normal = normalize(vec3(hl - hr, 2.0 * cell, hb - hf));
+    vec2 hw = fetch(c);
+    vec2 l = fetch(c - ivec2(1, 0));
+    vec2 r = fetch(c + ivec2(1, 0));
+    vec2 b = fetch(c - ivec2(0, 1));
+    vec2 f = fetch(c + ivec2(0, 1));
+    // The ground's normal: lit ground under shallow water shows through it,
+    // and the water's own surface is level (terrain.frag).
+    v_normal = normalize(vec3(l.r - r.r, 2.0 * cell, b.r - f.r));
+    float top = water_top(hw, l, r, b, f);
+    // A lone wet sample keeps a shallow pool's colour where its level was clamped.
+    v_water = vec2(max(top - hw.r, min(hw.g, 0.25)), max(max(l.g, r.g), max(b.g, f.g)));
     uint m = texelFetch(u_material, c, 0).r;
-    vec3 ground = m < 7u ? PALETTE[m] : BARE;
-    v_colour = mix(ground, WATER, smoothstep(0.002, 0.05, hw.g));
-    vec3 p = pc.origin_cell.xyz + vec3(float(c.x) * cell, hw.r + hw.g, float(c.y) * cell);
+    // A skirt seen at the world's edge is a cut through the ground: earth, bare.
+    bool skirt = a_sample.z > 0.0;
+    v_rock = skirt ? EARTH : m < 7u ? ROCK[m] : BARE;
+    vec3 p = pc.origin_cell.xyz + vec3(float(c.x) * cell, top - a_sample.z * cell, float(c.y) * cell);
+    float detail = value_noise(p.xz / 23.0) * 0.6 + value_noise(p.xz / 5.0) * 0.4;
+    float soil = skirt || m >= 7u ? 0.0 : SOIL[m];
+    v_ground = vec4(soil, !skirt && m == SAND ? 1.0 : 0.0, value_noise(p.xz / 420.0), detail);
+    v_snow = pc.snow.xy;
     v_world = p;
     gl_Position = g.view_proj * vec4(p, 1.0);
 }

@@ -25,15 +25,29 @@ pub struct FrameInput<'a> {
     pub sun: Sun,
 }
 
-/// Sky, ambient light and fog.
+/// Sky, ambient light and fog. The sky pass and the fog of every surface share
+/// one sky: from the `horizon` it rises to the `zenith` and sinks into the
+/// `ground_haze` below the horizon, with a glow and a disc around the sun
+/// (`shaders/atmosphere.glsl`). Fog fades a surface toward the sky behind it,
+/// so distant ground melts into the horizon haze.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Atmosphere {
-    /// Linear sky colour: the clear colour and the colour fog fades to.
-    pub sky: Vec3,
+    /// Linear colour of the sky straight up.
+    pub zenith: Vec3,
+    /// Linear colour of the haze at the horizon, brighter than the zenith; the
+    /// clear colour of the target (the sky pass covers it).
+    pub horizon: Vec3,
+    /// Linear colour of the haze below the horizon, darker than the horizon
+    /// (never the zenith's blue).
+    pub ground_haze: Vec3,
     /// Linear sky light every surface receives.
     pub ambient: Vec3,
-    /// Fog density per metre (fog = 1 − e^(−density·distance)).
+    /// Fog density per metre at height 0. Along a ray the fog is
+    /// 1 − e^(−optical depth), the density integrated over the ray.
     pub fog_density: f32,
+    /// How fast the fog thins with height, per metre: the density at height `h`
+    /// is `fog_density · e^(−fog_falloff · h)` (0: the same everywhere).
+    pub fog_falloff: f32,
     /// Size of a point, pixels (half the side of its square).
     pub point_size: f32,
 }
@@ -41,9 +55,12 @@ pub struct Atmosphere {
 impl Default for Atmosphere {
     fn default() -> Self {
         Self {
-            sky: Vec3::new(0.36, 0.55, 0.85),
+            zenith: Vec3::new(0.12, 0.28, 0.62),
+            horizon: Vec3::new(0.60, 0.70, 0.82),
+            ground_haze: Vec3::new(0.34, 0.37, 0.40),
             ambient: Vec3::new(0.25, 0.28, 0.33),
-            fog_density: 0.002,
+            fog_density: 0.0012,
+            fog_falloff: 0.004,
             point_size: 1.5,
         }
     }
@@ -52,7 +69,8 @@ impl Default for Atmosphere {
 /// What one frame cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameStats {
-    /// Draw calls recorded.
+    /// Draw calls recorded for the frame's batches (the sky's one full-screen
+    /// triangle is not counted).
     pub draw_calls: u32,
     /// Cylinder instances drawn.
     pub cylinders: u64,

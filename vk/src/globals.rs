@@ -1,5 +1,5 @@
-//! The per-frame constants every shader reads at set 0: camera, sun, sky,
-//! fog and viewport, in one host-visible uniform buffer.
+//! The per-frame constants every shader reads at set 0: camera (and its
+//! inverse view-projection, for the sky's rays), sun, sky, fog and viewport, in one host-visible uniform buffer.
 
 use std::sync::Arc;
 
@@ -13,7 +13,8 @@ use crate::frame::{Atmosphere, View};
 use crate::memory::{Buffer, Memory};
 use crate::pod::{Pod, bytes_of};
 
-/// The `Globals` block of the shaders (std140).
+/// The `Globals` block of `shaders/globals.glsl` (std140). New fields go at the
+/// end: a shader declaring an older prefix of the block still reads it right.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Block {
@@ -21,12 +22,15 @@ struct Block {
     camera: [f32; 4],
     sun_dir: [f32; 4],
     sun_colour: [f32; 4],
-    sky: [f32; 4],
+    horizon: [f32; 4],
     ambient: [f32; 4],
     viewport: [f32; 4],
+    inv_view_proj: [f32; 16],
+    zenith: [f32; 4],
+    ground_haze: [f32; 4],
 }
 
-// SAFETY: repr(C) of a 64-byte and six 16-byte arrays of `f32`: no padding.
+// SAFETY: repr(C) of 64- and 16-byte arrays of `f32`: no padding.
 unsafe impl Pod for Block {}
 
 /// The uniform buffer and the set pointing at it.
@@ -66,9 +70,12 @@ impl Globals {
             camera: view.camera.position.extend(1.0).to_array(),
             sun_dir: sun.direction.extend(0.0).to_array(),
             sun_colour: sun.colour.extend(0.0).to_array(),
-            sky: a.sky.extend(a.fog_density).to_array(),
+            horizon: a.horizon.extend(a.fog_density).to_array(),
             ambient: a.ambient.extend(0.0).to_array(),
             viewport: [view.width as f32, view.height as f32, a.point_size, 0.0],
+            inv_view_proj: view.view_proj.inverse().to_cols_array(),
+            zenith: a.zenith.extend(a.fog_falloff).to_array(),
+            ground_haze: a.ground_haze.extend(0.0).to_array(),
         };
         self.buffer.write(bytes_of(&block), "globals")
     }

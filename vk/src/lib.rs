@@ -22,7 +22,8 @@
 //! - `cylinders`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
 //!   vertex-texture-fetch terrain, screen-space points, baked-motion grass
 //!   blades), each culled by boxes, each a `pass::DrawPass` built on the
-//!   shared `pipeline` recipe.
+//!   shared `pipeline` recipe; `sky`, a full-screen triangle behind them
+//!   whose colours the fog of every surface fades to.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -51,6 +52,7 @@ mod pod;
 mod points;
 mod renderer;
 pub mod shaders;
+mod sky;
 mod target;
 mod terrain;
 pub mod testing;

@@ -88,17 +88,29 @@ pub(crate) fn tube(sides: u32, bands: u32) -> (Vec<f32>, Vec<u32>) {
     (v, i)
 }
 
-/// A grid over `samples × samples` samples taking every `step`-th one:
-/// vertices are sample coordinates (i, j).
+/// How far a terrain grid's skirt hangs below its border, in cells: deeper than
+/// the gap between a border drawn at one level of detail and the same border
+/// drawn at a coarser one, on any slope the terrain keeps.
+pub(crate) const SKIRT_CELLS: f32 = 8.0;
+
+/// A grid over `samples × samples` samples taking every `step`-th one, with a
+/// skirt: vertices are (i, j, drop) with sample coordinates (i, j) and drop 0,
+/// then the border's vertices again with drop [`SKIRT_CELLS`], joined to the
+/// border by a ring of quads hanging down (what hides cracks between chunks
+/// drawn with different steps).
 pub(crate) fn grid(samples: u32, step: u32) -> (Vec<f32>, Vec<u32>) {
     let n = (samples - 1) / step + 1;
-    let mut v = Vec::with_capacity((n * n * 2) as usize);
+    let ring = border(n);
+    let mut v = Vec::with_capacity(((n * n) as usize + ring.len()) * 3);
     for j in 0..n {
         for i in 0..n {
-            v.extend_from_slice(&[(i * step) as f32, (j * step) as f32]);
+            v.extend_from_slice(&[(i * step) as f32, (j * step) as f32, 0.0]);
         }
     }
-    let mut idx = Vec::with_capacity(((n - 1) * (n - 1) * 6) as usize);
+    for &k in &ring {
+        v.extend_from_slice(&[v[k as usize * 3], v[k as usize * 3 + 1], SKIRT_CELLS]);
+    }
+    let mut idx = Vec::with_capacity(((n - 1) * (n - 1) * 6) as usize + ring.len() * 6);
     for j in 0..n - 1 {
         for i in 0..n - 1 {
             let a = j * n + i;
@@ -106,7 +118,23 @@ pub(crate) fn grid(samples: u32, step: u32) -> (Vec<f32>, Vec<u32>) {
             idx.extend_from_slice(&[a, c, b, b, c, d]);
         }
     }
+    let first_skirt = n * n;
+    for k in 0..ring.len() {
+        let next = (k + 1) % ring.len();
+        let (a, b) = (ring[k], ring[next]);
+        let (sa, sb) = (first_skirt + k as u32, first_skirt + next as u32);
+        idx.extend_from_slice(&[a, b, sa, b, sb, sa]);
+    }
     (v, idx)
+}
+
+/// The border vertices of an `n × n` grid (row-major indices) once around, in order.
+fn border(n: u32) -> Vec<u32> {
+    let bottom = 0..n;
+    let right = (1..n).map(|j| j * n + n - 1);
+    let top = (0..n - 1).rev().map(|i| (n - 1) * n + i);
+    let left = (1..n - 1).rev().map(|j| j * n);
+    bottom.chain(right).chain(top).chain(left).collect()
 }
 
 #[cfg(test)]
@@ -126,8 +154,11 @@ mod tests {
         );
         assert_eq!(v[v.len() - 1], 1.0);
         let (v, i) = grid(5, 2);
-        assert_eq!((v.len(), i.len()), (3 * 3 * 2, 2 * 2 * 6));
-        assert_eq!(v[v.len() - 2..], [4.0, 4.0]);
-        assert!(i.iter().all(|&k| k < 9));
+        // 3 × 3 surface vertices and a skirt under the 8 on the border.
+        assert_eq!((v.len(), i.len()), ((9 + 8) * 3, (2 * 2 + 8) * 6));
+        assert_eq!(v[8 * 3..9 * 3], [4.0, 4.0, 0.0]);
+        assert_eq!(v[v.len() - 3..], [0.0, 2.0, SKIRT_CELLS]);
+        assert!(i.iter().all(|&k| k < 17));
+        assert_eq!(border(3), [0, 1, 2, 5, 8, 7, 6, 3]);
     }
 }

@@ -1,6 +1,7 @@
 //! The one pipeline recipe every draw path shares (dynamic rendering into the
-//! colour + depth target, depth test and write, no culling as tubes are open,
-//! dynamic viewport and scissor) and the compute pipeline of the grass probe.
+//! colour + depth target, depth test and write unless a pass asks for another
+//! [`Depth`], no culling as tubes are open, dynamic viewport and scissor) and
+//! the compute pipeline of the grass probe.
 
 use std::sync::Arc;
 
@@ -24,8 +25,6 @@ pub(crate) struct Attribute {
 }
 
 impl Attribute {
-    /// Two `f32`.
-    pub const VEC2: Attribute = Attribute::new(8, vk::Format::R32G32_SFLOAT);
     /// Four `f32`.
     pub const VEC4: Attribute = Attribute::new(16, vk::Format::R32G32B32A32_SFLOAT);
     /// Three `f32` (a `Vec3`).
@@ -59,6 +58,29 @@ pub(crate) struct PipelineDesc<'a> {
     pub push_bytes: u32,
 }
 
+/// How a pipeline tests and writes depth.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Depth {
+    /// The comparison a fragment must pass against the stored depth.
+    pub compare: vk::CompareOp,
+    /// Whether a passing fragment writes its depth.
+    pub write: bool,
+}
+
+impl Depth {
+    /// Surfaces: nearer fragments win and hide what is behind them.
+    pub const OPAQUE: Depth = Depth {
+        compare: vk::CompareOp::LESS,
+        write: true,
+    };
+    /// The background at the far plane (depth 1): it fills only pixels nothing
+    /// was drawn on, and writes no depth.
+    pub const BACKGROUND: Depth = Depth {
+        compare: vk::CompareOp::LESS_OR_EQUAL,
+        write: false,
+    };
+}
+
 /// A graphics pipeline and its layout.
 pub(crate) struct DrawPipeline {
     pipeline: Owned<vk::Pipeline>,
@@ -73,8 +95,18 @@ struct Layout {
 }
 
 impl DrawPipeline {
-    /// The shared recipe with `desc`'s shaders, vertex input and layout.
+    /// The shared recipe with `desc`'s shaders, vertex input and layout, drawing
+    /// opaque surfaces ([`Depth::OPAQUE`]).
     pub fn new(device: &Arc<Device>, desc: &PipelineDesc<'_>) -> Result<DrawPipeline, RenderError> {
+        DrawPipeline::with_depth(device, desc, Depth::OPAQUE)
+    }
+
+    /// The shared recipe with `desc`'s shaders, vertex input and layout, and `depth`.
+    pub fn with_depth(
+        device: &Arc<Device>,
+        desc: &PipelineDesc<'_>,
+        depth: Depth,
+    ) -> Result<DrawPipeline, RenderError> {
         let layout = Layout::new(device, desc.sets, vk::ShaderStageFlags::VERTEX, desc.push_bytes)?;
         let vert = shaders::module(device, desc.vert)?;
         let frag = shaders::module(device, desc.frag)?;
@@ -91,16 +123,9 @@ impl DrawPipeline {
         let viewport = vk::PipelineViewportStateCreateInfo::default()
             .viewport_count(1)
             .scissor_count(1);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-            .line_width(1.0);
+        let raster = raster_state();
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(device.samples);
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default()
-            .depth_test_enable(true)
-            .depth_write_enable(true)
-            .depth_compare_op(vk::CompareOp::LESS);
+        let depth = depth_state(depth);
         let blend_attachments =
             [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
@@ -245,6 +270,23 @@ impl Layout {
         // (checked above).
         unsafe { device.cmd_push_constants(cmd, self.raw.raw(), self.stage, 0, bytes) };
     }
+}
+
+/// Filled triangles, both faces (tubes are open, skirts and blades are seen from both sides).
+fn raster_state() -> vk::PipelineRasterizationStateCreateInfo<'static> {
+    vk::PipelineRasterizationStateCreateInfo::default()
+        .polygon_mode(vk::PolygonMode::FILL)
+        .cull_mode(vk::CullModeFlags::NONE)
+        .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
+        .line_width(1.0)
+}
+
+/// Depth tested always, compared and written as `depth` says.
+fn depth_state(depth: Depth) -> vk::PipelineDepthStencilStateCreateInfo<'static> {
+    vk::PipelineDepthStencilStateCreateInfo::default()
+        .depth_test_enable(true)
+        .depth_write_enable(depth.write)
+        .depth_compare_op(depth.compare)
 }
 
 fn stage(stage: vk::ShaderStageFlags, module: &Owned<vk::ShaderModule>) -> vk::PipelineShaderStageCreateInfo<'static> {

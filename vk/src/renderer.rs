@@ -19,6 +19,7 @@ use crate::grass_probe::GrassProbe;
 use crate::memory::Memory;
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
+use crate::sky::Sky;
 use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
@@ -61,6 +62,7 @@ pub struct Renderer {
     grass: Grass,
     cylinders: Cylinders,
     points: Points,
+    sky: Sky,
     probe: GrassProbe,
     globals: Globals,
     staging: StagingRing,
@@ -95,6 +97,7 @@ impl Renderer {
             grass: Grass::new(&device, globals.layout())?,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
+            sky: Sky::new(&device, globals.layout())?,
             probe: GrassProbe::new(&device)?,
             globals,
             staging: StagingRing::new(&memory)?,
@@ -220,7 +223,8 @@ impl Renderer {
         let d = &self.device.raw;
         let cmd = self.commands.begin()?;
         record_uploads(d, cmd, self.staging.raw(), &self.uploads);
-        self.target.begin(d, cmd, self.atmosphere.sky.extend(1.0).to_array());
+        self.target
+            .begin(d, cmd, self.atmosphere.horizon.extend(1.0).to_array());
         let rec = Recording {
             device: d,
             cmd,
@@ -230,6 +234,8 @@ impl Renderer {
         self.grass.record(&rec, stats);
         self.cylinders.record(&rec, stats);
         self.points.record(&rec, stats);
+        // Last, at the far plane: it shades only the pixels left uncovered.
+        self.sky.record(&rec);
         self.target.end(d, cmd);
         self.commands.submit(vk::SubmitInfo::default())
     }

@@ -45,6 +45,21 @@ pub const TERRAIN_VERT: Shader = Shader {
     name: "terrain.vert",
     spirv: spirv!("terrain.vert"),
 };
+/// Terrain colour: materials by slope and height, depth-tinted water.
+pub const TERRAIN_FRAG: Shader = Shader {
+    name: "terrain.frag",
+    spirv: spirv!("terrain.frag"),
+};
+/// The sky's full-screen triangle at the far plane.
+pub const SKY_VERT: Shader = Shader {
+    name: "sky.vert",
+    spirv: spirv!("sky.vert"),
+};
+/// The sky along each pixel's ray: gradient, haze, sun.
+pub const SKY_FRAG: Shader = Shader {
+    name: "sky.frag",
+    spirv: spirv!("sky.frag"),
+};
 /// Screen-space point squares.
 pub const POINT_VERT: Shader = Shader {
     name: "point.vert",
@@ -78,9 +93,12 @@ pub const GRASS_PROBE_COMP: Shader = Shader {
 };
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 8] = [
+pub const ALL: [Shader; 11] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
+    TERRAIN_FRAG,
+    SKY_VERT,
+    SKY_FRAG,
     POINT_VERT,
     LIT_FRAG,
     POINT_FRAG,

@@ -1,7 +1,9 @@
-//! Terrain: one shared grid mesh per (resolution, level of detail); each
-//! chunk has a surface texture (ground height, water depth) and a material
-//! texture that the vertex shader fetches. Chunks are culled by their boxes
-//! and take coarser grids with distance.
+//! Terrain: one shared grid mesh per (resolution, level of detail), skirted
+//! so chunks on different grids meet without cracks; each chunk has a surface
+//! texture (ground height, water depth) and a material texture that the
+//! vertex shader fetches. Chunks are culled by their
+//! boxes and take coarser grids with distance. Snow lies above a line set by
+//! the height range of all chunks.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -27,8 +29,15 @@ use crate::shaders;
 /// Chunks the descriptor pool has room for.
 const MAX_CHUNKS: u32 = 4096;
 
-/// Per grid vertex: sample coordinates (i, j).
-const VERTEX: &[Attribute] = &[Attribute::VEC2];
+/// Per grid vertex: sample coordinates (i, j) and the skirt's drop in cells.
+const VERTEX: &[Attribute] = &[Attribute::VEC3];
+
+/// Snow needs this much relief below it, metres, so low hills stay green.
+const SNOW_MIN_RELIEF: f32 = 300.0;
+/// The snow line's share of the height range, from the lowest ground up.
+const SNOW_SHARE: f32 = 0.72;
+/// Metres over which snow fades in, as a share of the height range.
+const SNOW_FADE_SHARE: f32 = 0.06;
 
 /// Push constants of one chunk draw (matches `terrain.vert`).
 #[repr(C)]
@@ -36,9 +45,10 @@ const VERTEX: &[Attribute] = &[Attribute::VEC2];
 struct ChunkConstants {
     origin_cell: [f32; 4],
     size: [i32; 4],
+    snow: [f32; 4],
 }
 
-// SAFETY: repr(C) of two 16-byte arrays of 4-byte elements: no padding.
+// SAFETY: repr(C) of three 16-byte arrays of 4-byte elements: no padding.
 unsafe impl Pod for ChunkConstants {}
 
 /// One chunk on the GPU.
@@ -58,6 +68,8 @@ pub(crate) struct Terrain {
     grids: HashMap<(u32, u32), Mesh>,
     /// (chunk, grid) per visible chunk, decided in `prepare`.
     draws: Vec<([i32; 2], (u32, u32))>,
+    /// Snow line and fade-in height, metres, from every chunk's heights.
+    snow: [f32; 2],
     scratch: Vec<[f32; 2]>,
     pipeline: DrawPipeline,
     sets: SetPool,
@@ -73,7 +85,7 @@ impl Terrain {
             device,
             &PipelineDesc {
                 vert: shaders::TERRAIN_VERT,
-                frag: shaders::LIT_FRAG,
+                frag: shaders::TERRAIN_FRAG,
                 vertices: VERTEX,
                 instances: &[],
                 sets: &[globals, sets.layout()],
@@ -84,6 +96,7 @@ impl Terrain {
             chunks: BTreeMap::new(),
             grids: HashMap::new(),
             draws: Vec::new(),
+            snow: [f32::MAX, 1.0],
             scratch: Vec::new(),
             pipeline,
             sets,
@@ -142,6 +155,20 @@ impl Terrain {
                 .copy_to_image(chunk.material.raw(), extent, &patch.material);
         }
         Ok(())
+    }
+
+    /// Sets the snow line from the height range of every chunk: the upper part of
+    /// the range, and only where the terrain has mountains' relief.
+    fn place_snow(&mut self) {
+        let (lo, hi) = self.chunks.values().fold((f32::MAX, f32::MIN), |(lo, hi), c| {
+            (lo.min(c.bounds.min.y), hi.max(c.bounds.max.y))
+        });
+        let range = hi - lo;
+        self.snow = if range >= SNOW_MIN_RELIEF {
+            [lo + SNOW_SHARE * range, SNOW_FADE_SHARE * range]
+        } else {
+            [f32::MAX, 1.0]
+        };
     }
 
     /// Picks the visible chunks and their grids, making grids on first use.
@@ -216,6 +243,7 @@ impl DrawPass for Terrain {
         };
         self.free_gone(batch);
         self.upload(frame, &mut batch.patches)?;
+        self.place_snow();
         self.pick(frame)
     }
 
@@ -234,6 +262,7 @@ impl DrawPass for Terrain {
                 &ChunkConstants {
                     origin_cell: [c.origin.x, c.origin.y, c.origin.z, c.cell_size],
                     size: [c.samples as i32, 0, 0, 0],
+                    snow: [self.snow[0], self.snow[1], 0.0, 0.0],
                 },
             );
             // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline,

@@ -1,0 +1,15 @@
+// The per-frame constants at set 0, binding 0: `Block` in vk/src/globals.rs
+// (std140). Fields are only ever appended, so a shader that still declares
+// an older prefix of this block (grass.vert) reads the same bytes.
+layout(set = 0, binding = 0) uniform Globals {
+    mat4 view_proj;
+    vec4 camera;        // xyz: eye position
+    vec4 sun_dir;       // xyz: direction the light travels
+    vec4 sun_colour;    // rgb
+    vec4 horizon;       // rgb: sky at the horizon (haze), w: fog density per metre at height 0
+    vec4 ambient;       // rgb: sky light reaching every surface
+    vec4 viewport;      // xy: size in pixels, z: point size in pixels
+    mat4 inv_view_proj; // clip space back to world space, for the sky's rays
+    vec4 zenith;        // rgb: sky straight up, w: fog height falloff per metre
+    vec4 ground_haze;   // rgb: haze below the horizon
+} g;
