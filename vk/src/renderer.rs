@@ -16,6 +16,7 @@ use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::globals::Globals;
 use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
+use crate::leaves::Leaves;
 use crate::memory::Memory;
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
@@ -53,6 +54,7 @@ pub struct Renderer {
     terrain: Terrain,
     grass: Grass,
     cylinders: Cylinders,
+    leaves: Leaves,
     points: Points,
     probe: GrassProbe,
     globals: Globals,
@@ -87,6 +89,7 @@ impl Renderer {
             terrain: Terrain::new(&device, globals.layout())?,
             grass: Grass::new(&device, globals.layout())?,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
+            leaves: Leaves::new(&device, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
             probe: GrassProbe::new(&device)?,
             globals,
@@ -180,6 +183,8 @@ impl Renderer {
     fn prepare(&mut self, input: FrameInput<'_>, view: &View, stats: &mut FrameStats) -> Result<(), RenderError> {
         let FrameInput {
             cylinders,
+            leaves,
+            time,
             points,
             show_points,
             terrain,
@@ -195,6 +200,7 @@ impl Renderer {
         };
         self.terrain.prepare(&mut frame, terrain)?;
         self.cylinders.prepare(&mut frame, cylinders)?;
+        self.leaves.prepare(&mut frame, (leaves, time))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
         self.staging.stage(&self.memory, &self.uploads)?;
@@ -216,6 +222,7 @@ impl Renderer {
         self.terrain.record(&rec, stats);
         self.grass.record(&rec, stats);
         self.cylinders.record(&rec, stats);
+        self.leaves.record(&rec, stats);
         self.points.record(&rec, stats);
         self.target.end(d, cmd);
         self.commands.submit(vk::SubmitInfo::default())
