@@ -124,6 +124,9 @@ pub struct TreeScene {
     /// so the default is 0.01.
     pub scale: f32,
     /// Leaves and colours. Default: see [`TreeLook`] (green leaves at every twig tip).
+    /// Not serialized: the look only shows, so it changes neither a scene's fingerprint nor
+    /// a world's chunk keys.
+    #[serde(skip_serializing)]
     pub look: TreeLook,
 }
 

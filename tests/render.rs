@@ -135,7 +135,12 @@ fn a_tree_renders_like_its_golden_image() {
         return;
     };
     assert!(stats.cylinders > 10_000, "{stats:?}");
-    assert_eq!(stats.draw_calls, 1);
+    assert_eq!(
+        stats.leaves,
+        6561 * 10,
+        "ten leaves at each of 3^8 twig tips: {stats:?}"
+    );
+    assert_eq!(stats.draw_calls, 2);
     check_golden("fig6_1b", &pixels);
 }
 

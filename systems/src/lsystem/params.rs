@@ -66,7 +66,9 @@ pub struct LSystemParams {
     /// The symbol that puts a leaf at the turtle (`L` or `L(size)`, size in turtle units,
     /// the step without one), besides the polygons `{ … }` that are always leaves. A symbol
     /// name as the grammar writes it (`"L"`, `"a_l"`); a turtle symbol draws as before and
-    /// makes no leaf. Default: none.
+    /// makes no leaf. Default: none. Serialized only when set, so scenes without one keep
+    /// their fingerprints and world chunk keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub leaf_symbol: Option<String>,
 }
 

@@ -50,6 +50,9 @@ pub struct SpeciesParams {
     /// Distinct trees grown for this species. Default 4.
     pub variants: u32,
     /// Bark, leaf colour, leaf size and leaves per twig tip. Default: see [`TreeLook`].
+    /// Not serialized: the look only shows, so it changes neither a scene's fingerprint nor
+    /// a world's chunk keys.
+    #[serde(skip_serializing)]
     pub look: TreeLook,
 }
 
