@@ -5,15 +5,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
-layout(set = 0, binding = 0) uniform Globals {
-    mat4 view_proj;
-    vec4 camera;     // xyz: eye position
-    vec4 sun_dir;    // xyz: direction the light travels
-    vec4 sun_colour; // rgb
-    vec4 sky;        // rgb: sky and fog colour, w: fog density per metre
-    vec4 ambient;    // rgb: sky light reaching every surface
-    vec4 viewport;   // xy: size in pixels, z: point size in pixels
-} g;
+#include "globals.glsl"
 
 layout(set = 1, binding = 0) uniform sampler3D u_motion;
 struct Particle {

@@ -121,7 +121,7 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
     particles::build(&mut app, scene.particles, scene.chains.as_ref(), seed);
     tree::install_extraction(&mut app);
     let tree = scene.tree.as_ref();
-    let tree = tree.map(|t| species::build(&mut app, &t.lsystem, &t.radii, &t.mesh, t.placement(), seed));
+    let tree = tree.map(|t| species::build(&mut app, t.recipe(), t.placement(), seed));
     let mut grown = tree.transpose().map_err(|e| grow_error(scene, "tree", e))?;
     if let Some(c) = &scene.colonize {
         let colonized = colonize::build(&mut app, c, seed, grown.is_none());
@@ -138,11 +138,14 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
             .map_err(|e| forest_error(scene, e))?;
         // The segments are known once the variants are grown, and spawned only now.
         let (segments, trees) = (grown.stats.segments as u64, grown.stats.trees as u64);
-        estimate.push(memory::forest(segments, trees));
+        estimate.push(memory::forest(segments, grown.stats.leaves as u64, trees));
         limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
         grown
             .spawn(&mut app.world.entities)
             .map_err(|e| forest_error(scene, ForestError::Tree(e)))?;
+        if let Some(mut batch) = app.world.resources.get_mut::<tree::TreeBatch>() {
+            grown.push_leaves(&mut batch.leaves);
+        }
         app.world.resources.insert(grown.stats);
     }
     if let Some(g) = &scene.grass {
@@ -279,7 +282,7 @@ pub fn simulate_headless(app: &mut App, frames: u32, steps_per_frame: u32, mut o
 }
 
 #[cfg(feature = "render")]
-/// Draws the app's extraction batches — springs, trees, attractor points
+/// Draws the app's extraction batches — springs, trees and their leaves, attractor points
 /// (when `show_points`), terrain — with the scene's camera and sun.
 pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Result<vk::FrameStats, vk::RenderError> {
     use sylva_runtime::extract::{Camera, Sun, TerrainBatch};
@@ -291,18 +294,22 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     let mut attractors = res.get_mut::<sylva_systems::colonize::AttractorBatch>();
     let mut terrain = res.get_mut::<TerrainBatch>();
     let mut grass = res.get_mut::<sylva_runtime::extract::GrassBatch>();
-    let mut cylinders = Vec::new();
+    let (mut cylinders, mut leaves) = (Vec::new(), Vec::new());
     if let Some(s) = springs.as_deref_mut() {
         cylinders.push(&mut s.cylinders);
     }
     if let Some(t) = trees.as_deref_mut() {
         cylinders.push(&mut t.cylinders);
+        leaves.push(&mut t.leaves);
     }
     if let Some(w) = world.as_deref_mut() {
         cylinders.extend(w.chunks.iter_mut());
+        leaves.extend(w.leaves.iter_mut());
     }
     renderer.render(vk::FrameInput {
         cylinders,
+        leaves,
+        time: app.time().elapsed as f32,
         points: attractors.as_deref_mut().map(|a| &mut a.points),
         show_points,
         terrain: terrain.as_deref_mut(),

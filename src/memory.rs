@@ -40,6 +40,8 @@ const TERRAIN_CELL: u64 = 120;
 const TERRAIN_SLOT: u64 = 16;
 /// Bytes per tree segment in the ECS and its render batch.
 pub const SEGMENT: u64 = 276;
+/// Bytes per leaf (its variant's copy shared, the world-space render batch).
+pub const LEAF: u64 = 40;
 /// Bytes per grass blade instance (root, yaw, scale, render batch).
 const BLADE: u64 = 140;
 /// Bytes per particle of the chains (state, solver arrays, render batch).
@@ -274,12 +276,14 @@ fn grass(e: &mut Estimate, g: &GrassSettings) {
     }
 }
 
-/// The part of a forest of `segments` segments in all.
-pub fn forest(segments: u64, trees: u64) -> Part {
+/// The part of a forest of `segments` segments and `leaves` leaves in all.
+pub fn forest(segments: u64, leaves: u64, trees: u64) -> Part {
     Part {
         field: "forest.placement.count".into(),
-        what: format!("{trees} trees with {segments} segments"),
-        bytes: segments.saturating_mul(SEGMENT),
+        what: format!("{trees} trees with {segments} segments and {leaves} leaves"),
+        bytes: segments
+            .saturating_mul(SEGMENT)
+            .saturating_add(leaves.saturating_mul(LEAF)),
     }
 }
 

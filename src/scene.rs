@@ -30,8 +30,9 @@ use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
 use sylva_systems::particles::{ChainField, ParticleSettings};
 use sylva_systems::placement::ScatterParams;
 use sylva_systems::placement::forest::ForestParams;
+use sylva_systems::species::TreeRecipe;
 use sylva_systems::terrain::TerrainParams;
-use sylva_systems::tree::{MeshParams, Placement, RadiusParams};
+use sylva_systems::tree::{MeshParams, Placement, RadiusParams, TreeLook};
 use sylva_systems::world::WorldParams;
 
 use locate::{field_path, locate, locate_in_string};
@@ -124,6 +125,11 @@ pub struct TreeScene {
     /// Metres per turtle unit. The thesis works in Unreal units (centimetres),
     /// so the default is 0.01.
     pub scale: f32,
+    /// Leaves and colours. Default: see [`TreeLook`] (green leaves at every twig tip).
+    /// Not serialized: the look only shows, so it changes neither a scene's fingerprint nor
+    /// a world's chunk keys.
+    #[serde(skip_serializing)]
+    pub look: TreeLook,
 }
 
 impl Default for TreeScene {
@@ -134,11 +140,22 @@ impl Default for TreeScene {
             mesh: MeshParams::default(),
             position: Vec3::ZERO,
             scale: 0.01,
+            look: TreeLook::default(),
         }
     }
 }
 
 impl TreeScene {
+    /// How the tree grows and looks.
+    pub(crate) fn recipe(&self) -> TreeRecipe<'_> {
+        TreeRecipe {
+            lsystem: &self.lsystem,
+            radii: &self.radii,
+            mesh: &self.mesh,
+            look: &self.look,
+        }
+    }
+
     /// Where the tree stands and how its turtle units scale into the world.
     pub(crate) fn placement(&self) -> Placement {
         Placement {
@@ -155,6 +172,7 @@ impl Validate for TreeScene {
         self.lsystem.validate().map_err(|e| e.within("lsystem"))?;
         self.radii.validate().map_err(|e| e.within("radii"))?;
         self.mesh.validate().map_err(|e| e.within("mesh"))?;
+        self.look.validate().map_err(|e| e.within("look"))?;
         FieldError::check(self.position.is_finite(), "position", || "must be finite".into())?;
         FieldError::check(self.scale.is_finite() && self.scale > 0.0, "scale", || {
             format!("must be a positive number, got {}", self.scale)

@@ -194,8 +194,15 @@ fn residency_and_batches_stay_bounded_on_a_long_flight() {
         let resident = res.get::<WorldState>().unwrap().resident();
         assert!(resident <= bound, "{resident} resident chunks");
         assert_eq!(res.get::<TerrainBatch>().unwrap().patches.len(), resident);
-        let slots = res.get::<WorldBatch>().unwrap().chunks.len();
+        let batch = res.get::<WorldBatch>().unwrap();
+        let slots = batch.chunks.len();
         assert!(slots <= bound, "{slots} cylinder slots");
+        assert_eq!(batch.leaves.len(), slots, "one leaf slot beside each cylinder slot");
+        for (cylinders, leaves) in batch.chunks.iter().zip(&batch.leaves) {
+            // Every species grows leaves at its twig tips; an empty (evicted) slot has neither.
+            assert_eq!(cylinders.is_empty(), leaves.is_empty());
+        }
+        drop(batch);
         most_slots = most_slots.max(slots);
         let terrain_entities = app.world.entities.query::<&TerrainChunk>().iter().count();
         assert_eq!(terrain_entities, resident);

@@ -91,6 +91,69 @@ impl CylinderBatch {
     }
 }
 
+/// Instanced leaves: one alpha-tested card per leaf, facing along its normal.
+///
+/// World space, Y up, metres, like [`CylinderBatch`]. A renderer draws each
+/// leaf as a square card of side `size` centred on `position`, cut to a leaf
+/// shape; the card's in-plane rotation is its own business (Sylva's renderer
+/// hashes it from the position), so only the normal is part of the contract.
+///
+/// ```
+/// use sylva_runtime::glam::Vec3;
+/// use sylva_runtime::extract::LeafBatch;
+///
+/// let mut leaves = LeafBatch::default();
+/// leaves.push(Vec3::new(0.0, 3.0, 0.0), Vec3::Y, 0.2, [70, 120, 45, 255]);
+/// assert_eq!(leaves.len(), 1);
+/// assert_eq!((leaves.dirty.start, leaves.dirty.end), (0, 1));
+/// leaves.clear();
+/// assert!(leaves.is_empty() && leaves.dirty.is_clean());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LeafBatch {
+    /// Card centres.
+    pub position: Vec<Vec3>,
+    /// Unit normals of the leaf planes (either side may face the viewer).
+    pub normal: Vec<Vec3>,
+    /// Leaf length, tip to stalk: the side of the card.
+    pub size: Vec<f32>,
+    /// Linear RGBA colour, 8 bits per channel.
+    pub colour: Vec<[u8; 4]>,
+    /// Instances changed since the last upload.
+    pub dirty: DirtyRange,
+}
+
+impl LeafBatch {
+    /// Number of leaves.
+    pub fn len(&self) -> usize {
+        self.position.len()
+    }
+
+    /// True when the batch is empty.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+
+    /// Appends one leaf and marks it dirty.
+    pub fn push(&mut self, position: Vec3, normal: Vec3, size: f32, colour: [u8; 4]) {
+        let i = self.len() as u32;
+        self.position.push(position);
+        self.normal.push(normal);
+        self.size.push(size);
+        self.colour.push(colour);
+        self.dirty.mark(i, i + 1);
+    }
+
+    /// Removes every leaf; the renderer frees or recycles their buffer space.
+    pub fn clear(&mut self) {
+        self.position.clear();
+        self.normal.clear();
+        self.size.clear();
+        self.colour.clear();
+        self.dirty = DirtyRange::default();
+    }
+}
+
 /// Points drawn as small screen-space dots: attractor clouds, debug markers.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PointBatch {

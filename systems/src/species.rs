@@ -8,8 +8,8 @@ use sylva_runtime::{App, Validate};
 
 use crate::lsystem::{LSystem, LSystemError, LSystemParams, ModuleBuffer, TurtleOutput, interpret_into};
 use crate::tree::{
-    BranchGraph, MeshParams, Placement, RadiusParams, TreeError, TreeMesh, build_mesh_into, prepare_graph_in_place,
-    spawn_tree,
+    BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLook, TreeMesh,
+    build_mesh_into, grow_leaves, prepare_graph_in_place, push_leaves, spawn_tree,
 };
 
 /// Why a tree could not be grown.
@@ -46,29 +46,51 @@ pub struct TreeStats {
     pub mesh_ms: f64,
 }
 
-/// A grown tree: its prepared branch graph (Z up, turtle units), mesh and stats.
+/// A grown tree: its prepared branch graph (Z up, turtle units), leaves, mesh and stats.
 #[derive(Clone, Debug, Default)]
 pub struct GrownTree {
     /// Segments with radii, after curve reduction.
     pub graph: BranchGraph,
+    /// The leaves the grammar draws, in the graph's frame; [`build`] adds the tip clusters
+    /// of its [`TreeLook`].
+    pub leaves: Leaves,
     /// Generalized-cylinder mesh of `graph`.
     pub mesh: TreeMesh,
     /// Sizes and timings.
     pub stats: TreeStats,
 }
 
+/// How a scene's single tree grows and looks (the `tree` section's parts [`build`] takes).
+#[derive(Clone, Copy, Debug)]
+pub struct TreeRecipe<'a> {
+    /// The grammar and turtle.
+    pub lsystem: &'a LSystemParams,
+    /// Pipe-model radii.
+    pub radii: &'a RadiusParams,
+    /// Curve reduction and meshing.
+    pub mesh: &'a MeshParams,
+    /// Leaves and colours.
+    pub look: &'a TreeLook,
+}
+
 /// Builds a scene's L-system tree (scene section `tree`) into `app`: grows it on the app's pool,
-/// spawns it at `placement`, puts its [`TreeStats`] into the app, and returns it (for export).
-pub fn build(
-    app: &mut App,
-    lsystem: &LSystemParams,
-    radii: &RadiusParams,
-    mesh: &MeshParams,
-    placement: Placement,
-    seed: u64,
-) -> Result<GrownTree, GrowError> {
-    let grown = app.in_pool(|| grow_lsystem_tree(lsystem, radii, mesh, seed))?;
+/// spawns it at `placement`, adds its leaves (the grammar's and the tip clusters of its look) to
+/// the [`TreeBatch`], puts its [`TreeStats`] into the app, and returns it (for export), its
+/// leaves included.
+pub fn build(app: &mut App, recipe: TreeRecipe<'_>, placement: Placement, seed: u64) -> Result<GrownTree, GrowError> {
+    let TreeRecipe {
+        lsystem,
+        radii,
+        mesh,
+        look,
+    } = recipe;
+    let mut grown = app.in_pool(|| grow_lsystem_tree(lsystem, radii, mesh, seed))?;
     spawn_tree(&mut app.world.entities, &grown.graph, placement)?;
+    let seed = seed.wrapping_add(lsystem.seed_offset);
+    grown.leaves = grow_leaves(&grown.graph, &grown.leaves, look, placement.scale, seed);
+    if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
+        push_leaves(&mut batch.leaves, &grown.leaves, placement, 0.0, look.leaf_colour);
+    }
     app.world.resources.insert(grown.stats);
     Ok(grown)
 }
@@ -124,6 +146,7 @@ impl TreeBuilder {
 
         let t = Instant::now();
         let system = LSystem::parse(&lsystem.grammar)?;
+        let turtle = lsystem.turtle_options_for(&system);
         system.derive_into(
             lsystem.iterations,
             &lsystem.derive_options(seed),
@@ -133,11 +156,13 @@ impl TreeBuilder {
         let derive_ms = ms(t);
 
         let t = Instant::now();
-        // The turtle draws straight into the tree's graph buffers, which preparation then
-        // works on in place.
+        // The turtle draws straight into the tree's graph and leaf buffers, which preparation
+        // then works on in place.
         std::mem::swap(&mut self.drawn.graph, &mut self.tree.graph);
-        let drawn = interpret_into(&self.word, &lsystem.turtle_options(), &mut self.drawn);
+        std::mem::swap(&mut self.drawn.leaves, &mut self.tree.leaves);
+        let drawn = interpret_into(&self.word, &turtle, &mut self.drawn);
         std::mem::swap(&mut self.drawn.graph, &mut self.tree.graph);
+        std::mem::swap(&mut self.drawn.leaves, &mut self.tree.leaves);
         drawn?;
         let interpret_ms = ms(t);
 

@@ -1,6 +1,6 @@
 //! What a frame draws and what drawing it cost.
 
-use sylva_runtime::extract::{Camera, CylinderBatch, GrassBatch, PointBatch, Sun, TerrainBatch};
+use sylva_runtime::extract::{Camera, CylinderBatch, GrassBatch, LeafBatch, PointBatch, Sun, TerrainBatch};
 use sylva_runtime::glam::{Mat4, Vec3};
 
 use crate::cull::Frustum;
@@ -11,6 +11,10 @@ use crate::cull::Frustum;
 pub struct FrameInput<'a> {
     /// Cylinder batches; the renderer keeps one GPU buffer per position in this list.
     pub cylinders: Vec<&'a mut CylinderBatch>,
+    /// Leaf batches; the renderer keeps one GPU buffer per position in this list.
+    pub leaves: Vec<&'a mut LeafBatch>,
+    /// Seconds of simulated time, for the wind that sways the leaves.
+    pub time: f32,
     /// Points (attractors).
     pub points: Option<&'a mut PointBatch>,
     /// Whether the points are drawn (the viewer's V key); hidden points stay uploaded.
@@ -74,6 +78,8 @@ pub struct FrameStats {
     pub draw_calls: u32,
     /// Cylinder instances drawn.
     pub cylinders: u64,
+    /// Leaves drawn.
+    pub leaves: u64,
     /// Points drawn.
     pub points: u64,
     /// Grass blades (instances) in the drawn layers, before distance thinning.
@@ -82,7 +88,7 @@ pub struct FrameStats {
     pub chunks: u32,
     /// Terrain chunks culled by the frustum.
     pub chunks_culled: u32,
-    /// Cylinder, point and grass batches (layers) culled by the frustum.
+    /// Cylinder, leaf, point and grass batches (layers) culled by the frustum.
     pub batches_culled: u32,
     /// Bytes copied from the staging ring to the GPU (batch data and meshes; the
     /// few hundred bytes of per-frame constants are not counted).
@@ -98,9 +104,9 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
-    /// Cylinder instances, points and grass blades drawn.
+    /// Cylinder instances, leaves, points and grass blades drawn.
     pub fn instances(&self) -> u64 {
-        self.cylinders + self.points + self.grass
+        self.cylinders + self.leaves + self.points + self.grass
     }
 }
 

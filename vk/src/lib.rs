@@ -19,7 +19,8 @@
 //!   alive until then.
 //! - `memory`: gpu-allocator for every buffer and image.
 //! - `upload`: a staging ring; only dirty ranges of the batches go up.
-//! - `cylinders`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
+//! - `cylinders`, `leaves`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
+//!   alpha-tested leaf cards,
 //!   vertex-texture-fetch terrain, screen-space points, baked-motion grass
 //!   blades), each culled by boxes, each a `pass::DrawPass` built on the
 //!   shared `pipeline` recipe; `sky`, a full-screen triangle behind them
@@ -44,6 +45,7 @@ mod grass;
 mod grass_probe;
 mod handles;
 mod instances;
+mod leaves;
 mod memory;
 mod mesh;
 mod pass;

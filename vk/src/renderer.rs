@@ -16,6 +16,7 @@ use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::globals::Globals;
 use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
+use crate::leaves::Leaves;
 use crate::memory::Memory;
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
@@ -61,6 +62,7 @@ pub struct Renderer {
     terrain: Terrain,
     grass: Grass,
     cylinders: Cylinders,
+    leaves: Leaves,
     points: Points,
     sky: Sky,
     probe: GrassProbe,
@@ -96,6 +98,7 @@ impl Renderer {
             terrain: Terrain::new(&device, globals.layout())?,
             grass: Grass::new(&device, globals.layout())?,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
+            leaves: Leaves::new(&device, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
             sky: Sky::new(&device, globals.layout())?,
             probe: GrassProbe::new(&device)?,
@@ -196,6 +199,8 @@ impl Renderer {
     fn prepare(&mut self, input: FrameInput<'_>, view: &View, stats: &mut FrameStats) -> Result<(), RenderError> {
         let FrameInput {
             cylinders,
+            leaves,
+            time,
             points,
             show_points,
             terrain,
@@ -211,6 +216,7 @@ impl Renderer {
         };
         self.terrain.prepare(&mut frame, terrain)?;
         self.cylinders.prepare(&mut frame, cylinders)?;
+        self.leaves.prepare(&mut frame, (leaves, time))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
         self.staging.stage(&self.memory, &self.uploads)?;
@@ -233,6 +239,7 @@ impl Renderer {
         self.terrain.record(&rec, stats);
         self.grass.record(&rec, stats);
         self.cylinders.record(&rec, stats);
+        self.leaves.record(&rec, stats);
         self.points.record(&rec, stats);
         // Last, at the far plane: it shades only the pixels left uncovered.
         self.sky.record(&rec);

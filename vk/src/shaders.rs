@@ -92,8 +92,19 @@ pub const GRASS_PROBE_COMP: Shader = Shader {
     spirv: spirv!("grass_probe.comp"),
 };
 
+/// Leaves as cards turned by their normals, swaying in the wind.
+pub const LEAF_VERT: Shader = Shader {
+    name: "leaf.vert",
+    spirv: spirv!("leaf.vert"),
+};
+/// Leaf-shaped cut, two-sided lighting with translucency, fog.
+pub const LEAF_FRAG: Shader = Shader {
+    name: "leaf.frag",
+    spirv: spirv!("leaf.frag"),
+};
+
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 11] = [
+pub const ALL: [Shader; 13] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -105,6 +116,8 @@ pub const ALL: [Shader; 11] = [
     GRASS_VERT,
     GRASS_FRAG,
     GRASS_PROBE_COMP,
+    LEAF_VERT,
+    LEAF_FRAG,
 ];
 
 /// Creates a shader module from committed SPIR-V.

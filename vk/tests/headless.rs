@@ -61,6 +61,8 @@ fn draws_uploads_only_changes_and_culls() {
         |r: &mut Renderer, trees: &mut CylinderBatch, points: &mut PointBatch, terrain: &mut TerrainBatch, camera| {
             r.render(FrameInput {
                 cylinders: vec![trees],
+                leaves: Vec::new(),
+                time: 0.0,
                 points: Some(points),
                 show_points: true,
                 terrain: Some(terrain),

@@ -88,5 +88,10 @@ fn mesh_all(graph: BranchGraph, params: &MeshParams) -> Result<GrownTree, Coloni
         interpret_ms: 0.0,
         mesh_ms: t.elapsed().as_secs_f64() * 1e3,
     };
-    Ok(GrownTree { graph, mesh, stats })
+    Ok(GrownTree {
+        graph,
+        mesh,
+        stats,
+        ..GrownTree::default()
+    })
 }

@@ -66,6 +66,11 @@
 //! 1.10/1.11) draws like `F` and a subscripted `f` moves like `f`, while
 //! productions tell them apart. Other letters draw nothing.
 //!
+//! **Leaves** (see [`LeafSymbols`]): ABOP's polygons `{ … }` (vertices at `.` and after `f`
+//! or `G` moves; `G` moves only inside a polygon) each become one leaf, and so does each
+//! module of the leaf symbol ([`LSystemParams::leaf_symbol`], e.g. `L` or `L(size)`). Leaves
+//! never change the branch graph.
+//!
 //! # Differences from the thesis program
 //!
 //! - Expressions use precedence (`2+3*4` is 14); the thesis program
@@ -81,6 +86,7 @@
 mod derive;
 mod error;
 mod expr;
+mod foliage;
 mod grammar;
 mod lexer;
 mod module;
@@ -90,6 +96,7 @@ mod turtle;
 
 pub use derive::DeriveOptions;
 pub use error::{LSystemError, Position};
+pub use foliage::LeafSymbols;
 pub use grammar::LSystem;
 pub use module::{ModuleBuffer, SymbolId, SymbolTable};
 pub use params::{LSystemOutput, LSystemParams, MAX_ITERATIONS, MAX_MODULE_LIMIT, generate};

@@ -6,10 +6,11 @@ use sylva_runtime::{FieldError, Validate};
 
 use super::derive::DeriveOptions;
 use super::error::LSystemError;
+use super::foliage::LeafSymbols;
 use super::grammar::LSystem;
 use super::module::ModuleBuffer;
 use super::turtle::{TropismMode, TurtleOptions, interpret};
-use crate::tree::BranchGraph;
+use crate::tree::{BranchGraph, Leaves};
 
 /// Largest accepted `module_limit` (about 2.7 · 10⁸ modules, a few GB).
 pub const MAX_MODULE_LIMIT: usize = 1 << 28;
@@ -62,6 +63,13 @@ pub struct LSystemParams {
     /// Added to the scene seed for the stochastic productions, so one scene
     /// can hold different trees of one species. Default 0.
     pub seed_offset: u64,
+    /// The symbol that puts a leaf at the turtle (`L` or `L(size)`, size in turtle units,
+    /// the step without one), besides the polygons `{ … }` that are always leaves. A symbol
+    /// name as the grammar writes it (`"L"`, `"a_l"`); a turtle symbol draws as before and
+    /// makes no leaf. Default: none. Serialized only when set, so scenes without one keep
+    /// their fingerprints and world chunk keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaf_symbol: Option<String>,
 }
 
 impl Default for LSystemParams {
@@ -80,6 +88,7 @@ impl Default for LSystemParams {
             tropism_mode: TropismMode::Thesis,
             root_stub: 0.0,
             seed_offset: 0,
+            leaf_symbol: None,
         }
     }
 }
@@ -93,6 +102,8 @@ pub struct LSystemOutput {
     pub graph: BranchGraph,
     /// Width per graph segment, from `!`.
     pub widths: Vec<f32>,
+    /// The leaves the grammar draws (polygons and the leaf symbol), in the graph's frame.
+    pub leaves: Leaves,
 }
 
 impl Validate for LSystemParams {
@@ -128,7 +139,22 @@ impl Validate for LSystemParams {
             format!("must be finite, got {}", self.tropism)
         })?;
         at_least("tropism_strength", self.tropism_strength, 0.0, false)?;
-        at_least("root_stub", self.root_stub, 0.0, false)
+        at_least("root_stub", self.root_stub, 0.0, false)?;
+        FieldError::check(
+            self.leaf_symbol.as_deref().is_none_or(valid_leaf_symbol),
+            "leaf_symbol",
+            || "must be one letter, optionally subscripted (`L`, `a_l`), or one ABOP symbol".into(),
+        )
+    }
+}
+
+/// A name the grammar language reads as one module symbol.
+fn valid_leaf_symbol(name: &str) -> bool {
+    let chars: Vec<char> = name.chars().collect();
+    match chars[..] {
+        [c] => c.is_alphabetic() || "~'@?*".contains(c),
+        [c, '_', s] => c.is_alphabetic() && s.is_alphanumeric(),
+        _ => false,
     }
 }
 
@@ -153,6 +179,16 @@ impl LSystemParams {
             tropism_strength: self.tropism_strength,
             tropism_mode: self.tropism_mode,
             root_stub: self.root_stub,
+            leaf_symbols: LeafSymbols::default(),
+        }
+    }
+
+    /// [`Self::turtle_options`] with the leaf symbols of `system`, the grammar these
+    /// parameters parse to.
+    pub fn turtle_options_for(&self, system: &LSystem) -> TurtleOptions {
+        TurtleOptions {
+            leaf_symbols: LeafSymbols::of(system.symbols(), self.leaf_symbol.as_deref()),
+            ..self.turtle_options()
         }
     }
 }
@@ -162,10 +198,11 @@ pub fn generate(params: &LSystemParams, seed: u64) -> Result<LSystemOutput, LSys
     params.validate()?;
     let system = LSystem::parse(&params.grammar)?;
     let modules = system.derive(params.iterations, &params.derive_options(seed))?;
-    let drawn = interpret(&modules, &params.turtle_options())?;
+    let drawn = interpret(&modules, &params.turtle_options_for(&system))?;
     Ok(LSystemOutput {
         modules,
         graph: drawn.graph,
         widths: drawn.widths,
+        leaves: drawn.leaves,
     })
 }

@@ -12,8 +12,9 @@ use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 use super::error::LSystemError;
+use super::foliage::{Frame, LeafSymbols, LeafTurtle};
 use super::module::{ModuleBuffer, sym};
-use crate::tree::{AngleCache, BranchGraph, NO_PARENT};
+use crate::tree::{AngleCache, BranchGraph, Leaves, NO_PARENT};
 
 /// The turtle's heading at the start (world up).
 pub const INITIAL_HEADING: Vec3 = Vec3::Z;
@@ -56,6 +57,10 @@ pub struct TurtleOptions {
     /// 0 draws none. The stub is segment 0, at depth 0, and the first `F`
     /// grows from its end.
     pub root_stub: f32,
+    /// The symbols that draw leaves (see [`LeafSymbols`]); none by default, as their ids
+    /// belong to a grammar ([`LSystemParams::turtle_options_for`](super::LSystemParams::turtle_options_for)
+    /// finds them).
+    pub leaf_symbols: LeafSymbols,
 }
 
 impl Default for TurtleOptions {
@@ -69,6 +74,7 @@ impl Default for TurtleOptions {
             tropism_strength: 0.0,
             tropism_mode: TropismMode::Thesis,
             root_stub: 0.0,
+            leaf_symbols: LeafSymbols::default(),
         }
     }
 }
@@ -83,6 +89,9 @@ pub struct TurtleOutput {
     pub graph: BranchGraph,
     /// The width in effect (`!`) when each segment was drawn, indexed like the graph.
     pub widths: Vec<f32>,
+    /// The leaves of polygons and of the leaf symbol ([`TurtleOptions::leaf_symbols`]), in the
+    /// graph's frame. Drawing them changes nothing in the graph.
+    pub leaves: Leaves,
 }
 
 #[derive(Clone, Copy)]
@@ -96,6 +105,14 @@ struct State {
 }
 
 impl State {
+    fn frame(&self) -> Frame {
+        Frame {
+            pos: self.pos,
+            heading: self.h,
+            up: self.u,
+        }
+    }
+
     /// `R' = R·R_U(d)` (eq. 2.11/2.12): turn in the H–L plane.
     fn turn(&mut self, (s, c): (f32, f32)) {
         (self.h, self.l) = (c * self.h + s * self.l, c * self.l - s * self.h);
@@ -138,6 +155,7 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
     let graph = &mut out.graph;
     graph.clear();
     out.widths.clear();
+    out.leaves.clear();
     let draws = (0..word.len()).filter(|&i| word.command(i) == sym::DRAW).count();
     let capacity = draws + usize::from(opts.root_stub > 0.0);
     graph.start.reserve(capacity);
@@ -168,12 +186,21 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
     let default_angle = opts.angle.to_radians().sin_cos();
     let mut angles = AngleCache::default();
     let mut stack: Vec<State> = Vec::new();
+    let leafy = opts.leaf_symbols.any();
+    let mut foliage = LeafTurtle::new(opts.leaf_symbols);
 
     let n = word.len();
     let mut i = 0;
     while i < n {
         let symbol = word.command(i);
         if symbol > sym::CUT {
+            if leafy {
+                let arg = word.params(i).first().copied();
+                if let Some(length) = foliage.symbol(symbol, arg, opts.step, state.frame(), &mut out.leaves) {
+                    state.pos = polygon_move(&state, length, i)?;
+                    foliage.moved(state.pos);
+                }
+            }
             i += 1;
             continue;
         }
@@ -207,6 +234,9 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
                     }
                 }
                 state.pos = end;
+                if symbol == sym::MOVE && leafy {
+                    foliage.moved(end);
+                }
             }
             sym::LEFT => state.turn(angle()),
             sym::RIGHT => state.turn(negate(angle())),
@@ -240,6 +270,16 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
         i += 1;
     }
     Ok(())
+}
+
+/// Where a `G` of `length` inside a polygon takes the turtle (no segment, no tropism).
+fn polygon_move(state: &State, length: f32, module: usize) -> Result<Vec3, LSystemError> {
+    let end = state.pos + length * state.h;
+    if end.is_finite() {
+        Ok(end)
+    } else {
+        Err(turtle_error(module, "position leaves the f32 range (steps too long)"))
+    }
 }
 
 fn negate((s, c): (f32, f32)) -> (f32, f32) {

@@ -13,6 +13,7 @@ use glam::Vec3;
 use rand::RngExt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sylva_runtime::extract::LeafBatch;
 use sylva_runtime::rng::{StreamKey, stream, stream_seed};
 use sylva_runtime::{App, FieldError, Validate};
 
@@ -20,7 +21,10 @@ use super::{Ground, ScatterParams, scatter};
 use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
 use crate::lsystem::LSystemParams;
 use crate::species::{GrowError, TreeBuilder};
-use crate::tree::{BranchGraph, MeshParams, Placement, RadiusParams, TreeError, prepare_graph, spawn_tree};
+use crate::tree::{
+    BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLook, grow_leaves,
+    prepare_graph, push_leaves, spawn_tree,
+};
 
 /// Most variants one species may grow.
 pub const MAX_VARIANTS: u32 = 256;
@@ -45,6 +49,11 @@ pub struct SpeciesParams {
     pub scale: f32,
     /// Distinct trees grown for this species. Default 4.
     pub variants: u32,
+    /// Bark, leaf colour, leaf size and leaves per twig tip. Default: see [`TreeLook`].
+    /// Not serialized: the look only shows, so it changes neither a scene's fingerprint nor
+    /// a world's chunk keys.
+    #[serde(skip_serializing)]
+    pub look: TreeLook,
 }
 
 impl Default for SpeciesParams {
@@ -58,6 +67,7 @@ impl Default for SpeciesParams {
             mesh: MeshParams::default(),
             scale: 0.01,
             variants: 4,
+            look: TreeLook::default(),
         }
     }
 }
@@ -95,7 +105,8 @@ impl Validate for SpeciesParams {
             }
         }
         self.radii.validate().map_err(|e| e.within("radii"))?;
-        self.mesh.validate().map_err(|e| e.within("mesh"))
+        self.mesh.validate().map_err(|e| e.within("mesh"))?;
+        self.look.validate().map_err(|e| e.within("look"))
     }
 }
 
@@ -161,6 +172,8 @@ pub struct ForestStats {
     pub variants: usize,
     /// Segments over all placed trees.
     pub segments: usize,
+    /// Leaves over all placed trees.
+    pub leaves: usize,
     /// Growing the variants, milliseconds.
     pub grow_ms: f64,
     /// Scattering the positions, milliseconds.
@@ -179,6 +192,10 @@ impl ForestStats {
 pub struct Forest {
     /// Per species, its variants' prepared graphs (radii, Z up, graph units).
     pub variants: Vec<Vec<BranchGraph>>,
+    /// Per species, its variants' leaves (the graphs' frame), indexed like `variants`.
+    pub leaves: Vec<Vec<Leaves>>,
+    /// Per species, its look.
+    pub looks: Vec<TreeLook>,
     /// Metres per graph unit, per species.
     pub scales: Vec<f32>,
     /// The placed trees, in placement order.
@@ -198,6 +215,9 @@ pub fn build(
 ) -> Result<(), ForestError> {
     let forest = app.in_pool(|| grow_forest(params, ground, seed))?;
     forest.spawn(&mut app.world.entities)?;
+    if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
+        forest.push_leaves(&mut batch.leaves);
+    }
     app.world.resources.insert(forest.stats);
     Ok(())
 }
@@ -213,7 +233,7 @@ pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u
         .enumerate()
         .flat_map(|(s, sp)| (0..sp.variants).map(move |v| (s, v)))
         .collect();
-    let grown: Vec<Result<BranchGraph, ForestError>> = jobs
+    let grown: Vec<Result<Variant, ForestError>> = jobs
         .par_iter()
         .map(|&(s, v)| {
             grow_variant(
@@ -224,8 +244,11 @@ pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u
         })
         .collect();
     let mut variants: Vec<Vec<BranchGraph>> = vec![Vec::new(); params.species.len()];
+    let mut leaves: Vec<Vec<Leaves>> = vec![Vec::new(); params.species.len()];
     for (&(s, _), g) in jobs.iter().zip(grown) {
-        variants[s].push(g?);
+        let g = g?;
+        variants[s].push(g.graph);
+        leaves[s].push(g.leaves);
     }
     let grow_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
@@ -256,33 +279,55 @@ pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u
             }
         })
         .collect();
-    let segments = trees
-        .iter()
-        .map(|t| variants[t.species as usize][t.variant as usize].len())
-        .sum();
+    let (mut segments, mut leaf_count) = (0, 0);
+    for t in &trees {
+        let (s, v) = (t.species as usize, t.variant as usize);
+        segments += variants[s][v].len();
+        leaf_count += leaves[s][v].len();
+    }
     Ok(Forest {
         scales: params.species.iter().map(|s| s.scale).collect(),
+        looks: params.species.iter().map(|s| s.look).collect(),
         stats: ForestStats {
             trees: trees.len(),
             per_species,
             variants: jobs.len(),
             segments,
+            leaves: leaf_count,
             grow_ms,
             place_ms,
         },
         variants,
+        leaves,
         trees,
     })
 }
 
-/// One variant's prepared graph.
-pub(crate) fn grow_variant(sp: &SpeciesParams, species: usize, seed: u64) -> Result<BranchGraph, ForestError> {
+/// One grown variant of a species.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Variant {
+    /// The prepared graph.
+    pub graph: BranchGraph,
+    /// Its leaves: the grammar's, then the species' tip clusters.
+    pub leaves: Leaves,
+}
+
+/// One variant's prepared graph and leaves.
+pub(crate) fn grow_variant(sp: &SpeciesParams, species: usize, seed: u64) -> Result<Variant, ForestError> {
+    let (graph, drawn) = grow_graph(sp, species, seed)?;
+    let leaves = grow_leaves(&graph, &drawn, &sp.look, sp.scale, seed);
+    Ok(Variant { graph, leaves })
+}
+
+/// One variant's prepared graph and the leaves its grammar drew.
+fn grow_graph(sp: &SpeciesParams, species: usize, seed: u64) -> Result<(BranchGraph, Leaves), ForestError> {
     if let Some(l) = &sp.lsystem {
         let mut builder = TreeBuilder::new();
         builder
             .grow(l, &sp.radii, &sp.mesh, seed)
             .map_err(|source| ForestError::LSystem { species, source })?;
-        return Ok(builder.into_tree().graph);
+        let tree = builder.into_tree();
+        return Ok((tree.graph, tree.leaves));
     }
     let c = sp
         .colonize
@@ -293,7 +338,7 @@ pub(crate) fn grow_variant(sp: &SpeciesParams, species: usize, seed: u64) -> Res
     colonizer.run();
     let mut graphs = colonizer.finish().map_err(colonize)?;
     let graph = graphs.swap_remove(0);
-    Ok(prepare_graph(&graph, &sp.radii, &sp.mesh)?)
+    Ok((prepare_graph(&graph, &sp.radii, &sp.mesh)?, Leaves::new()))
 }
 
 impl Forest {
@@ -310,5 +355,17 @@ impl Forest {
                 spawn_tree(world, &self.variants[t.species as usize][t.variant as usize], placement)
             })
             .collect()
+    }
+
+    /// Appends every placed tree's leaves to `batch`, in placement order, world space.
+    pub fn push_leaves(&self, batch: &mut LeafBatch) {
+        for t in &self.trees {
+            let (s, v) = (t.species as usize, t.variant as usize);
+            let placement = Placement {
+                position: t.position,
+                scale: self.scales[s],
+            };
+            push_leaves(batch, &self.leaves[s][v], placement, 0.0, self.looks[s].leaf_colour);
+        }
     }
 }

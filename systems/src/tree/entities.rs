@@ -4,7 +4,7 @@
 use glam::Vec3;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::extract::CylinderBatch;
+use sylva_runtime::extract::{CylinderBatch, LeafBatch};
 use sylva_runtime::{Access, App, System};
 
 use super::{BranchGraph, NO_PARENT, Placement, TreeError};
@@ -80,6 +80,10 @@ pub fn spawn_tree(world: &mut hecs::World, graph: &BranchGraph, placement: Place
 pub struct TreeBatch {
     /// One cylinder per segment, coloured by branch depth.
     pub cylinders: CylinderBatch,
+    /// The leaves of the trees a scene builds (its tree and forest), world space. They are
+    /// render data, not entities: builders add them when they spawn the trees, and the
+    /// extraction leaves them be.
+    pub leaves: LeafBatch,
     /// Segments in the world when the batch was last filled. Trees are static
     /// until they grow, so the batch is refilled only when this changes.
     segments: usize,

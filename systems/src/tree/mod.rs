@@ -20,8 +20,10 @@ mod chains;
 mod cylinders;
 mod entities;
 mod error;
+mod foliage;
 mod glb;
 mod graph;
+mod leaves;
 mod mesh;
 mod obj;
 mod params;
@@ -35,8 +37,12 @@ pub use entities::{
     BranchDepth, EXTRACT_SYSTEM, Segment, SegmentParent, Tree, TreeBatch, TreeMember, install_extraction, spawn_tree,
 };
 pub use error::TreeError;
+pub use foliage::{
+    MAX_CLUSTER_LEAVES, MAX_LEAF_SIZE, MAX_LEAVES_PER_TIP, TreeLook, grow_leaves, push_tip_clusters, twig_tips,
+};
 pub use glb::write_glb;
 pub use graph::{BranchGraph, Children, NO_PARENT};
+pub use leaves::{Leaves, push_leaves};
 pub use mesh::{MeshCounts, TreeMesh, UpAxis, build_mesh, build_mesh_into, mesh_counts, ring_rotation};
 pub use obj::write_obj;
 pub use params::{MeshParams, MeshStyle, RadiusParams, RadiusRule, RootNormal, SidesRule};

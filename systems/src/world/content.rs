@@ -11,21 +11,22 @@ use super::params::WorldParams;
 use crate::grass::extraction::motion;
 use crate::grass::{BakeError, BakeSettings, bake, blade_from_grammar};
 use crate::lsystem::LSystemError;
-use crate::placement::forest::{ForestError, grow_variant};
-use crate::tree::BranchGraph;
-
-/// Default bark colour (linear RGBA).
-pub const BARK: [u8; 4] = [110, 85, 60, 255];
+use crate::placement::forest::{ForestError, Variant, grow_variant};
+use crate::tree::{BranchGraph, Leaves};
 
 /// One tree species' grown variants.
 #[derive(Clone, Debug)]
 pub struct TreeKind {
     /// Prepared graphs (radii, Z up, graph units), one per variant.
     pub variants: Vec<BranchGraph>,
+    /// Leaves (the graphs' frame), one set per variant, grown once and placed per instance.
+    pub leaves: Vec<Leaves>,
     /// Metres per graph unit.
     pub scale: f32,
     /// Bark colour.
     pub colour: [u8; 4],
+    /// Leaf colour.
+    pub leaf_colour: [u8; 4],
 }
 
 /// One grass species' shape and baked motion.
@@ -92,7 +93,7 @@ pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, Con
         .enumerate()
         .flat_map(|(s, t)| (0..t.species.variants.max(1)).map(move |v| (s, v)))
         .collect();
-    let grown: Vec<Result<BranchGraph, ContentError>> = jobs
+    let grown: Vec<Result<Variant, ContentError>> = jobs
         .par_iter()
         .map(|&(s, v)| {
             let seed = stream_seed(seed, StreamKey::Index(u64::from(v)), &format!("world.tree.{s}"));
@@ -104,12 +105,16 @@ pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, Con
         .iter()
         .map(|t| TreeKind {
             variants: Vec::new(),
+            leaves: Vec::new(),
             scale: t.species.scale,
-            colour: t.colour.unwrap_or(BARK),
+            colour: t.colour.unwrap_or(t.species.look.bark),
+            leaf_colour: t.species.look.leaf_colour,
         })
         .collect();
-    for (&(s, _), graph) in jobs.iter().zip(grown) {
-        trees[s].variants.push(graph?);
+    for (&(s, _), grown) in jobs.iter().zip(grown) {
+        let Variant { graph, leaves } = grown?;
+        trees[s].variants.push(graph);
+        trees[s].leaves.push(leaves);
     }
     let grow_ms = started.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();

@@ -11,7 +11,8 @@
 //!   whole (no copy on the main thread) into a slot that keeps its position
 //!   while the chunk is resident, so a renderer culls and picks the level of
 //!   detail per chunk and re-uploads only slots that changed hands. An evicted
-//!   chunk's slot is emptied and reused by the next chunk.
+//!   chunk's slot is emptied and reused by the next chunk. Leaves go the same way,
+//!   one leaf batch per chunk in the same slot.
 //! - Blades are instances in the [`GrassBatch`] layer of their species; each
 //!   chunk owns one run per layer, an evicted chunk's run is zeroed (nothing is
 //!   drawn) and reused by later chunks, and trailing free runs are cut off, so a
@@ -24,7 +25,7 @@ use std::ops::Range;
 
 use glam::Vec3;
 use hecs::Entity;
-use sylva_runtime::extract::{CylinderBatch, GrassBatch, GrassLayer, TerrainBatch};
+use sylva_runtime::extract::{CylinderBatch, GrassBatch, GrassLayer, LeafBatch, TerrainBatch};
 use sylva_runtime::{Access, App, System};
 
 use super::chunk::TreeInstance;
@@ -46,6 +47,8 @@ pub struct WorldBatch {
     /// Per slot, the cylinders (one per branch segment) of the trees of the
     /// chunk in it; empty slots wait for the next chunk.
     pub chunks: Vec<CylinderBatch>,
+    /// Per slot (the same as in `chunks`), the leaves of the trees of the chunk in it.
+    pub leaves: Vec<LeafBatch>,
 }
 
 /// Runs of a batch owned by resident chunks; freed runs are reused first-fit.
@@ -169,6 +172,7 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     let ReadyChunk {
         payload,
         cylinders,
+        leaves,
         patch,
     } = ready;
     let tag = WorldChunk { coord };
@@ -188,9 +192,14 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     if slot == batch.chunks.len() {
         batch.chunks.push(CylinderBatch::default());
     }
+    let slots = batch.chunks.len();
+    batch.leaves.resize_with(slots, LeafBatch::default);
     let len = cylinders.len() as u32;
     batch.chunks[slot] = cylinders;
     batch.chunks[slot].dirty.mark(0, len);
+    let len = leaves.len() as u32;
+    batch.leaves[slot] = leaves;
+    batch.leaves[slot].dirty.mark(0, len);
     drop(batch);
     let mut grass_runs = Vec::with_capacity(payload.grass.len());
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {
@@ -224,9 +233,10 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
 pub struct Leftovers {
     terrain: Vec<TerrainChunk>,
     cylinders: Vec<CylinderBatch>,
+    leaves: Vec<LeafBatch>,
 }
 
-/// Evicts chunk `coord`: despawns its entities, empties its cylinder slot, zeroes
+/// Evicts chunk `coord`: despawns its entities, empties its cylinder and leaf slot, zeroes
 /// and frees its blade runs, and lists its terrain patch as evicted. Returns the
 /// buffers it held (see [`Leftovers`]); nothing happens when it is not resident.
 pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
@@ -249,6 +259,8 @@ pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
     let mut state = res.get_mut::<WorldState>().expect("checked above");
     if let Some(mut batch) = res.get_mut::<WorldBatch>() {
         left.cylinders.push(std::mem::take(&mut batch.chunks[resident.slot]));
+        left.leaves
+            .extend(batch.leaves.get_mut(resident.slot).map(std::mem::take));
         state.free_slots.push(resident.slot);
     }
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {

@@ -47,7 +47,7 @@ pub use bake::{
 pub use chunk::{
     ChunkPayload, DATA_VERSION, GrassPatch, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
 };
-pub use content::{BARK, ContentError, GrassKind, TreeKind, WorldContent, grow_content};
+pub use content::{ContentError, GrassKind, TreeKind, WorldContent, grow_content};
 pub use domains::{Domain, DomainCounts, Domains, RiverPath};
 pub use install::{
     GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,

@@ -315,7 +315,8 @@ pub struct WorldTrees {
     pub species: SpeciesParams,
     /// Where it stands.
     pub placement: PlacementParams,
-    /// Bark colour, linear RGBA. Default (110, 85, 60, 255).
+    /// Bark colour, linear RGBA, instead of the species' `look.bark`. Default: none (the
+    /// species' bark).
     pub colour: Option<[u8; 4]>,
 }
 

@@ -1,19 +1,21 @@
 //! The world as a [`ChunkSource`]: generate a chunk, then derive on the
-//! generation pool what installing it needs (cylinders, terrain patch, blades),
+//! generation pool what installing it needs (cylinders, leaves, terrain patch, blades),
 //! so the main thread only moves data.
 
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
-use sylva_runtime::extract::{CylinderBatch, TerrainPatch};
+use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch};
 use sylva_runtime::stream::{ChunkCoord, ChunkSource};
 
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
 use super::content::{TreeKind, WorldContent};
-use crate::tree::UpAxis;
+use crate::tree::{Placement, UpAxis, push_leaves};
 
 /// Bytes per cylinder instance a renderer uploads (start, end, two radii, colour).
 const CYLINDER_BYTES: u64 = 12 + 12 + 4 + 4 + 4;
+/// Bytes per leaf instance a renderer uploads (position, normal, size, colour).
+const LEAF_BYTES: u64 = 12 + 12 + 4 + 4;
 /// Bytes per blade instance a renderer uploads (root, yaw, scale, colour).
 const BLADE_BYTES: u64 = 12 + 4 + 4 + 4;
 
@@ -24,6 +26,9 @@ pub struct ReadyChunk {
     pub payload: ChunkPayload,
     /// One cylinder per branch segment of every tree.
     pub cylinders: CylinderBatch,
+    /// Every tree's leaves: its variant's, placed like its cylinders. Render data only: the
+    /// payload (what is cached and hashed) has none.
+    pub leaves: LeafBatch,
     /// The ground as a renderer draws it.
     pub patch: TerrainPatch,
 }
@@ -33,7 +38,10 @@ impl ReadyChunk {
     pub fn upload_bytes(&self) -> u64 {
         let blades: usize = self.payload.grass.iter().map(|g| g.root.len()).sum();
         let samples = self.patch.height.len() as u64;
-        self.cylinders.len() as u64 * CYLINDER_BYTES + blades as u64 * BLADE_BYTES + samples * (4 + 4 + 1)
+        self.cylinders.len() as u64 * CYLINDER_BYTES
+            + self.leaves.len() as u64 * LEAF_BYTES
+            + blades as u64 * BLADE_BYTES
+            + samples * (4 + 4 + 1)
     }
 }
 
@@ -71,8 +79,11 @@ impl ChunkSource for WorldSource {
 
     fn prepare(&self, payload: ChunkPayload) -> ReadyChunk {
         let mut cylinders = CylinderBatch::default();
+        let mut leaves = LeafBatch::default();
         for t in &payload.trees {
-            push_tree(&mut cylinders, &self.content.trees[usize::from(t.species)], t);
+            let kind = &self.content.trees[usize::from(t.species)];
+            push_tree(&mut cylinders, kind, t);
+            push_tree_leaves(&mut leaves, kind, t);
         }
         let p = self.chunks.params();
         let c = payload.coord;
@@ -89,6 +100,7 @@ impl ChunkSource for WorldSource {
         ReadyChunk {
             payload,
             cylinders,
+            leaves,
             patch,
         }
     }
@@ -119,4 +131,16 @@ fn push_tree(batch: &mut CylinderBatch, kind: &TreeKind, t: &TreeInstance) {
             kind.colour,
         );
     }
+}
+
+/// Appends the leaves of the tree's variant, turned and scaled as its cylinders are.
+fn push_tree_leaves(batch: &mut LeafBatch, kind: &TreeKind, t: &TreeInstance) {
+    let Some(leaves) = kind.leaves.get(usize::from(t.variant)) else {
+        return;
+    };
+    let placement = Placement {
+        position: t.position,
+        scale: kind.scale * t.scale,
+    };
+    push_leaves(batch, leaves, placement, t.yaw, kind.leaf_colour);
 }

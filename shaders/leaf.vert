@@ -1,0 +1,61 @@
+// Leaves: one card per instance (six vertices), centred on the leaf, in the plane its normal
+// gives, turned about the normal by a hash of the position. The whole card sways by a wind
+// offset that is a function of its position and the time only.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "globals.glsl"
+
+layout(push_constant) uniform Wind {
+    vec4 play; // x: time (s), y: sway amplitude (m)
+} pc;
+
+layout(location = 0) in vec3 i_position;
+layout(location = 1) in vec3 i_normal;
+layout(location = 2) in float i_size;
+layout(location = 3) in vec4 i_colour;
+
+layout(location = 0) out vec3 v_colour;
+layout(location = 1) out vec3 v_normal;
+layout(location = 2) out vec3 v_world;
+layout(location = 3) out vec2 v_card;
+
+const vec2 CORNERS[6] = vec2[](
+    vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
+    vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0)
+);
+
+// Three values in [0, 1) from a position (a cheap integer-free hash; stable per leaf).
+vec3 hash3(vec3 p) {
+    p = fract(p * vec3(0.1031, 0.1030, 0.0973));
+    p += dot(p, p.yxz + 33.33);
+    return fract((p.xxy + p.yxx) * p.zyx);
+}
+
+// Crowns lean with a slow wave that travels across the world, leaves flutter on top.
+vec3 sway(vec3 p, float phase) {
+    float t = pc.play.x;
+    float wave = sin(t * 1.3 + dot(p.xz, vec2(0.11, 0.07)));
+    float flutter = sin(t * 4.7 + phase * 6.2832);
+    return pc.play.y * vec3(wave + 0.4 * flutter, 0.3 * flutter, 0.6 * wave);
+}
+
+void main() {
+    vec3 h = hash3(i_position * 7.31);
+    vec3 n = normalize(i_normal);
+    vec3 helper = abs(n.y) < 0.99 ? vec3(0.0, 1.0, 0.0) : vec3(1.0, 0.0, 0.0);
+    vec3 t0 = normalize(cross(helper, n));
+    vec3 b0 = cross(n, t0);
+    float a = h.x * 6.2832;
+    vec3 t = cos(a) * t0 + sin(a) * b0;
+    vec3 b = cross(n, t);
+    vec2 c = CORNERS[gl_VertexIndex];
+    vec3 p = i_position + (t * c.x + b * c.y) * (0.5 * i_size) + sway(i_position, h.y);
+    // A little lighter or darker, a little yellower or bluer: no two leaves alike.
+    vec3 tint = vec3(1.0 + 0.25 * (h.z - 0.5), 1.0, 1.0 - 0.3 * (h.z - 0.5));
+    v_colour = i_colour.rgb * tint * (0.8 + 0.4 * h.y);
+    v_normal = n;
+    v_world = p;
+    v_card = c;
+    gl_Position = g.view_proj * vec4(p, 1.0);
+}

@@ -1,0 +1,74 @@
+//! A tree's leaves beside its branch graph: Z up, turtle units, the graph's frame.
+
+use glam::Vec3;
+use sylva_runtime::extract::LeafBatch;
+
+use super::{Placement, UpAxis};
+
+/// Leaves as structure-of-arrays, in the frame of the [`BranchGraph`](super::BranchGraph) they
+/// grow on (Z up, graph units). The graph never depends on them: growing leaves leaves every
+/// segment as it was.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Leaves {
+    /// Leaf centres.
+    pub position: Vec<Vec3>,
+    /// Unit normals of the leaf planes.
+    pub normal: Vec<Vec3>,
+    /// Leaf lengths, graph units.
+    pub size: Vec<f32>,
+}
+
+impl Leaves {
+    /// No leaves.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of leaves.
+    pub fn len(&self) -> usize {
+        self.position.len()
+    }
+
+    /// True when there is no leaf.
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+
+    /// Removes every leaf, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.position.clear();
+        self.normal.clear();
+        self.size.clear();
+    }
+
+    /// Appends a leaf.
+    pub fn push(&mut self, position: Vec3, normal: Vec3, size: f32) {
+        self.position.push(position);
+        self.normal.push(normal);
+        self.size.push(size);
+    }
+
+    /// Appends every leaf of `other`.
+    pub fn extend(&mut self, other: &Leaves) {
+        self.position.extend_from_slice(&other.position);
+        self.normal.extend_from_slice(&other.normal);
+        self.size.extend_from_slice(&other.size);
+    }
+}
+
+/// Appends every leaf of `leaves` to `batch`, turned by `yaw` radians about the world's Y axis
+/// and placed by `placement` (the one change of frame, Z-up graph units to Y-up metres, that
+/// cylinders go through too), coloured `colour`.
+pub fn push_leaves(batch: &mut LeafBatch, leaves: &Leaves, placement: Placement, yaw: f32, colour: [u8; 4]) {
+    let turn = glam::Quat::from_rotation_y(yaw);
+    for i in 0..leaves.len() {
+        let offset = turn * UpAxis::Z.to_y_up(leaves.position[i]) * placement.scale;
+        let normal = turn * UpAxis::Z.to_y_up(leaves.normal[i]);
+        batch.push(
+            placement.position + offset,
+            normal,
+            placement.length(leaves.size[i]),
+            colour,
+        );
+    }
+}
