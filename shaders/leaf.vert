@@ -6,14 +6,16 @@
 
 #include "globals.glsl"
 
-layout(push_constant) uniform Wind {
+layout(push_constant) uniform Leaf {
     vec4 play; // x: time (s), y: sway amplitude (m)
+    vec4 lod;  // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share
 } pc;
 
 layout(location = 0) in vec3 i_position;
 layout(location = 1) in vec3 i_normal;
 layout(location = 2) in float i_size;
 layout(location = 3) in vec4 i_colour;
+layout(location = 4) in float i_rank;
 
 layout(location = 0) out vec3 v_colour;
 layout(location = 1) out vec3 v_normal;
@@ -41,6 +43,20 @@ vec3 sway(vec3 p, float phase) {
 }
 
 void main() {
+    // Far leaves: only the share (length on screen / full length)² of them is drawn, the
+    // lowest ranks, each grown by 1/√share so the crown keeps its cover.
+    float pixels = i_size * pc.lod.x / max(distance(i_position, g.camera.xyz), 1e-3);
+    float share = clamp(pow(pixels / pc.lod.y, 2.0), pc.lod.z, 1.0);
+    if (i_rank >= share) {
+        // Outside the clip volume: the card is dropped before rasterisation.
+        gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
+        v_colour = vec3(0.0);
+        v_normal = vec3(0.0, 1.0, 0.0);
+        v_world = i_position;
+        v_card = vec2(0.0);
+        return;
+    }
+    float size = i_size * inversesqrt(share);
     vec3 h = hash3(i_position * 7.31);
     vec3 n = normalize(i_normal);
     vec3 helper = abs(n.y) < 0.99 ? vec3(0.0, 1.0, 0.0) : vec3(1.0, 0.0, 0.0);
@@ -50,7 +66,7 @@ void main() {
     vec3 t = cos(a) * t0 + sin(a) * b0;
     vec3 b = cross(n, t);
     vec2 c = CORNERS[gl_VertexIndex];
-    vec3 p = i_position + (t * c.x + b * c.y) * (0.5 * i_size) + sway(i_position, h.y);
+    vec3 p = i_position + (t * c.x + b * c.y) * (0.5 * size) + sway(i_position, h.y);
     // A little lighter or darker, a little yellower or bluer: no two leaves alike.
     vec3 tint = vec3(1.0 + 0.25 * (h.z - 0.5), 1.0, 1.0 - 0.3 * (h.z - 0.5));
     v_colour = i_colour.rgb * tint * (0.8 + 0.4 * h.y);

@@ -17,6 +17,11 @@ pub const CELL: f32 = 16.0;
 /// dotted pixels, and a cluster's thickest branches still show its shape.
 pub const MIN_RADIUS_PIXELS: f32 = 0.1;
 
+/// Instances below which a batch is drawn as one cluster: sorting costs more than it saves.
+pub const CLUSTER_MIN: usize = 1024;
+/// Frames a batch in batch order must hold still before it is reordered into clusters.
+pub const STILL_FRAMES: u32 = 30;
+
 /// One cluster: a range of the batch in its GPU order.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Cluster {
@@ -38,20 +43,51 @@ pub(crate) fn radii(batch: &CylinderBatch) -> Vec<f32> {
         .collect()
 }
 
-/// The GPU order: by ground cell of the midpoint, then thickest first, then batch
-/// order (so equal inputs give equal orders).
-pub(crate) fn order(batch: &CylinderBatch, radius: &[f32]) -> Vec<u32> {
-    let cell = |i: usize| {
-        let mid = (batch.start[i] + batch.end[i]) * (0.5 / CELL);
-        (mid.x.floor() as i32, mid.z.floor() as i32)
-    };
-    let mut keyed: Vec<((i32, i32), u32)> = (0..batch.len()).map(|i| (cell(i), i as u32)).collect();
-    keyed.sort_unstable_by(|(ca, a), (cb, b)| {
-        ca.cmp(cb)
-            .then(radius[*b as usize].total_cmp(&radius[*a as usize]))
-            .then(a.cmp(b))
-    });
+/// The ground cell of `p`: clusters are runs of one cell.
+pub(crate) fn cell(p: Vec3) -> (i32, i32) {
+    ((p.x / CELL).floor() as i32, (p.z / CELL).floor() as i32)
+}
+
+/// An order of `n` instances by the ground cell of `at(i)`, then by `within` (which
+/// must end in the index, so equal inputs give equal orders).
+pub(crate) fn order_by_cell(
+    n: usize,
+    at: impl Fn(usize) -> Vec3,
+    within: impl Fn(u32, u32) -> std::cmp::Ordering,
+) -> Vec<u32> {
+    let mut keyed: Vec<((i32, i32), u32)> = (0..n).map(|i| (cell(at(i)), i as u32)).collect();
+    keyed.sort_unstable_by(|(ca, a), (cb, b)| ca.cmp(cb).then_with(|| within(*a, *b)));
     keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The runs of one ground cell among `n` instances already in cell order.
+pub(crate) fn cell_runs(n: usize, at: impl Fn(usize) -> Vec3) -> Vec<Range<u32>> {
+    let mut runs: Vec<Range<u32>> = Vec::new();
+    let mut key = None;
+    for i in 0..n {
+        let k = cell(at(i));
+        match runs.last_mut() {
+            Some(r) if key == Some(k) => r.end = i as u32 + 1,
+            _ => runs.push(i as u32..i as u32 + 1),
+        }
+        key = Some(k);
+    }
+    runs
+}
+
+/// The midpoint of cylinder `i`, which places it in a cell.
+fn midpoint(batch: &CylinderBatch, i: usize) -> Vec3 {
+    (batch.start[i] + batch.end[i]) * 0.5
+}
+
+/// The GPU order of a cylinder batch: by ground cell of the midpoint, then thickest
+/// first, then batch order.
+pub(crate) fn order(batch: &CylinderBatch, radius: &[f32]) -> Vec<u32> {
+    order_by_cell(
+        batch.len(),
+        |i| midpoint(batch, i),
+        |a, b| radius[b as usize].total_cmp(&radius[a as usize]).then(a.cmp(&b)),
+    )
 }
 
 /// `batch` with its instances in `order`.
@@ -72,24 +108,20 @@ pub(crate) fn reorder(batch: &CylinderBatch, order: &[u32]) -> CylinderBatch {
 
 /// The clusters of a reordered batch: runs of one ground cell.
 pub(crate) fn clusters(batch: &CylinderBatch) -> Vec<Cluster> {
-    let cell = |i: usize| ((batch.start[i] + batch.end[i]) * (0.5 / CELL)).floor();
-    let mut out: Vec<Cluster> = Vec::new();
-    let mut key = Vec3::NAN;
-    for i in 0..batch.len() {
-        let k = cell(i);
-        if k != key || out.is_empty() {
-            key = k;
-            out.push(Cluster {
-                range: i as u32..i as u32,
-                bounds: Aabb::EMPTY,
+    cell_runs(batch.len(), |i| midpoint(batch, i))
+        .into_iter()
+        .map(|range| {
+            let mut bounds = Aabb::EMPTY;
+            for i in range.start as usize..range.end as usize {
+                add_cylinder(&mut bounds, batch, i);
+            }
+            Cluster {
+                range,
+                bounds,
                 sorted: true,
-            });
-        }
-        let c = out.last_mut().expect("a cluster was just pushed");
-        c.range.end = i as u32 + 1;
-        add_cylinder(&mut c.bounds, batch, i);
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 /// The whole batch as one cluster in batch order (a batch that changes every frame).

@@ -10,14 +10,14 @@
 use std::sync::Arc;
 
 use ash::vk;
-use gpu_allocator::MemoryLocation;
 use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 
-use crate::clusters::{self, Cluster};
+use crate::clusters::{self, CLUSTER_MIN, Cluster, STILL_FRAMES};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
+use crate::indirect::Indirect;
 use crate::instances::Instances;
-use crate::memory::{Buffer, Memory};
+use crate::memory::Memory;
 use crate::mesh::{self, Mesh};
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
@@ -41,11 +41,6 @@ const VERTEX: &[Attribute] = &[Attribute::VEC4];
 pub const SIDES: [u32; 3] = [4, 8, 16];
 /// Rings of each mesh's end domes: a twig of 4 sides stays open, thick branches are round.
 const DOME_BANDS: [u32; 3] = [0, 1, 2];
-
-/// Instances below which a batch is drawn as one cluster: sorting costs more than it saves.
-const CLUSTER_MIN: usize = 1024;
-/// Frames a batch in batch order must hold still before it is reordered into clusters.
-const STILL_FRAMES: u32 = 30;
 
 // SAFETY: repr(C) of five 4-byte integers: no padding.
 unsafe impl Pod for vk::DrawIndexedIndirectCommand {}
@@ -74,8 +69,8 @@ pub(crate) struct Cylinders {
     /// The frame's indirect commands, grouped by slot and ring.
     commands: Vec<vk::DrawIndexedIndirectCommand>,
     draws: Vec<Draw>,
-    /// Where `commands` go for the GPU, and how many it has room for.
-    indirect: Option<(Buffer, usize)>,
+    /// Where `commands` go for the GPU.
+    indirect: Indirect,
     multi_draw: bool,
     rings: Vec<Mesh>,
     pipeline: DrawPipeline,
@@ -111,7 +106,7 @@ impl Cylinders {
             slots: Vec::new(),
             commands: Vec::new(),
             draws: Vec::new(),
-            indirect: None,
+            indirect: Indirect::new("cylinder draws"),
             multi_draw: memory.device().multi_draw,
             rings,
             pipeline,
@@ -147,27 +142,6 @@ impl Cylinders {
             self.commands.extend(commands);
         }
     }
-
-    /// Writes the frame's commands where the GPU reads them, growing the buffer when needed.
-    fn write_commands(&mut self, memory: &Arc<Memory>) -> Result<(), RenderError> {
-        if self.commands.is_empty() {
-            return Ok(());
-        }
-        if self
-            .indirect
-            .as_ref()
-            .is_none_or(|(_, room)| *room < self.commands.len())
-        {
-            self.indirect = None;
-            let room = self.commands.len().next_power_of_two().max(64);
-            let size = (room * std::mem::size_of::<vk::DrawIndexedIndirectCommand>()) as u64;
-            let usage = vk::BufferUsageFlags::INDIRECT_BUFFER;
-            let buffer = memory.buffer(size, usage, MemoryLocation::CpuToGpu, "cylinder draws")?;
-            self.indirect = Some((buffer, room));
-        }
-        let (buffer, _) = self.indirect.as_mut().expect("made above");
-        buffer.write(slice_bytes(&self.commands), "cylinder draws")
-    }
 }
 
 impl DrawPass for Cylinders {
@@ -190,11 +164,11 @@ impl DrawPass for Cylinders {
         for i in 0..self.slots.len() {
             self.pick(i, frame);
         }
-        self.write_commands(frame.memory)
+        self.indirect.write(frame.memory, &self.commands)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        let Some((buffer, _)) = self.indirect.as_ref().filter(|_| !self.draws.is_empty()) else {
+        let Some(buffer) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
             return;
         };
         self.pipeline.bind(rec);
@@ -213,7 +187,7 @@ impl DrawPass for Cylinders {
                 if self.multi_draw {
                     let offset = u64::from(d.first) * u64::from(stride);
                     rec.device
-                        .cmd_draw_indexed_indirect(rec.cmd, buffer.raw(), offset, d.count, stride);
+                        .cmd_draw_indexed_indirect(rec.cmd, buffer, offset, d.count, stride);
                     stats.draw_calls += 1;
                 } else {
                     for c in commands {

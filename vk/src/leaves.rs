@@ -1,52 +1,94 @@
 //! Leaves as instanced alpha-tested cards. Each [`LeafBatch`] gets a device-local buffer
-//! holding its four arrays; a batch is one draw of six vertices per leaf, culled by its
-//! bounding box. The vertex shader sways the cards in the wind at the frame's time; the
+//! holding its arrays and a keep rank per leaf. A batch that holds still goes up in
+//! cluster order (`clusters.rs`), each cluster's leaves in a hashed order whose position
+//! is the rank; a frame culls each cluster and, where its leaves are smaller than
+//! [`LEAF_FULL_PIXELS`], draws only a prefix of them, which the vertex shader grows to keep
+//! the crown's cover: far crowns are fewer, larger cards. The picks are one indirect
+//! draw per batch. The vertex shader sways the cards in the wind at the frame's time; the
 //! fragment shader cuts them to a leaf shape.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
-use sylva_runtime::extract::LeafBatch;
+use sylva_runtime::extract::{DirtyRange, LeafBatch};
 
+use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES};
 use crate::cull::Aabb;
 use crate::device::Device;
 use crate::error::RenderError;
-use crate::frame::FrameStats;
+use crate::frame::{FrameStats, View};
+use crate::indirect::Indirect;
 use crate::instances::Instances;
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 
-/// Per leaf: position, normal, size, colour.
-const INSTANCE: &[Attribute] = &[Attribute::VEC3, Attribute::VEC3, Attribute::FLOAT, Attribute::RGBA8];
+/// Per leaf: position, normal, size, colour, keep rank.
+const INSTANCE: &[Attribute] = &[
+    Attribute::VEC3,
+    Attribute::VEC3,
+    Attribute::FLOAT,
+    Attribute::RGBA8,
+    Attribute::FLOAT,
+];
 
 /// How far a crown sways, metres (the wind offset's amplitude at a leaf).
 const SWAY: f32 = 0.05;
 
-/// The push constants of the leaf pipeline.
+/// Leaf length on screen, pixels, from which every leaf is drawn; below it a cluster
+/// draws the share (length / this)² of its leaves, each grown by 1 / √share.
+pub const LEAF_FULL_PIXELS: f32 = 3.0;
+/// The smallest share of a cluster's leaves drawn (each grown 4×).
+const MIN_SHARE: f32 = 1.0 / 16.0;
+/// How far a grown leaf card reaches from its centre, in leaf sizes (half the diagonal of
+/// a card 4× grown); an ungrown card reaches less than one.
+const GROWN_REACH: f32 = 3.0;
+
+/// The push constants of the leaf pipeline (matches `leaf.vert`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-struct Wind {
+struct LeafConstants {
     /// x: time, seconds; y: sway amplitude, metres.
     play: [f32; 4],
+    /// x: pixels per metre at 1 m; y: [`LEAF_FULL_PIXELS`]; z: [`MIN_SHARE`].
+    lod: [f32; 4],
 }
 
-// SAFETY: repr(C) of one 16-byte array of `f32`: no padding.
-unsafe impl Pod for Wind {}
+// SAFETY: repr(C) of two 16-byte arrays of `f32`: no padding.
+unsafe impl Pod for LeafConstants {}
+
+// SAFETY: repr(C) of four 4-byte integers: no padding.
+unsafe impl Pod for vk::DrawIndirectCommand {}
+
+/// A run of leaves of one ground cell, ranked in GPU order.
+struct LeafCluster {
+    range: Range<u32>,
+    bounds: Aabb,
+    /// The largest leaf.
+    largest: f32,
+    /// Ranks rise along the range, so a prefix is a share of the leaves.
+    ranked: bool,
+}
 
 /// One batch's GPU copy.
 struct Slot {
     instances: Instances,
-    bounds: Aabb,
+    clusters: Vec<LeafCluster>,
+    /// Frames since the batch last changed.
+    still: u32,
 }
 
 /// The leaf draw path.
 pub(crate) struct Leaves {
     slots: Vec<Slot>,
-    /// Visible slots, decided in `prepare`.
-    draws: Vec<usize>,
-    wind: Wind,
+    /// The frame's commands, and per visible slot the range of them it draws.
+    commands: Vec<vk::DrawIndirectCommand>,
+    draws: Vec<(usize, Range<u32>)>,
+    indirect: Indirect,
+    multi_draw: bool,
+    constants: LeafConstants,
     pipeline: DrawPipeline,
 }
 
@@ -61,15 +103,38 @@ impl Leaves {
                 vertices: &[],
                 instances: INSTANCE,
                 sets: &[globals],
-                push_bytes: std::mem::size_of::<Wind>() as u32,
+                push_bytes: std::mem::size_of::<LeafConstants>() as u32,
             },
         )?;
         Ok(Leaves {
             slots: Vec::new(),
+            commands: Vec::new(),
             draws: Vec::new(),
-            wind: Wind::default(),
+            indirect: Indirect::new("leaf draws"),
+            multi_draw: device.multi_draw,
+            constants: LeafConstants::default(),
             pipeline,
         })
+    }
+
+    /// Appends the commands of slot `i`'s visible clusters.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+        let first = self.commands.len() as u32;
+        for c in &self.slots[i].clusters {
+            match c.pick(frame.view) {
+                Some(count) => self.commands.push(vk::DrawIndirectCommand {
+                    vertex_count: 6,
+                    instance_count: count,
+                    first_vertex: 0,
+                    first_instance: c.range.start,
+                }),
+                None => frame.stats.batches_culled += 1,
+            }
+        }
+        let end = self.commands.len() as u32;
+        if end > first {
+            self.draws.push((i, first..end));
+        }
     }
 }
 
@@ -78,71 +143,179 @@ impl DrawPass for Leaves {
     type Batch<'b> = (Vec<&'b mut LeafBatch>, f32);
 
     fn prepare(&mut self, frame: &mut Prepare<'_>, (mut batches, time): Self::Batch<'_>) -> Result<(), RenderError> {
-        self.wind.play = [if time.is_finite() { time } else { 0.0 }, SWAY, 0.0, 0.0];
+        self.constants = LeafConstants {
+            play: [if time.is_finite() { time } else { 0.0 }, SWAY, 0.0, 0.0],
+            lod: [frame.view.pixels(1.0, 1.0), LEAF_FULL_PIXELS, MIN_SHARE, 0.0],
+        };
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
             instances: Instances::new(INSTANCE, "leaf instances"),
-            bounds: Aabb::EMPTY,
+            clusters: Vec::new(),
+            still: 0,
         });
         for (slot, batch) in self.slots.iter_mut().zip(batches.iter_mut()) {
             slot.update(frame, batch)?;
         }
         self.draws.clear();
-        for (i, s) in self.slots.iter().enumerate() {
-            if s.instances.len() == 0 {
-                continue;
-            }
-            if frame.view.frustum.intersects(&s.bounds) {
-                self.draws.push(i);
-            } else {
-                frame.stats.batches_culled += 1;
-            }
+        self.commands.clear();
+        for i in 0..self.slots.len() {
+            self.pick(i, frame);
         }
-        Ok(())
+        self.indirect.write(frame.memory, &self.commands)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        if self.draws.is_empty() {
+        let Some(buffer) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
             return;
-        }
+        };
         self.pipeline.bind(rec);
-        self.pipeline.push(rec, &self.wind);
-        for &i in &self.draws {
-            let s = &self.slots[i];
-            s.instances.bind(rec, 0);
-            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline,
-            // its push constants and the instances bound.
-            unsafe { rec.device.cmd_draw(rec.cmd, 6, s.instances.len(), 0, 0) };
-            stats.draw_calls += 1;
-            stats.leaves += u64::from(s.instances.len());
+        self.pipeline.push(rec, &self.constants);
+        let stride = std::mem::size_of::<vk::DrawIndirectCommand>() as u32;
+        for (i, range) in &self.draws {
+            self.slots[*i].instances.bind(rec, 0);
+            let commands = &self.commands[range.start as usize..range.end as usize];
+            stats.leaves += commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
+            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline, its
+            // push constants and the instances bound; the commands lie in the buffer, which
+            // lives until the frame is done, and many of them (or a first instance) only where
+            // the device enabled multi-draw.
+            unsafe {
+                if self.multi_draw {
+                    let offset = u64::from(range.start) * u64::from(stride);
+                    rec.device
+                        .cmd_draw_indirect(rec.cmd, buffer, offset, range.len() as u32, stride);
+                    stats.draw_calls += 1;
+                } else {
+                    for c in commands {
+                        rec.device.cmd_draw(rec.cmd, 6, c.instance_count, 0, c.first_instance);
+                        stats.draw_calls += 1;
+                    }
+                }
+            }
         }
     }
 }
 
+impl LeafCluster {
+    /// How many leaves to draw from `view`: all, or the share their size on screen asks
+    /// for (at the cluster's nearest point, so no leaf's own share is larger); `None` out of
+    /// view.
+    fn pick(&self, view: &View) -> Option<u32> {
+        if !view.frustum.intersects(&self.bounds) {
+            return None;
+        }
+        let n = self.range.len() as f32;
+        if !self.ranked {
+            return Some(n as u32);
+        }
+        let pixels = view.pixels(self.largest, self.bounds.distance(view.camera.position));
+        let share = (pixels / LEAF_FULL_PIXELS).powi(2).clamp(MIN_SHARE, 1.0);
+        Some(((n * share).ceil() as u32).clamp(1, n as u32))
+    }
+}
+
 impl Slot {
-    /// Brings the slot up to date with its batch. Bounds only grow under partial updates
-    /// (conservative); a whole or shrinking update recomputes them. Each leaf counts with its
-    /// size plus the sway, so a card never leaves its batch's box.
+    /// Brings the slot up to date with its batch: a batch that held still before it
+    /// changed, or for [`STILL_FRAMES`], goes up whole in ranked cluster order; one that
+    /// keeps changing goes up in batch order by its dirty ranges, every leaf drawn.
     fn update(&mut self, frame: &mut Prepare<'_>, batch: &mut LeafBatch) -> Result<(), RenderError> {
         let dirty = batch.dirty.take();
-        let arrays = [
-            slice_bytes(&batch.position),
-            slice_bytes(&batch.normal),
-            slice_bytes(&batch.size),
-            slice_bytes(&batch.colour),
-        ];
-        let changed = self
-            .instances
-            .update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
-        let range = if changed.whole {
-            self.bounds = Aabb::EMPTY;
-            0..batch.len()
-        } else {
-            changed.range
-        };
-        for k in range {
-            self.bounds.add_sphere(batch.position[k], batch.size[k] + 2.0 * SWAY);
+        let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
+        let was_still = self.still > 0 || self.instances.len() == 0;
+        self.still = if changed { 0 } else { self.still.saturating_add(1) };
+        let large = batch.len() >= CLUSTER_MIN;
+        let ranked = self.clusters.first().is_some_and(|c| c.ranked);
+        if large && ((changed && was_still) || (!ranked && self.still == STILL_FRAMES)) {
+            let (sorted, ranks, runs) = ranked_order(batch);
+            upload(&mut self.instances, frame, &sorted, &ranks, whole(&sorted))?;
+            self.clusters = runs.into_iter().map(|r| LeafCluster::new(&sorted, r, true)).collect();
+            return Ok(());
         }
+        if !changed {
+            return Ok(());
+        }
+        let dirty = if ranked { whole(batch) } else { dirty };
+        upload(&mut self.instances, frame, batch, &vec![0.0; batch.len()], dirty)?;
+        self.clusters = (!batch.is_empty())
+            .then(|| LeafCluster::new(batch, 0..batch.len() as u32, false))
+            .into_iter()
+            .collect();
         Ok(())
     }
+}
+
+impl LeafCluster {
+    /// The cluster of `range` of `batch`. Each leaf counts with its size (grown, where
+    /// ranked) plus the sway, so a card never leaves its cluster's box.
+    fn new(batch: &LeafBatch, range: Range<u32>, ranked: bool) -> LeafCluster {
+        let mut bounds = Aabb::EMPTY;
+        let mut largest = 0.0f32;
+        let reach = if ranked { GROWN_REACH } else { 1.0 };
+        for k in range.start as usize..range.end as usize {
+            bounds.add_sphere(batch.position[k], reach * batch.size[k] + 2.0 * SWAY);
+            largest = largest.max(batch.size[k]);
+        }
+        LeafCluster {
+            range,
+            bounds,
+            largest,
+            ranked,
+        }
+    }
+}
+
+/// The batch in cluster order, each cluster's leaves in a hashed order; the rank of each
+/// leaf (its place in its cluster, 0 to 1); the clusters.
+fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
+    let hash = |i: u32| {
+        let mut z = u64::from(i).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let order = clusters::order_by_cell(
+        batch.len(),
+        |i| batch.position[i],
+        |a, b| hash(a).cmp(&hash(b)).then(a.cmp(&b)),
+    );
+    let mut sorted = LeafBatch::default();
+    for &i in &order {
+        let i = i as usize;
+        sorted.push(batch.position[i], batch.normal[i], batch.size[i], batch.colour[i]);
+    }
+    let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
+    let mut ranks = vec![0.0; sorted.len()];
+    for r in &runs {
+        for (k, i) in r.clone().enumerate() {
+            ranks[i as usize] = k as f32 / r.len() as f32;
+        }
+    }
+    (sorted, ranks, runs)
+}
+
+/// All of `batch`, as a dirty range.
+fn whole(batch: &LeafBatch) -> DirtyRange {
+    DirtyRange {
+        start: 0,
+        end: batch.len() as u32,
+    }
+}
+
+/// Sends `dirty` of `batch`'s arrays and `ranks` up.
+fn upload(
+    instances: &mut Instances,
+    frame: &mut Prepare<'_>,
+    batch: &LeafBatch,
+    ranks: &[f32],
+    dirty: DirtyRange,
+) -> Result<(), RenderError> {
+    let arrays = [
+        slice_bytes(&batch.position),
+        slice_bytes(&batch.normal),
+        slice_bytes(&batch.size),
+        slice_bytes(&batch.colour),
+        slice_bytes(ranks),
+    ];
+    instances.update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
+    Ok(())
 }

@@ -44,6 +44,7 @@ mod globals;
 mod grass;
 mod grass_probe;
 mod handles;
+mod indirect;
 mod instances;
 mod leaves;
 mod memory;
