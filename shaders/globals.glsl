@@ -12,4 +12,6 @@ layout(set = 0, binding = 0) uniform Globals {
     mat4 inv_view_proj; // clip space back to world space, for the sky's rays
     vec4 zenith;        // rgb: sky straight up, w: fog height falloff per metre
     vec4 ground_haze;   // rgb: haze below the horizon
+    mat4 light_view_proj; // world to the shadow map's clip space (Vulkan depth 0..1)
+    vec4 shadow;        // x: share of sunlight a shadow takes (0: none), y: one texel in uv
 } g;

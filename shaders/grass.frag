@@ -5,6 +5,7 @@
 
 #include "globals.glsl"
 #include "atmosphere.glsl"
+#include "shadow.glsl"
 
 layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
@@ -18,6 +19,6 @@ void main() {
     vec3 l = to_sun();
     // Thin blades pass some light through: the lit side's half reaches the back.
     float sun = max(dot(n, l), 0.0) + 0.5 * max(-dot(n, l), 0.0);
-    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * sun);
+    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * sunlight(v_world) * sun);
     o_colour = vec4(fogged(lit, v_world), 1.0);
 }

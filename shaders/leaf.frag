@@ -5,6 +5,8 @@
 
 #include "globals.glsl"
 #include "atmosphere.glsl"
+#include "shadow.glsl"
+#include "leaf_shape.glsl"
 
 layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
@@ -13,22 +15,17 @@ layout(location = 3) in vec2 v_card;
 
 layout(location = 0) out vec4 o_colour;
 
-// Half the leaf's width at x in [-1, 1]: round at the stalk, pointed at the tip.
-float half_width(float x) {
-    float s = clamp(0.5 * (x + 1.0), 0.0, 1.0);
-    return sqrt(s) * pow(1.0 - s, 0.8);
-}
-
 void main() {
-    if (abs(v_card.y) > half_width(v_card.x)) {
+    if (outside_leaf(v_card)) {
         discard;
     }
     vec3 n = normalize(v_normal);
     n = gl_FrontFacing ? n : -n;
     float facing = dot(n, to_sun());
+    float sun = sunlight(v_world);
     // The side away from the sun glows with what the leaf lets through, yellower.
     vec3 through = v_colour * vec3(1.3, 1.2, 0.6) * 0.55 * max(-facing, 0.0);
     float rib = 1.0 - 0.2 * exp(-abs(v_card.y) * 40.0);
-    vec3 lit = v_colour * rib * (g.ambient.rgb + g.sun_colour.rgb * max(facing, 0.0)) + g.sun_colour.rgb * through;
+    vec3 lit = v_colour * rib * (g.ambient.rgb + g.sun_colour.rgb * sun * max(facing, 0.0)) + g.sun_colour.rgb * sun * through;
     o_colour = vec4(fogged(lit, v_world), 1.0);
 }

@@ -4,6 +4,7 @@
 
 #include "globals.glsl"
 #include "atmosphere.glsl"
+#include "shadow.glsl"
 
 layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
@@ -13,6 +14,6 @@ layout(location = 0) out vec4 o_colour;
 
 void main() {
     vec3 n = normalize(v_normal);
-    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * max(dot(n, to_sun()), 0.0));
+    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * sunlight(v_world) * max(dot(n, to_sun()), 0.0));
     o_colour = vec4(fogged(lit, v_world), 1.0);
 }

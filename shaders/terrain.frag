@@ -8,6 +8,7 @@
 
 #include "globals.glsl"
 #include "atmosphere.glsl"
+#include "shadow.glsl"
 
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
@@ -49,7 +50,7 @@ vec3 land_albedo(vec3 n) {
 // Lambert sun plus sky light, stronger on faces that see more sky.
 vec3 light(vec3 albedo, vec3 n) {
     vec3 sky = g.ambient.rgb * (0.55 + 0.45 * n.y);
-    return albedo * (sky + g.sun_colour.rgb * max(dot(n, to_sun()), 0.0));
+    return albedo * (sky + g.sun_colour.rgb * sunlight(v_world) * max(dot(n, to_sun()), 0.0));
 }
 
 // Water over lit ground `floor_lit`: the ground fades with depth into dark

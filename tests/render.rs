@@ -138,14 +138,11 @@ fn a_tree_renders_like_its_golden_image() {
     let Some((pixels, stats)) = render_scene(&scene("scenes/thesis/fig6_1b.ron", Some(tree_camera())), 1) else {
         return;
     };
-    // At 160 × 120 most twigs are thinner than a tenth of a pixel and left out; what is
-    // drawn takes one indirect draw per ring, and the leaves one more.
+    // At 160 × 120 most twigs are thinner than a tenth of a pixel and left out, and the
+    // leaves (ten at each of 3^8 twig tips, 65,610) are a few pixels' worth: a share of them
+    // is drawn, grown. Cylinders take one indirect draw per ring, the leaves one more.
     assert!((1_000..10_000).contains(&stats.cylinders), "{stats:?}");
-    assert_eq!(
-        stats.leaves,
-        6561 * 10,
-        "ten leaves at each of 3^8 twig tips: {stats:?}"
-    );
+    assert!((5_000..65_610).contains(&stats.leaves), "{stats:?}");
     assert!(stats.draw_calls <= 4, "{stats:?}");
     check_golden("fig6_1b", &pixels);
 }

@@ -74,6 +74,7 @@ pub(crate) struct Cylinders {
     multi_draw: bool,
     rings: Vec<Mesh>,
     pipeline: DrawPipeline,
+    shadow: DrawPipeline,
 }
 
 impl Cylinders {
@@ -83,17 +84,16 @@ impl Cylinders {
         uploads: &mut Uploads,
         globals: vk::DescriptorSetLayout,
     ) -> Result<Cylinders, RenderError> {
-        let pipeline = DrawPipeline::new(
-            memory.device(),
-            &PipelineDesc {
-                vert: shaders::CYLINDER_VERT,
-                frag: shaders::LIT_FRAG,
-                vertices: VERTEX,
-                instances: INSTANCE,
-                sets: &[globals],
-                push_bytes: 0,
-            },
-        )?;
+        let desc = PipelineDesc {
+            vert: shaders::CYLINDER_VERT,
+            frag: shaders::LIT_FRAG,
+            vertices: VERTEX,
+            instances: INSTANCE,
+            sets: &[globals],
+            push_bytes: 0,
+        };
+        let pipeline = DrawPipeline::new(memory.device(), &desc)?;
+        let shadow = DrawPipeline::shadow(memory.device(), &desc, None)?;
         let rings = SIDES
             .iter()
             .zip(DOME_BANDS)
@@ -110,6 +110,7 @@ impl Cylinders {
             multi_draw: memory.device().multi_draw,
             rings,
             pipeline,
+            shadow,
         })
     }
 
@@ -168,36 +169,49 @@ impl DrawPass for Cylinders {
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
+        stats.cylinders += self.commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
+        stats.draw_calls += self.record_with(&self.pipeline, rec);
+    }
+
+    fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec);
+    }
+}
+
+impl Cylinders {
+    /// Records the picked draws with `pipeline`; returns the draw calls.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>) -> u32 {
         let Some(buffer) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
-            return;
+            return 0;
         };
-        self.pipeline.bind(rec);
+        pipeline.bind(rec);
         let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
+        let mut calls = 0;
         for d in &self.draws {
             let mesh = &self.rings[d.ring];
             mesh.bind(rec);
             self.slots[d.slot].instances.bind(rec, 1);
             let commands = &self.commands[d.first as usize..(d.first + d.count) as usize];
-            stats.cylinders += commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
-            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline, the
-            // mesh and the instances bound; the commands lie in the buffer, which lives until
-            // the frame is done, and many of them (or a first instance) only where the device
+            // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, the mesh
+            // and the instances bound; the commands lie in the buffer, which lives until the
+            // frame is done, and many of them (or a first instance) only where the device
             // enabled multi-draw.
             unsafe {
                 if self.multi_draw {
                     let offset = u64::from(d.first) * u64::from(stride);
                     rec.device
                         .cmd_draw_indexed_indirect(rec.cmd, buffer, offset, d.count, stride);
-                    stats.draw_calls += 1;
+                    calls += 1;
                 } else {
                     for c in commands {
                         rec.device
                             .cmd_draw_indexed(rec.cmd, c.index_count, c.instance_count, 0, 0, c.first_instance);
-                        stats.draw_calls += 1;
+                        calls += 1;
                     }
                 }
             }
         }
+        calls
     }
 }
 

@@ -54,6 +54,9 @@ pub struct Atmosphere {
     pub fog_falloff: f32,
     /// Size of a point, pixels (half the side of its square).
     pub point_size: f32,
+    /// The share of the sun's light a shadow takes away (0: no shadows, 1: black ones but for
+    /// the sky's ambient light).
+    pub shadow_strength: f32,
 }
 
 impl Default for Atmosphere {
@@ -66,6 +69,7 @@ impl Default for Atmosphere {
             fog_density: 0.0012,
             fog_falloff: 0.004,
             point_size: 1.5,
+            shadow_strength: 0.85,
         }
     }
 }
@@ -74,8 +78,10 @@ impl Default for Atmosphere {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameStats {
     /// Draw calls recorded for the frame's batches (the sky's one full-screen
-    /// triangle is not counted).
+    /// triangle is not counted, nor the shadow map's draws).
     pub draw_calls: u32,
+    /// Draw calls recorded into the shadow map (the trees' cylinders and leaves).
+    pub shadow_draw_calls: u32,
     /// Cylinder instances drawn.
     pub cylinders: u64,
     /// Leaves drawn.

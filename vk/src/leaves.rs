@@ -90,22 +90,22 @@ pub(crate) struct Leaves {
     multi_draw: bool,
     constants: LeafConstants,
     pipeline: DrawPipeline,
+    shadow: DrawPipeline,
 }
 
 impl Leaves {
     /// The pipeline over the globals at set 0.
     pub fn new(device: &Arc<Device>, globals: vk::DescriptorSetLayout) -> Result<Leaves, RenderError> {
-        let pipeline = DrawPipeline::new(
-            device,
-            &PipelineDesc {
-                vert: shaders::LEAF_VERT,
-                frag: shaders::LEAF_FRAG,
-                vertices: &[],
-                instances: INSTANCE,
-                sets: &[globals],
-                push_bytes: std::mem::size_of::<LeafConstants>() as u32,
-            },
-        )?;
+        let desc = PipelineDesc {
+            vert: shaders::LEAF_VERT,
+            frag: shaders::LEAF_FRAG,
+            vertices: &[],
+            instances: INSTANCE,
+            sets: &[globals],
+            push_bytes: std::mem::size_of::<LeafConstants>() as u32,
+        };
+        let pipeline = DrawPipeline::new(device, &desc)?;
+        let shadow = DrawPipeline::shadow(device, &desc, Some(shaders::LEAF_SHADOW_FRAG))?;
         Ok(Leaves {
             slots: Vec::new(),
             commands: Vec::new(),
@@ -114,6 +114,7 @@ impl Leaves {
             multi_draw: device.multi_draw,
             constants: LeafConstants::default(),
             pipeline,
+            shadow,
         })
     }
 
@@ -165,34 +166,47 @@ impl DrawPass for Leaves {
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
+        stats.leaves += self.commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
+        stats.draw_calls += self.record_with(&self.pipeline, rec);
+    }
+
+    fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec);
+    }
+}
+
+impl Leaves {
+    /// Records the picked draws with `pipeline`; returns the draw calls.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>) -> u32 {
         let Some(buffer) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
-            return;
+            return 0;
         };
-        self.pipeline.bind(rec);
-        self.pipeline.push(rec, &self.constants);
+        pipeline.bind(rec);
+        pipeline.push(rec, &self.constants);
         let stride = std::mem::size_of::<vk::DrawIndirectCommand>() as u32;
+        let mut calls = 0;
         for (i, range) in &self.draws {
             self.slots[*i].instances.bind(rec, 0);
             let commands = &self.commands[range.start as usize..range.end as usize];
-            stats.leaves += commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
-            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline, its
-            // push constants and the instances bound; the commands lie in the buffer, which
-            // lives until the frame is done, and many of them (or a first instance) only where
-            // the device enabled multi-draw.
+            // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, its push
+            // constants and the instances bound; the commands lie in the buffer, which lives
+            // until the frame is done, and many of them (or a first instance) only where the
+            // device enabled multi-draw.
             unsafe {
                 if self.multi_draw {
                     let offset = u64::from(range.start) * u64::from(stride);
                     rec.device
                         .cmd_draw_indirect(rec.cmd, buffer, offset, range.len() as u32, stride);
-                    stats.draw_calls += 1;
+                    calls += 1;
                 } else {
                     for c in commands {
                         rec.device.cmd_draw(rec.cmd, 6, c.instance_count, 0, c.first_instance);
-                        stats.draw_calls += 1;
+                        calls += 1;
                     }
                 }
             }
         }
+        calls
     }
 }
 

@@ -55,6 +55,7 @@ mod pod;
 mod points;
 mod renderer;
 pub mod shaders;
+mod shadow;
 mod sky;
 mod target;
 mod terrain;

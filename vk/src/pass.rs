@@ -44,4 +44,8 @@ pub(crate) trait DrawPass {
 
     /// Records the draws `prepare` picked, counting them in `stats`.
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats);
+
+    /// Records what the pass casts into the shadow map (`rec` holds the sun's globals),
+    /// counting the draws in `stats`; most passes cast nothing.
+    fn record_shadow(&self, _rec: &Recording<'_>, _stats: &mut FrameStats) {}
 }

@@ -81,6 +81,19 @@ impl Depth {
     };
 }
 
+/// What a pipeline draws into.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// The colour and depth target, multisampled like it, with this depth rule.
+    Colour(Depth),
+    /// The shadow map: depth only, one sample, biased.
+    Shadow,
+}
+
+/// Depth bias of the shadow map (constant, slope), in depth units: enough that a lit surface
+/// does not shadow itself, small enough that a trunk's shadow still meets its foot.
+const SHADOW_BIAS: (f32, f32) = (2.0, 2.5);
+
 /// A graphics pipeline and its layout.
 pub(crate) struct DrawPipeline {
     pipeline: Owned<vk::Pipeline>,
@@ -107,13 +120,30 @@ impl DrawPipeline {
         desc: &PipelineDesc<'_>,
         depth: Depth,
     ) -> Result<DrawPipeline, RenderError> {
+        DrawPipeline::build(device, desc, Some(desc.frag), Pass::Colour(depth))
+    }
+
+    /// `desc`'s vertex input and layout drawing only depth into the shadow map, with
+    /// `frag` where the depth needs one (leaves cut to shape) and a bias against acne.
+    pub fn shadow(
+        device: &Arc<Device>,
+        desc: &PipelineDesc<'_>,
+        frag: Option<Shader>,
+    ) -> Result<DrawPipeline, RenderError> {
+        DrawPipeline::build(device, desc, frag, Pass::Shadow)
+    }
+
+    fn build(
+        device: &Arc<Device>,
+        desc: &PipelineDesc<'_>,
+        frag: Option<Shader>,
+        pass: Pass,
+    ) -> Result<DrawPipeline, RenderError> {
         let layout = Layout::new(device, desc.sets, vk::ShaderStageFlags::VERTEX, desc.push_bytes)?;
         let vert = shaders::module(device, desc.vert)?;
-        let frag = shaders::module(device, desc.frag)?;
-        let stages = [
-            stage(vk::ShaderStageFlags::VERTEX, &vert),
-            stage(vk::ShaderStageFlags::FRAGMENT, &frag),
-        ];
+        let frag = frag.map(|f| shaders::module(device, f)).transpose()?;
+        let mut stages = vec![stage(vk::ShaderStageFlags::VERTEX, &vert)];
+        stages.extend(frag.as_ref().map(|f| stage(vk::ShaderStageFlags::FRAGMENT, f)));
         let (bindings, attributes) = vertex_input(desc.vertices, desc.instances);
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
             .vertex_binding_descriptions(&bindings)
@@ -123,17 +153,28 @@ impl DrawPipeline {
         let viewport = vk::PipelineViewportStateCreateInfo::default()
             .viewport_count(1)
             .scissor_count(1);
-        let raster = raster_state();
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(device.samples);
+        let (raster, samples, depth, colour_formats) = match pass {
+            Pass::Colour(depth) => (raster_state(), device.samples, depth, &[COLOUR_FORMAT][..]),
+            Pass::Shadow => (
+                raster_state()
+                    .depth_bias_enable(true)
+                    .depth_bias_constant_factor(SHADOW_BIAS.0)
+                    .depth_bias_slope_factor(SHADOW_BIAS.1),
+                vk::SampleCountFlags::TYPE_1,
+                Depth::OPAQUE,
+                &[][..],
+            ),
+        };
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
         let depth = depth_state(depth);
         let blend_attachments =
             [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments);
+        let blend =
+            vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments[..colour_formats.len()]);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
-        let colour_formats = [COLOUR_FORMAT];
         let mut rendering = vk::PipelineRenderingCreateInfo::default()
-            .color_attachment_formats(&colour_formats)
+            .color_attachment_formats(colour_formats)
             .depth_attachment_format(DEPTH_FORMAT);
         let info = vk::GraphicsPipelineCreateInfo::default()
             .stages(&stages)

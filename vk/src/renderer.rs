@@ -20,6 +20,7 @@ use crate::leaves::Leaves;
 use crate::memory::Memory;
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
+use crate::shadow::{self, ShadowMap};
 use crate::sky::Sky;
 use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
@@ -67,6 +68,7 @@ pub struct Renderer {
     sky: Sky,
     probe: GrassProbe,
     globals: Globals,
+    shadow: ShadowMap,
     staging: StagingRing,
     uploads: Uploads,
     commands: Commands,
@@ -91,7 +93,8 @@ impl Renderer {
         let extent = checked_extent(width, height)?;
         let device = Arc::new(Device::new(surface_extensions)?);
         let memory = Memory::new(&device)?;
-        let globals = Globals::new(&memory)?;
+        let shadow = ShadowMap::new(&memory)?;
+        let globals = Globals::new(&memory, &shadow)?;
         let mut uploads = Uploads::default();
         Ok(Renderer {
             atmosphere: Atmosphere::default(),
@@ -103,6 +106,7 @@ impl Renderer {
             sky: Sky::new(&device, globals.layout())?,
             probe: GrassProbe::new(&device)?,
             globals,
+            shadow,
             staging: StagingRing::new(&memory)?,
             uploads,
             commands: Commands::new(&device)?,
@@ -221,7 +225,9 @@ impl Renderer {
         self.points.prepare(&mut frame, (points, show_points))?;
         self.staging.stage(&self.memory, &self.uploads)?;
         stats.upload_bytes = self.uploads.bytes();
-        self.globals.write(view, &sun, &self.atmosphere)
+        let aspect = view.width as f32 / view.height as f32;
+        let light = shadow::light_view_proj(&view.camera, aspect, sun.direction);
+        self.globals.write(view, &sun, &self.atmosphere, light)
     }
 
     /// Records uploads, the passes and the readback, submits them and waits.
@@ -229,6 +235,16 @@ impl Renderer {
         let d = &self.device.raw;
         let cmd = self.commands.begin()?;
         record_uploads(d, cmd, self.staging.raw(), &self.uploads);
+        // The trees' shadows first, drawn with the sun's constants; the surfaces sample them.
+        self.shadow.begin(d, cmd);
+        let sun = Recording {
+            device: d,
+            cmd,
+            globals: self.globals.sun_set(),
+        };
+        self.cylinders.record_shadow(&sun, stats);
+        self.leaves.record_shadow(&sun, stats);
+        self.shadow.end(d, cmd);
         self.target
             .begin(d, cmd, self.atmosphere.horizon.extend(1.0).to_array());
         let rec = Recording {

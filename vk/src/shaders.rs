@@ -102,9 +102,14 @@ pub const LEAF_FRAG: Shader = Shader {
     name: "leaf.frag",
     spirv: spirv!("leaf.frag"),
 };
+/// Leaves in the shadow map: the leaf-shaped cut only.
+pub const LEAF_SHADOW_FRAG: Shader = Shader {
+    name: "leaf_shadow.frag",
+    spirv: spirv!("leaf_shadow.frag"),
+};
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 13] = [
+pub const ALL: [Shader; 14] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -118,6 +123,7 @@ pub const ALL: [Shader; 13] = [
     GRASS_PROBE_COMP,
     LEAF_VERT,
     LEAF_FRAG,
+    LEAF_SHADOW_FRAG,
 ];
 
 /// Creates a shader module from committed SPIR-V.
