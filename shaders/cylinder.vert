@@ -29,7 +29,7 @@ void main() {
     vec3 n = a_ring.x * u + a_ring.y * v + a_ring.w * w;
     float r = mix(i_start_radius, i_end_radius, a_ring.z);
     vec3 p = mix(i_start, i_end, a_ring.z) + n * r;
-    v_colour = i_colour.rgb;
+    v_colour = linear_colour(i_colour.rgb);
     v_normal = n;
     v_world = p;
     gl_Position = g.view_proj * vec4(p, 1.0);

@@ -15,3 +15,9 @@ layout(set = 0, binding = 0) uniform Globals {
     mat4 light_view_proj; // world to the shadow map's clip space (Vulkan depth 0..1)
     vec4 shadow;        // x: share of sunlight a shadow takes (0: none), y: one texel in uv
 } g;
+
+// Batch colours are sRGB bytes, as scene files write them; light is summed in
+// linear values (the target encodes sRGB again on write).
+vec3 linear_colour(vec3 srgb) {
+    return pow(srgb, vec3(2.2));
+}

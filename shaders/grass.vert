@@ -6,6 +6,7 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
+#include "ground.glsl"
 
 layout(set = 1, binding = 0) uniform sampler3D u_motion;
 struct Particle {
@@ -97,7 +98,12 @@ void main() {
     v_normal = dot(n, n) > 1e-12 ? normalize(n) : vec3(0.0, 1.0, 0.0);
     // Darker toward the root: self-shadowing inside the sward.
     float height = particles[row].rest_width.y / max(pc.lod.z, 1e-6);
-    v_colour = a_colour.rgb * mix(0.35, 1.0, clamp(height, 0.0, 1.0));
+    // Tinted by the ground it stands on, and fading into it with distance as the blades
+    // thin out, so the sward's end is no edge.
+    vec2 noise = ground_noise(a_root.xz);
+    vec3 blade = linear_colour(a_colour.rgb) * mix(0.85, 1.15, noise.y);
+    blade = mix(blade, grass_albedo(noise), smoothstep(0.5 * pc.lod.x, pc.lod.y, dist));
+    v_colour = blade * mix(0.35, 1.0, clamp(height, 0.0, 1.0));
     v_world = p;
     gl_Position = g.view_proj * vec4(p, 1.0);
 }

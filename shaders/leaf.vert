@@ -69,7 +69,7 @@ void main() {
     vec3 p = i_position + (t * c.x + b * c.y) * (0.5 * size) + sway(i_position, h.y);
     // A little lighter or darker, a little yellower or bluer: no two leaves alike.
     vec3 tint = vec3(1.0 + 0.25 * (h.z - 0.5), 1.0, 1.0 - 0.3 * (h.z - 0.5));
-    v_colour = i_colour.rgb * tint * (0.8 + 0.4 * h.y);
+    v_colour = linear_colour(i_colour.rgb) * tint * (0.8 + 0.4 * h.y);
     v_normal = n;
     v_world = p;
     v_card = c;

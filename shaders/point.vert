@@ -18,7 +18,7 @@ const vec2 CORNERS[6] = vec2[](
 void main() {
     vec4 clip = g.view_proj * vec4(i_position, 1.0);
     clip.xy += CORNERS[gl_VertexIndex] * g.viewport.z / g.viewport.xy * clip.w;
-    v_colour = i_colour.rgb;
+    v_colour = linear_colour(i_colour.rgb);
     v_world = i_position;
     gl_Position = clip;
 }

@@ -9,6 +9,7 @@
 #include "globals.glsl"
 #include "atmosphere.glsl"
 #include "shadow.glsl"
+#include "ground.glsl"
 
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
@@ -19,10 +20,8 @@ layout(location = 5) flat in vec2 v_snow;
 
 layout(location = 0) out vec4 o_colour;
 
-const vec3 SAND = vec3(0.58, 0.49, 0.32);
+const vec3 SAND = vec3(0.38, 0.31, 0.20);
 const vec3 SNOW = vec3(0.82, 0.85, 0.90);
-const vec3 GRASS_LUSH = vec3(0.06, 0.14, 0.03);
-const vec3 GRASS_DRY = vec3(0.20, 0.20, 0.07);
 const vec3 DEEP_WATER = vec3(0.006, 0.035, 0.06);
 
 // The dry ground's colour by material, slope and height.
@@ -33,7 +32,7 @@ vec3 land_albedo(vec3 n) {
     float slope = 1.0 - n.y;
     float steep = smoothstep(0.22, 0.36, slope + (detail - 0.5) * 0.1);
     vec3 rock = v_rock * mix(0.88, 1.12, detail);
-    vec3 grass = mix(GRASS_LUSH, GRASS_DRY, clamp(macro * 0.9 + detail * 0.5 - 0.2, 0.0, 1.0));
+    vec3 grass = grass_albedo(vec2(macro, detail));
     // Soil below 1 grows grass in patches where the noise is high enough.
     float cover = smoothstep(0.8 - v_ground.x, 1.2 - v_ground.x, detail * 0.5 + macro * 0.5 + v_ground.x * 0.5);
     vec3 c = mix(rock, grass, cover * (1.0 - steep));

@@ -8,6 +8,7 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
+#include "ground.glsl"
 
 layout(set = 1, binding = 0) uniform sampler2D u_surface;   // r: ground height, g: water depth
 layout(set = 1, binding = 1) uniform usampler2D u_material; // top material id, 255: bare
@@ -32,9 +33,9 @@ layout(location = 5) flat out vec2 v_snow;
 // shows as dark weathered rock).
 const vec3 ROCK[7] = vec3[](
     vec3(0.25, 0.24, 0.23),
-    vec3(0.50, 0.49, 0.46),
+    vec3(0.38, 0.37, 0.35),
     vec3(0.15, 0.16, 0.18),
-    vec3(0.42, 0.40, 0.34),
+    vec3(0.33, 0.31, 0.27),
     vec3(0.36, 0.30, 0.24),
     vec3(0.30, 0.27, 0.23),
     vec3(0.24, 0.22, 0.20)
@@ -48,24 +49,6 @@ const uint SAND = 5u;
 
 vec2 fetch(ivec2 c) {
     return texelFetch(u_surface, clamp(c, ivec2(0), ivec2(pc.size.x - 1)), 0).rg;
-}
-
-float hash(vec2 p) {
-    p = fract(p * vec2(0.1031, 0.1030));
-    p += dot(p, p.yx + 33.33);
-    return fract((p.x + p.y) * p.x);
-}
-
-// Smooth value noise in [0, 1]: one lattice value per unit, blended.
-float value_noise(vec2 p) {
-    vec2 i = floor(p);
-    vec2 f = p - i;
-    f = f * f * (3.0 - 2.0 * f);
-    float a = hash(i);
-    float b = hash(i + vec2(1.0, 0.0));
-    float c = hash(i + vec2(0.0, 1.0));
-    float d = hash(i + vec2(1.0, 1.0));
-    return mix(mix(a, b, f.x), mix(c, d, f.x), f.y);
 }
 
 // The water level drawn at a sample: the mean surface of its wet
@@ -99,9 +82,8 @@ void main() {
     bool skirt = a_sample.z > 0.0;
     v_rock = skirt ? EARTH : m < 7u ? ROCK[m] : BARE;
     vec3 p = pc.origin_cell.xyz + vec3(float(c.x) * cell, top - a_sample.z * cell, float(c.y) * cell);
-    float detail = value_noise(p.xz / 23.0) * 0.6 + value_noise(p.xz / 5.0) * 0.4;
     float soil = skirt || m >= 7u ? 0.0 : SOIL[m];
-    v_ground = vec4(soil, !skirt && m == SAND ? 1.0 : 0.0, value_noise(p.xz / 420.0), detail);
+    v_ground = vec4(soil, !skirt && m == SAND ? 1.0 : 0.0, ground_noise(p.xz));
     v_snow = pc.snow.xy;
     v_world = p;
     gl_Position = g.view_proj * vec4(p, 1.0);

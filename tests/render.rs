@@ -158,6 +158,20 @@ fn a_terrain_renders_like_its_golden_image() {
 }
 
 #[test]
+fn an_eroded_valley_renders_its_rivers_like_its_golden_image() {
+    let camera = Camera {
+        position: Vec3::new(128.0, 55.0, 10.0),
+        target: Vec3::new(128.0, 10.0, 110.0),
+        ..Camera::default()
+    };
+    let Some((pixels, stats)) = render_scene(&scene("scenes/valley.ron", Some(camera)), 120) else {
+        return;
+    };
+    assert!(stats.chunks > 0, "{stats:?}");
+    check_golden("valley_rivers", &pixels);
+}
+
+#[test]
 fn the_meadow_renders_like_its_golden_image() {
     // Half a second in: the baked wind is playing and the walker has pushed some blades live.
     let Some((pixels, stats)) = render_scene(&scene("scenes/meadow.ron", None), 30) else {
@@ -359,29 +373,33 @@ const WORLD_SIZE: (u32, u32) = (320, 180);
 /// The default world seen from above, over many chunks.
 fn aerial_camera() -> Camera {
     Camera {
-        position: Vec3::new(-700.0, 520.0, 1150.0),
-        target: Vec3::new(-250.0, 120.0, 500.0),
+        position: Vec3::new(-1100.0, 560.0, 1150.0),
+        target: Vec3::new(-760.0, 140.0, 700.0),
         far: 3000.0,
         ..Camera::default()
     }
 }
 
-/// The default world settled around the aerial camera's target, ready to render.
+/// Where the close views of the default world look for grass and trees: a valley with both.
+const CLOSE_VIEWS: Vec3 = Vec3::new(-250.0, 120.0, 500.0);
+
+/// The default world settled around the aerial camera's target and the close views' spot,
+/// ready to render.
 fn settled_world() -> sylva::Built {
     let scene = Scene::world();
     let mut built = sylva::build_all(&scene, 2).unwrap();
     let a = aerial_camera();
-    let viewer = sylva::runtime::stream::Viewer {
-        position: a.target,
+    let viewers = [a.target, CLOSE_VIEWS].map(|at| sylva::runtime::stream::Viewer {
+        position: at,
         forward: a.target - a.position,
-    };
+    });
     let world = built.world.as_mut().unwrap();
-    world.settle(&mut built.app, &[viewer], |_| {});
+    world.settle(&mut built.app, &viewers, |_| {});
     built.app.update(0.0);
     built
 }
 
-/// Trees of the resident chunks, by root position.
+/// Trees within 300 m of [`CLOSE_VIEWS`], by root position.
 fn tree_roots(app: &sylva::runtime::App) -> Vec<Vec3> {
     use sylva::systems::world::TreeInstance;
     let mut roots: Vec<Vec3> = app
@@ -390,13 +408,15 @@ fn tree_roots(app: &sylva::runtime::App) -> Vec<Vec3> {
         .query::<&TreeInstance>()
         .iter()
         .map(|t| t.position)
+        .filter(|p| p.distance(CLOSE_VIEWS) < 300.0)
         .collect();
     roots.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
     roots
 }
 
 /// A camera at eye height on grass, looking at the trees around it: the grass root
-/// (every 97th, for speed) with the most trees 15–60 m away.
+/// (every 97th, for speed) within 300 m of [`CLOSE_VIEWS`], with no tree within 10 m, with
+/// the most trees 15–60 m away.
 fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
     let grass = app
         .world
@@ -415,8 +435,9 @@ fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
         .iter()
         .zip(&grass.layers[0].scale)
         .step_by(97)
-        .filter(|(_, s)| **s > 0.0)
+        .filter(|(r, s)| **s > 0.0 && r.distance(CLOSE_VIEWS) < 300.0)
         .map(|(r, _)| *r)
+        .filter(|&g| trees.iter().all(|t| t.distance(g) > 10.0))
         .max_by_key(|&g| near(g).len())
         .expect("grass in the resident chunks");
     let around = near(root);

@@ -34,7 +34,7 @@ const VERTEX: &[Attribute] = &[Attribute::VEC3];
 
 /// Snow needs this much relief below it, metres, so low hills stay green.
 const SNOW_MIN_RELIEF: f32 = 300.0;
-/// The snow line's share of the height range, from the lowest ground up.
+/// The snow line's share of the height range, from the lowest ground (or sea level) up.
 const SNOW_SHARE: f32 = 0.72;
 /// Metres over which snow fades in, as a share of the height range.
 const SNOW_FADE_SHARE: f32 = 0.06;
@@ -163,6 +163,9 @@ impl Terrain {
         let (lo, hi) = self.chunks.values().fold((f32::MAX, f32::MIN), |(lo, hi), c| {
             (lo.min(c.bounds.min.y), hi.max(c.bounds.max.y))
         });
+        // From sea level where the ground reaches below it: a world's sea floor is no
+        // foot of its mountains.
+        let lo = lo.max(0.0);
         let range = hi - lo;
         self.snow = if range >= SNOW_MIN_RELIEF {
             [lo + SNOW_SHARE * range, SNOW_FADE_SHARE * range]
