@@ -234,12 +234,12 @@ fn a_camera_looking_away_draws_nothing_and_a_steady_frame_uploads_nothing() {
 }
 
 /// Measurement, not a check (run with `--ignored --nocapture`): 50 copies of the
-/// Fig. 6.1b tree on a 1024² eroded terrain at 1280×720 — first-load upload rate,
-/// steady frame time and draw calls.
+/// 50 Fig. 6.1b trees (cylinders and leaves) on a 1024² eroded terrain at 1280×720 —
+/// first-load upload rate, steady frame time, draw calls and GPU memory.
 #[test]
 #[ignore]
 fn measure_forest_on_terrain_at_720p() {
-    use sylva::runtime::extract::{CylinderBatch, Sun, TerrainBatch};
+    use sylva::runtime::extract::{CylinderBatch, LeafBatch, Sun, TerrainBatch};
     use sylva::systems::tree::TreeBatch;
     let Ok(mut r) = Renderer::new_headless(1280, 720) else {
         eprintln!("SKIPPED: no Vulkan driver");
@@ -252,7 +252,10 @@ fn measure_forest_on_terrain_at_720p() {
     s.tree = scene("scenes/thesis/fig6_1b.ron", None).tree;
     let mut app = build(&s, 0).unwrap();
     sylva::simulate(&mut app, 2, 1, |_| {});
-    let one = app.world.resources.get::<TreeBatch>().unwrap().cylinders.clone();
+    let (one, one_leaves) = {
+        let batch = app.world.resources.get::<TreeBatch>().unwrap();
+        (batch.cylinders.clone(), batch.leaves.clone())
+    };
     let mut terrain = app.world.resources.get::<TerrainBatch>().unwrap().clone();
     let ground = |x: f32, z: f32| {
         let p = terrain
@@ -263,18 +266,17 @@ fn measure_forest_on_terrain_at_720p() {
         let (i, j) = ((x - p.origin.x) as usize, (z - p.origin.z) as usize);
         p.height[j * p.resolution as usize + i]
     };
-    let mut forest = CylinderBatch::default();
+    let (mut forest, mut leaves) = (CylinderBatch::default(), LeafBatch::default());
     for k in 0..50 {
         let (x, z) = (300.0 + (k % 10) as f32 * 45.0, 300.0 + (k / 10) as f32 * 45.0);
         let offset = Vec3::new(x, ground(x, z) - 0.5, z);
         for i in 0..one.len() {
-            forest.push(
-                one.start[i] + offset,
-                one.end[i] + offset,
-                one.start_radius[i],
-                one.end_radius[i],
-                one.colour[i],
-            );
+            let (a, b) = (one.start[i] + offset, one.end[i] + offset);
+            forest.push(a, b, one.start_radius[i], one.end_radius[i], one.colour[i]);
+        }
+        for i in 0..one_leaves.len() {
+            let l = &one_leaves;
+            leaves.push(l.position[i] + offset, l.normal[i], l.size[i], l.colour[i]);
         }
     }
     let camera = Camera {
@@ -282,37 +284,70 @@ fn measure_forest_on_terrain_at_720p() {
         target: Vec3::new(500.0, 70.0, 400.0),
         ..Camera::default()
     };
-    let frame = |r: &mut Renderer, forest: &mut CylinderBatch, terrain: &mut TerrainBatch| {
+    let mut frame = |r: &mut Renderer| {
         r.render(sylva::vk::FrameInput {
-            cylinders: vec![forest],
-            terrain: Some(terrain),
+            cylinders: vec![&mut forest],
+            leaves: vec![&mut leaves],
+            terrain: Some(&mut terrain),
             camera,
             sun: Sun::default(),
             ..Default::default()
         })
         .unwrap()
     };
-    let first = frame(&mut r, &mut forest, &mut terrain);
-    let mut steady = Vec::new();
-    for _ in 0..5 {
-        steady.push(frame(&mut r, &mut forest, &mut terrain));
-    }
-    let mean = steady.iter().map(|s| s.frame_ms).sum::<f64>() / steady.len() as f64;
-    eprintln!(
-        "forest: {} cylinders, {} chunks; first frame {:.1} ms, {:.1} MB uploaded, {:.2} M instances/s; \
-         steady frame {mean:.1} ms, {} draw calls, {} bytes uploaded, GPU memory {:.1} MiB, {}",
-        forest.len(),
-        first.chunks,
-        first.frame_ms,
-        first.upload_bytes as f64 / 1e6,
-        forest.len() as f64 / (first.frame_ms / 1e3) / 1e6,
-        steady[4].draw_calls,
-        steady[4].upload_bytes,
-        steady[4].gpu_memory_bytes as f64 / (1024.0 * 1024.0),
-        r.device_name()
-    );
+    let first = frame(&mut r);
+    let steady: Vec<_> = (0..5).map(|_| frame(&mut r)).collect();
+    report_steady("forest", &r, &first, &steady);
+    r.atmosphere.shadow_strength = 0.0;
+    let unshadowed: Vec<_> = (0..5).map(|_| frame(&mut r)).collect();
+    report_steady("forest without shadows", &r, &first, &unshadowed);
     r.save_png(&std::env::temp_dir().join("sylva-forest.png")).unwrap();
     assert_validation_clean(&r);
+}
+
+/// The default world from its aerial camera at 1280×720, settled: steady frame time,
+/// draw calls and GPU memory.
+#[test]
+#[ignore]
+fn measure_world_aerial_at_720p() {
+    let Ok(mut r) = Renderer::new_headless(1280, 720) else {
+        eprintln!("SKIPPED: no Vulkan driver");
+        return;
+    };
+    let mut built = settled_world();
+    built.app.world.resources.insert(aerial_camera());
+    let first = sylva::render(&mut r, &built.app, false).unwrap();
+    let steady: Vec<_> = (0..5)
+        .map(|_| sylva::render(&mut r, &built.app, false).unwrap())
+        .collect();
+    report_steady("world aerial", &r, &first, &steady);
+    r.save_png(&std::env::temp_dir().join("sylva-world-aerial.png"))
+        .unwrap();
+    assert_validation_clean(&r);
+}
+
+/// Prints a measurement: the first frame (uploads) and the steady ones after it.
+fn report_steady(name: &str, r: &Renderer, first: &FrameStats, steady: &[FrameStats]) {
+    let mut ms: Vec<f64> = steady.iter().map(|s| s.frame_ms).collect();
+    ms.sort_by(f64::total_cmp);
+    let last = steady.last().unwrap();
+    eprintln!(
+        "{name}: first frame {:.1} ms, {:.1} MB uploaded; steady frame median {:.1} ms (min {:.1}); \
+         {} cylinders, {} leaves, {} blades drawn; {} draw calls + {} shadow; {} bytes uploaded; \
+         GPU memory {:.1} MiB; {}",
+        first.frame_ms,
+        first.upload_bytes as f64 / 1e6,
+        ms[ms.len() / 2],
+        ms[0],
+        last.cylinders,
+        last.leaves,
+        last.grass,
+        last.draw_calls,
+        last.shadow_draw_calls,
+        last.upload_bytes,
+        last.gpu_memory_bytes as f64 / (1024.0 * 1024.0),
+        r.device_name()
+    );
 }
 
 #[test]

@@ -147,7 +147,7 @@ impl Device {
     /// enabled whenever it is installed. `surface_extensions` are the instance
     /// extensions a window needs (none headless); with any, the device gets
     /// `VK_KHR_swapchain`.
-    pub fn new(surface_extensions: &[*const c_char]) -> Result<Device, RenderError> {
+    pub fn new(surface_extensions: &[*const c_char], msaa: Msaa) -> Result<Device, RenderError> {
         let instance = Instance::new(surface_extensions)?;
         let best = pick(&instance.raw)?;
         let raw = create_device(&instance.raw, &best, !surface_extensions.is_empty())?;
@@ -166,7 +166,7 @@ impl Device {
             queue_family: best.queue_family,
             name,
             multi_draw: best.multi_draw,
-            samples: target_samples(&best.properties.limits),
+            samples: target_samples(msaa, best.properties.device_type, &best.properties.limits),
             instance,
         })
     }
@@ -193,13 +193,31 @@ impl Drop for Device {
     }
 }
 
-/// 4 samples per pixel where the device renders them to colour and depth, else 1;
-/// `SYLVA_MSAA=1` asks for 1 (anti-aliasing off: on a CPU driver it costs about as much
-/// as the rest of the frame).
-fn target_samples(limits: &vk::PhysicalDeviceLimits) -> vk::SampleCountFlags {
+/// Multisample anti-aliasing of the render target.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Msaa {
+    /// 4 samples per pixel on a GPU; 1 on a CPU driver such as lavapipe, where it costs
+    /// more than the rest of the frame. `SYLVA_MSAA=1` or `SYLVA_MSAA=4` decides instead.
+    #[default]
+    Auto,
+    /// 1 sample per pixel.
+    Off,
+    /// 4 samples per pixel where the device renders them to colour and depth.
+    On,
+}
+
+/// The target's samples per pixel for `msaa` on a device of `kind` with `limits`.
+fn target_samples(msaa: Msaa, kind: vk::PhysicalDeviceType, limits: &vk::PhysicalDeviceLimits) -> vk::SampleCountFlags {
     let both = limits.framebuffer_color_sample_counts & limits.framebuffer_depth_sample_counts;
-    let off = std::env::var("SYLVA_MSAA").is_ok_and(|v| v.trim() == "1");
-    if both.contains(vk::SampleCountFlags::TYPE_4) && !off {
+    let asked = std::env::var("SYLVA_MSAA").ok();
+    let on = match (msaa, asked.as_deref().map(str::trim)) {
+        (Msaa::On, _) => true,
+        (Msaa::Off, _) => false,
+        (Msaa::Auto, Some("1")) => false,
+        (Msaa::Auto, Some("4")) => true,
+        (Msaa::Auto, _) => kind != vk::PhysicalDeviceType::CPU,
+    };
+    if on && both.contains(vk::SampleCountFlags::TYPE_4) {
         vk::SampleCountFlags::TYPE_4
     } else {
         vk::SampleCountFlags::TYPE_1

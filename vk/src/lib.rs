@@ -66,6 +66,7 @@ pub mod window;
 
 pub use cull::{Aabb, Frustum};
 pub use cylinders::SIDES;
+pub use device::Msaa;
 pub use error::{NO_DRIVER_HINT, RenderError};
 pub use frame::{Atmosphere, FrameInput, FrameStats};
 pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};

@@ -10,7 +10,7 @@ use sylva_runtime::glam::Vec3;
 
 use crate::commands::Commands;
 use crate::cylinders::Cylinders;
-use crate::device::Device;
+use crate::device::{Device, Msaa};
 use crate::error::RenderError;
 use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::globals::Globals;
@@ -79,9 +79,14 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// A renderer drawing into an offscreen `width × height` target.
+    /// A renderer drawing into an offscreen `width × height` target ([`Msaa::Auto`]).
     pub fn new_headless(width: u32, height: u32) -> Result<Renderer, RenderError> {
-        Renderer::with_extensions(width, height, &[])
+        Renderer::with_extensions(width, height, &[], Msaa::Auto)
+    }
+
+    /// A renderer drawing into an offscreen `width × height` target, anti-aliased as `msaa` says.
+    pub fn new_headless_msaa(width: u32, height: u32, msaa: Msaa) -> Result<Renderer, RenderError> {
+        Renderer::with_extensions(width, height, &[], msaa)
     }
 
     /// A renderer whose instance has `surface_extensions` (for a window).
@@ -89,9 +94,10 @@ impl Renderer {
         width: u32,
         height: u32,
         surface_extensions: &[*const std::ffi::c_char],
+        msaa: Msaa,
     ) -> Result<Renderer, RenderError> {
         let extent = checked_extent(width, height)?;
-        let device = Arc::new(Device::new(surface_extensions)?);
+        let device = Arc::new(Device::new(surface_extensions, msaa)?);
         let memory = Memory::new(&device)?;
         let shadow = ShadowMap::new(&memory)?;
         let globals = Globals::new(&memory, &shadow)?;
@@ -242,8 +248,10 @@ impl Renderer {
             cmd,
             globals: self.globals.sun_set(),
         };
-        self.cylinders.record_shadow(&sun, stats);
-        self.leaves.record_shadow(&sun, stats);
+        if self.atmosphere.shadow_strength > 0.0 {
+            self.cylinders.record_shadow(&sun, stats);
+            self.leaves.record_shadow(&sun, stats);
+        }
         self.shadow.end(d, cmd);
         self.target
             .begin(d, cmd, self.atmosphere.horizon.extend(1.0).to_array());

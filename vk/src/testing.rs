@@ -3,20 +3,22 @@
 
 use std::sync::Arc;
 
+use crate::device::Msaa;
 use crate::renderer::Renderer;
 
 /// The environment variable that turns a missing Vulkan driver from a skip into a failure
 /// (CI sets it, since CI installs lavapipe).
 pub const REQUIRE_VULKAN: &str = "SYLVA_REQUIRE_VULKAN";
 
-/// A headless renderer for a test, with the Khronos validation layer on.
+/// A headless renderer for a test, with the Khronos validation layer on and 4× multisampling
+/// (as on a GPU, whatever the driver: golden images show the anti-aliased look).
 ///
 /// Returns `None` after printing a loud `SKIPPED` line when the machine has no Vulkan driver,
 /// unless [`REQUIRE_VULKAN`] is `1`. Panics when the driver exists but the validation layer
 /// does not (a test without validation would pass on errors it cannot see) and on any other
 /// renderer error.
 pub fn renderer_or_skip(width: u32, height: u32) -> Option<Renderer> {
-    match Renderer::new_headless(width, height) {
+    match Renderer::new_headless_msaa(width, height, Msaa::On) {
         Ok(r) => {
             assert!(
                 r.validating(),

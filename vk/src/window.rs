@@ -20,7 +20,7 @@ use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Fullscreen, Window, WindowId};
 
 use crate::commands::{Commands, semaphore};
-use crate::device::Device;
+use crate::device::{Device, Msaa};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::handles::Owned;
@@ -146,7 +146,7 @@ where
             .map_err(|e| RenderError::vk("vkEnumerateInstanceExtensionProperties (surface)", e))?;
         // The window was just created, so asking for its size cannot meet a destroyed one.
         let size = window.inner_size();
-        let mut renderer = Renderer::with_extensions(size.width.max(1), size.height.max(1), extensions)?;
+        let mut renderer = Renderer::with_extensions(size.width.max(1), size.height.max(1), extensions, Msaa::Auto)?;
         renderer.atmosphere.point_size = 2.0;
         let swapchain = Swapchain::new(&renderer, display, handle)?;
         Ok(Active {

@@ -178,7 +178,10 @@ fn deep_water_is_darker_and_bluer_than_shallow_water() {
     let (ax, ay) = project(&camera, Vec3::new(6.0, 0.3, 16.0));
     let (bx, by) = project(&camera, Vec3::new(26.0, 0.3, 16.0));
     let (shallow, deep) = (pixel(&pixels, ax, ay), pixel(&pixels, bx, by));
-    assert!(deep.luma() < shallow.luma() * 0.75, "deep {deep:?}, shallow {shallow:?}");
+    assert!(
+        deep.luma() < shallow.luma() * 0.75,
+        "deep {deep:?}, shallow {shallow:?}"
+    );
     assert!(
         deep.blueness() > shallow.blueness() + 0.05,
         "deep {deep:?}, shallow {shallow:?}"
