@@ -90,6 +90,32 @@ enum Pass {
     Shadow,
 }
 
+impl Pass {
+    /// Rasterisation, samples per pixel, depth rule and colour formats of the pass.
+    fn states(
+        self,
+        device: &Device,
+    ) -> (
+        vk::PipelineRasterizationStateCreateInfo<'static>,
+        vk::SampleCountFlags,
+        Depth,
+        &'static [vk::Format],
+    ) {
+        match self {
+            Pass::Colour(depth) => (raster_state(), device.samples, depth, &[COLOUR_FORMAT]),
+            Pass::Shadow => (
+                raster_state()
+                    .depth_bias_enable(true)
+                    .depth_bias_constant_factor(SHADOW_BIAS.0)
+                    .depth_bias_slope_factor(SHADOW_BIAS.1),
+                vk::SampleCountFlags::TYPE_1,
+                Depth::OPAQUE,
+                &[],
+            ),
+        }
+    }
+}
+
 /// Depth bias of the shadow map (constant, slope), in depth units: enough that a lit surface
 /// does not shadow itself, small enough that a trunk's shadow still meets its foot.
 const SHADOW_BIAS: (f32, f32) = (2.0, 2.5);
@@ -153,18 +179,7 @@ impl DrawPipeline {
         let viewport = vk::PipelineViewportStateCreateInfo::default()
             .viewport_count(1)
             .scissor_count(1);
-        let (raster, samples, depth, colour_formats) = match pass {
-            Pass::Colour(depth) => (raster_state(), device.samples, depth, &[COLOUR_FORMAT][..]),
-            Pass::Shadow => (
-                raster_state()
-                    .depth_bias_enable(true)
-                    .depth_bias_constant_factor(SHADOW_BIAS.0)
-                    .depth_bias_slope_factor(SHADOW_BIAS.1),
-                vk::SampleCountFlags::TYPE_1,
-                Depth::OPAQUE,
-                &[][..],
-            ),
-        };
+        let (raster, samples, depth, colour_formats) = pass.states(device);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
         let depth = depth_state(depth);
         let blend_attachments =

@@ -82,6 +82,31 @@ pub enum ContentError {
     },
 }
 
+/// The species of `params` with their variants, `grown[k]` being variant `jobs[k]`.
+fn tree_kinds(
+    params: &WorldParams,
+    jobs: &[(usize, u32)],
+    grown: Vec<Result<Variant, ContentError>>,
+) -> Result<Vec<TreeKind>, ContentError> {
+    let mut trees: Vec<TreeKind> = params
+        .trees
+        .iter()
+        .map(|t| TreeKind {
+            variants: Vec::new(),
+            leaves: Vec::new(),
+            scale: t.species.scale,
+            colour: t.colour.unwrap_or(t.species.look.bark),
+            leaf_colour: t.species.look.leaf_colour,
+        })
+        .collect();
+    for (&(s, _), grown) in jobs.iter().zip(grown) {
+        let Variant { graph, leaves } = grown?;
+        trees[s].variants.push(graph);
+        trees[s].leaves.push(leaves);
+    }
+    Ok(trees)
+}
+
 /// Grows every tree variant and bakes every grass species of `params`, in
 /// parallel on the current rayon pool. Variant `v` of species `s` grows from
 /// `stream_seed(seed, Index(v), "world.tree.<s>")`.
@@ -100,22 +125,7 @@ pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, Con
             grow_variant(&params.trees[s].species, s, seed).map_err(|source| ContentError::Tree { species: s, source })
         })
         .collect();
-    let mut trees: Vec<TreeKind> = params
-        .trees
-        .iter()
-        .map(|t| TreeKind {
-            variants: Vec::new(),
-            leaves: Vec::new(),
-            scale: t.species.scale,
-            colour: t.colour.unwrap_or(t.species.look.bark),
-            leaf_colour: t.species.look.leaf_colour,
-        })
-        .collect();
-    for (&(s, _), grown) in jobs.iter().zip(grown) {
-        let Variant { graph, leaves } = grown?;
-        trees[s].variants.push(graph);
-        trees[s].leaves.push(leaves);
-    }
+    let trees = tree_kinds(params, &jobs, grown)?;
     let grow_ms = started.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();
     let g = &params.grass;

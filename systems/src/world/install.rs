@@ -185,22 +185,10 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     );
     let res = &app.world.resources;
     let mut state = res.get_mut::<WorldState>().expect("install_world ran first");
-    let mut batch = res.get_mut::<WorldBatch>().expect("install_world ran first");
-    // The lowest free slot, so the slots in use stay packed at the front.
-    state.free_slots.sort_unstable_by(|a, b| b.cmp(a));
-    let slot = state.free_slots.pop().unwrap_or(batch.chunks.len());
-    if slot == batch.chunks.len() {
-        batch.chunks.push(CylinderBatch::default());
-    }
-    let slots = batch.chunks.len();
-    batch.leaves.resize_with(slots, LeafBatch::default);
-    let len = cylinders.len() as u32;
-    batch.chunks[slot] = cylinders;
-    batch.chunks[slot].dirty.mark(0, len);
-    let len = leaves.len() as u32;
-    batch.leaves[slot] = leaves;
-    batch.leaves[slot].dirty.mark(0, len);
-    drop(batch);
+    let slot = {
+        let mut batch = res.get_mut::<WorldBatch>().expect("install_world ran first");
+        fill_slot(&mut state, &mut batch, cylinders, leaves)
+    };
     let mut grass_runs = Vec::with_capacity(payload.grass.len());
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {
         for patch in &payload.grass {
@@ -225,6 +213,25 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
             grass: grass_runs,
         },
     );
+}
+
+/// Moves a chunk's trees into the lowest free slot (so the slots in use stay packed at the
+/// front), marked dirty whole, and returns the slot.
+fn fill_slot(state: &mut WorldState, batch: &mut WorldBatch, cylinders: CylinderBatch, leaves: LeafBatch) -> usize {
+    state.free_slots.sort_unstable_by(|a, b| b.cmp(a));
+    let slot = state.free_slots.pop().unwrap_or(batch.chunks.len());
+    if slot == batch.chunks.len() {
+        batch.chunks.push(CylinderBatch::default());
+    }
+    let slots = batch.chunks.len();
+    batch.leaves.resize_with(slots, LeafBatch::default);
+    let len = cylinders.len() as u32;
+    batch.chunks[slot] = cylinders;
+    batch.chunks[slot].dirty.mark(0, len);
+    let len = leaves.len() as u32;
+    batch.leaves[slot] = leaves;
+    batch.leaves[slot].dirty.mark(0, len);
+    slot
 }
 
 /// The large buffers an evicted chunk leaves behind: dropping them frees
