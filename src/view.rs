@@ -86,7 +86,7 @@ impl Session {
         // Paused: the frame systems still run, with no step, so nothing is re-extracted.
         app.update(if controls.paused { 0.0 } else { dt });
         let last = renderer.stats().last;
-        self.fps.add(dt, last.frame_ms);
+        self.fps.add(last.frame_ms);
         renderer.set_overlay(&self.overlay(last, controls));
         let stats = sylva::render(renderer, &self.built.app, controls.show_points)?;
         if controls.screenshot {
@@ -184,28 +184,28 @@ impl Session {
     }
 }
 
-/// Frame rate and times averaged over [`FPS_WINDOW`]: the shown numbers and the window filling.
+/// Frame rate and times averaged over [`FPS_WINDOW`] of wall time (the window's frame
+/// steps are capped, so they would miss slow frames): the shown numbers and the window filling.
 #[derive(Default)]
 struct Fps {
     /// Frames per second, ms per frame, render ms per frame.
     shown: (f64, f64, f64),
-    seconds: f64,
+    since: Option<Instant>,
     render_ms: f64,
     frames: u32,
 }
 
 impl Fps {
-    fn add(&mut self, dt: f64, render_ms: f64) {
-        self.seconds += dt;
+    /// One more frame, whose render took `render_ms`.
+    fn add(&mut self, render_ms: f64) {
+        let since = *self.since.get_or_insert_with(Instant::now);
         self.render_ms += render_ms;
         self.frames += 1;
-        if self.seconds >= FPS_WINDOW {
+        let seconds = since.elapsed().as_secs_f64();
+        if seconds >= FPS_WINDOW {
             let n = f64::from(self.frames);
-            self.shown = (n / self.seconds, self.seconds * 1e3 / n, self.render_ms / n);
-            *self = Fps {
-                shown: self.shown,
-                ..Fps::default()
-            };
+            self.shown = (n / seconds, seconds * 1e3 / n, self.render_ms / n);
+            (self.since, self.render_ms, self.frames) = (Some(Instant::now()), 0.0, 0);
         }
     }
 }
