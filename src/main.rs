@@ -831,7 +831,11 @@ pub(crate) fn print_summary(r: &Report) {
         .entities
         .iter()
         .filter(|(kind, n)| **n > 0 && kind.as_str() != "total")
-        .map(|(kind, n)| format!("{n} {kind}"))
+        // The report's plural keys, singular for one: "1 tree", "2 trees".
+        .map(|(kind, n)| match kind.strip_suffix('s') {
+            Some(one) => count(*n as u64, one),
+            None => format!("{n} {kind}"),
+        })
         .collect();
     println!(
         "  {}; frame ms mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",

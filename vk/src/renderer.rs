@@ -267,7 +267,7 @@ impl Renderer {
         self.cylinders.record(&rec, stats);
         self.leaves.record(&rec, stats);
         self.points.record(&rec, stats);
-        // Last, at the far plane: it shades only the pixels left uncovered.
+        // At the far plane, after the surfaces: it shades only the pixels left uncovered.
         self.sky.record(&rec);
         self.overlay.record(&rec);
         self.target.end(d, cmd);
