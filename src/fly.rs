@@ -1,11 +1,15 @@
 //! `sylva fly`: a viewer flown through a streamed world at real frame pacing,
-//! measuring streaming, frame times and memory (the report's `streaming`).
+//! measuring streaming, frame times and memory (the report's `streaming`). With
+//! `--watch` it follows the scene file as `view` does: a saved edit is rebuilt in the
+//! background and swapped in while the flight goes on (its chunks stream in again, and
+//! the report's streaming counts start over with it).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use sylva::live::{LiveScene, Reload};
 use sylva::vk::Renderer;
-use sylva::{Flight, FlightLog, RenderReport, Report, StreamingReport, WorldStreamer};
+use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
 use crate::outputs::{self, PNG};
 use crate::{
@@ -43,13 +47,13 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     };
     let started = Instant::now();
     println!("{}: growing species and baking grass", scene.name);
-    let built = build(&scene, common)?;
-    let mut app = built.app;
-    let mut world = built.world.expect("a world scene builds a world");
-    if let Some(dir) = &args.cache {
-        world = world.with_cache(dir).map_err(|e| e.to_string())?;
+    let (mut live, mut built) = open(args, &scene, common)?;
+    if let (Some(dir), None) = (&args.cache, &live) {
+        let world = built.world.take().expect("a world scene builds a world");
+        built.world = Some(world.with_cache(dir).map_err(|e| e.to_string())?);
     }
-    print_world(&world, params.generation_threads());
+    let (app, world) = parts(&mut built)?;
+    print_world(world, params.generation_threads());
     let flight = match (args.speed, args.seconds) {
         (None, None) => Flight::of_scene(&params.flight, &scene.camera, DEFAULT_SECONDS),
         (speed, seconds) => Flight::straight(
@@ -63,9 +67,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     let start = flight.viewer(0.0);
     app.world.resources.insert(Flight::camera(&scene.camera, &start));
     let loading = spinner(&format!("{}: loading the first ring of chunks", scene.name));
-    let warmup = world.settle(&mut app, &[start], |n| {
-        loading.set_message(format!("{n} chunks installed"))
-    });
+    let warmup = world.settle(app, &[start], |n| loading.set_message(format!("{n} chunks installed")));
     loading.finish_and_clear();
     log.warmed_up(warmup);
     world.reset_latencies();
@@ -82,22 +84,28 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         }
         let frame_start = Instant::now();
         let t = (k as f64 * dt) as f32;
+        if let Some(live) = &mut live {
+            progress.suspend(|| reload(live, &mut built));
+        }
+        let (app, world) = parts(&mut built)?;
         let viewer = flight.viewer(t);
         app.world.resources.insert(Flight::camera(&scene.camera, &viewer));
-        let stream = world.update(&mut app, &[viewer]);
+        let stream = world.update(app, &[viewer]);
         app.update(dt);
         if let Some(r) = &mut renderer {
-            sylva::render(r, &app, false).map_err(|e| format!("renderer: {e}"))?;
+            sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
             shots.maybe_write(r, t)?;
         }
         log.record(frame_start.elapsed(), &stream, world.stats().evicted);
         progress.inc(1);
     }
     progress.finish_and_clear();
-    let mut report = Report::gather(&app, &scene.name, started.elapsed()).map_err(|e| e.to_string())?;
-    report.streaming = Some(StreamingReport::new(&world, &log));
+    let (app, world) = parts(&mut built)?;
+    let name = live.as_ref().map_or(&scene.name, |l| &l.scene().name);
+    let mut report = Report::gather(app, name, started.elapsed()).map_err(|e| e.to_string())?;
+    report.streaming = Some(StreamingReport::new(world, &log));
     print_summary(&report);
-    print_streaming(report.streaming.as_ref().expect("set above"), &world);
+    print_streaming(report.streaming.as_ref().expect("set above"), world);
     match (&args.screenshot, &renderer) {
         // The flight's renderer already holds the last frame.
         (Some(path), Some(r)) => {
@@ -111,7 +119,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
                 Some(renderer_for("--screenshot", path, args.width, args.height)?)
             };
             if let Some(mut r) = r {
-                report.render = Some(render_png(&mut r, &app, path, false)?);
+                report.render = Some(render_png(&mut r, app, path, false)?);
             }
         }
         (None, _) => {}
@@ -120,6 +128,49 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         report.render = Some(RenderReport::new(&r.stats()));
     }
     write_report(&report, common)
+}
+
+/// The scene built, and with `--watch` followed on disk (the cache flag then goes into
+/// every version read).
+fn open(args: &FlyArgs, scene: &Scene, common: &Common) -> Result<(Option<LiveScene>, Built), String> {
+    let Some(path) = args.scene.as_deref().filter(|_| args.watch) else {
+        return Ok((None, build(scene, common)?));
+    };
+    let (seed, cache) = (common.seed, args.cache.clone());
+    let adjust = move |scene: &mut Scene| {
+        if let Some(s) = seed {
+            scene.seed = s;
+        }
+        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
+            world.cache = Some(dir.clone());
+        }
+    };
+    let threads = common.threads.map_or(0, usize::from);
+    let (live, built) = LiveScene::open(path, threads, common.memory_limit, adjust)?;
+    println!("{}: watching {} for changes", scene.name, path.display());
+    Ok((Some(live), built))
+}
+
+/// The app and its world; an error once a reloaded scene has no world.
+fn parts(built: &mut Built) -> Result<(&mut sylva::runtime::App, &mut WorldStreamer), String> {
+    match built {
+        Built {
+            app,
+            world: Some(world),
+            ..
+        } => Ok((app, world)),
+        Built { .. } => Err("the scene no longer has a `world` section".to_owned()),
+    }
+}
+
+/// Swaps in a rebuilt scene (its world streams in around the flight from then on) and says
+/// how long it took, or why it does not build (the flight goes on in the last version).
+fn reload(live: &mut LiveScene, built: &mut Built) {
+    match live.poll(built) {
+        Reload::Reloaded { millis } => println!("{}: reloaded in {millis:.0} ms", live.scene().name),
+        Reload::Failed(e) => eprintln!("error: {e}\n  (flying on in the last version that built)"),
+        Reload::Unchanged | Reload::Rebuilding => {}
+    }
 }
 
 /// What the world grew and where its chunks come from.

@@ -21,10 +21,16 @@ const FILL: f32 = 0.9;
 /// extracted last: trees, springs, attractors, terrain and grass. With nothing extracted,
 /// the scene's camera.
 pub fn camera_for(scene: &Scene, app: &App) -> Camera {
-    if scene.world.is_some() || scene.camera != Camera::default() {
+    if !framed_on_content(scene) {
         return scene.camera;
     }
     content_bounds(app).map_or(scene.camera, |(min, max)| framing(min, max, scene.camera))
+}
+
+/// Whether [`camera_for`] frames `scene` on its content: it names no camera and is not a
+/// streamed world.
+pub fn framed_on_content(scene: &Scene) -> bool {
+    scene.world.is_none() && scene.camera == Camera::default()
 }
 
 /// `camera` moved to see the box `min..max` whole: from the front (+z), a little above,

@@ -25,7 +25,7 @@ mod report;
 mod scene;
 
 pub use flight::Flight;
-pub use framing::camera_for;
+pub use framing::{camera_for, framed_on_content};
 pub use memory::MemoryLimit;
 pub use report::{RenderReport, Report};
 pub use scene::{

@@ -3,6 +3,8 @@
 //! [`LiveScene::poll`] swaps the new build in, keeping the camera where the
 //! viewer left it. A file that no longer reads, or a scene that no longer
 //! builds, is reported with its file and line, and the last good build stays.
+//! [`LiveScene::switch`] follows another file instead (a viewer's PageDown to the
+//! next scene of the folder, [`sibling`]), built the same way.
 //!
 //! ```no_run
 //! use sylva::live::{LiveScene, Reload};
@@ -21,6 +23,7 @@
 //! # Ok::<(), String>(())
 //! ```
 
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -95,6 +98,19 @@ impl LiveScene {
         Ok((live, built))
     }
 
+    /// The file followed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Follows the scene file at `path` from now on, read and built in the background like
+    /// an edit ([`poll`](Self::poll) swaps it in); a build under way is abandoned.
+    pub fn switch(&mut self, path: &Path) -> Reload {
+        path.clone_into(&mut self.path);
+        self.building = None;
+        self.rebuild()
+    }
+
     /// The scene of the build swapped in last.
     pub fn scene(&self) -> &Scene {
         &self.scene
@@ -167,6 +183,50 @@ impl LiveScene {
         self.building = Some((rx, Instant::now()));
         Reload::Rebuilding
     }
+}
+
+/// The scene file `step` places after `path` (before it, for a negative `step`) among the
+/// `.ron` files of its folder, in name order with numbers compared as numbers (`fig5_9`
+/// before `fig5_10`), wrapping around; none when the folder cannot be read.
+pub fn sibling(path: &Path, step: i32) -> Option<PathBuf> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ron"))
+        .collect();
+    names.sort_by(|a, b| natural(a, b));
+    let name = path.file_name()?.to_str()?;
+    let at = names.iter().position(|n| n == name).unwrap_or(0) as i64;
+    let next = (at + i64::from(step)).rem_euclid(names.len().max(1) as i64) as usize;
+    names.get(next).map(|n| path.with_file_name(n))
+}
+
+/// Compares names as a person sorts them: runs of digits by their value, the rest by byte.
+fn natural(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    while let (Some(&x), Some(&y)) = (a.first(), b.first()) {
+        let order = if x.is_ascii_digit() && y.is_ascii_digit() {
+            let (da, ra) = a.split_at(a.iter().take_while(|c| c.is_ascii_digit()).count());
+            let (db, rb) = b.split_at(b.iter().take_while(|c| c.is_ascii_digit()).count());
+            (a, b) = (ra, rb);
+            let value = |d: &[u8]| {
+                d.iter()
+                    .fold(0u128, |v, &c| v.saturating_mul(10) + u128::from(c - b'0'))
+            };
+            value(da).cmp(&value(db)).then(da.len().cmp(&db.len()))
+        } else {
+            (a, b) = (&a[1..], &b[1..]);
+            x.cmp(&y)
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The scene file and the points files it reads, with their stamps now.

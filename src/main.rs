@@ -13,12 +13,12 @@ mod bake;
 mod fly;
 mod outputs;
 mod region;
+mod view;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use outputs::{ANY, MESH, PNG};
 use region::{Pictures, parse_region};
-use sylva::live::{LiveScene, Reload};
 use sylva::runtime::SnapshotError;
 use sylva::systems::colonize::GRAPH_SCALE;
 use sylva::systems::grass::{GrassLayers, species_file};
@@ -150,9 +150,11 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         bake: Option<PathBuf>,
     },
-    /// Open a window on a scene and fly through it while it runs: W/S/A/D move,
-    /// E/Q up and down, Shift faster, drag to look, V attractor points, P pause, F12 screenshot next
-    /// to the scene, Esc quit, F11 fullscreen.
+    /// Open a window on a scene and fly through it while it runs; saved edits of the file
+    /// show at once. Keys: W/S/A/D move, E/C (or Ctrl) up and down, Shift faster, drag to look,
+    /// V attractor points, P pause, H key help, PageUp/PageDown previous/next scene of the
+    /// folder, F12 screenshot next to the scene, F11 fullscreen, Esc or Q quit. The overlay
+    /// shows fps, frame times, what was drawn, a world's chunks and the last reload or its error.
     View {
         /// Scene file (default: the built-in world).
         scene: Option<PathBuf>,
@@ -172,6 +174,13 @@ enum Command {
     Bake(bake::BakeArgs),
     /// List the bundled scenes (scenes/), one line each: what it shows, which thesis figure.
     Scenes,
+    /// Print a shell completion script, e.g. `sylva completions bash > /etc/bash_completion.d/sylva`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `sylva man > sylva.1 && man ./sylva.1`.
+    Man,
     /// Benchmark a scene: run it and print per-system timings.
     Bench {
         /// Scene file.
@@ -203,6 +212,10 @@ struct FlyArgs {
     /// Measure generation and streaming only: no renderer.
     #[arg(long)]
     no_render: bool,
+    /// Follow the scene file: a saved edit is rebuilt in the background and flown on in,
+    /// reload times and errors printed.
+    #[arg(long, requires = "scene")]
+    watch: bool,
     /// Write a PNG every this many flight seconds into --out.
     #[arg(long, value_name = "SECONDS", value_parser = positive_f32, conflicts_with = "no_render")]
     screenshot_every: Option<f32>,
@@ -250,6 +263,7 @@ fn main() -> ExitCode {
                     seconds: None,
                     hz: 60,
                     no_render: true,
+                    watch: false,
                     screenshot_every: None,
                     out: PathBuf::from("fly"),
                     screenshot: Some(PathBuf::from("world.png")),
@@ -299,7 +313,12 @@ fn main() -> ExitCode {
             true,
             &Screenshot::default(),
         ),
-        Some(Command::View { scene, frames, cache }) => view(scene.as_deref(), frames, cache, &cli.common),
+        Some(Command::View { scene, frames, cache }) => view::view(scene.as_deref(), frames, cache, &cli.common),
+        Some(Command::Completions { shell }) => {
+            completions(shell);
+            Ok(())
+        }
+        Some(Command::Man) => man_page(),
         Some(Command::Tree { scene, export }) => tree(&scene, export.as_deref(), &cli.common),
         Some(Command::Grass { scene, bake }) => grass(&scene, bake.as_deref(), &cli.common),
         Some(Command::Terrain {
@@ -516,99 +535,29 @@ pub(crate) fn render_png(
     Ok(RenderReport::new(&renderer.stats()))
 }
 
-/// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
-fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common: &Common) -> Result<(), String> {
-    outputs::check_all(common, &[])?;
-    let started = Instant::now();
-    let (mut live, mut built, scene) = open_view(path, cache, common)?;
-    let title = format!("sylva: {}", scene.name);
-    // F12 writes NAME-N.png next to the scene file (the built-in world: here).
-    let shot_dir = path.and_then(Path::parent).unwrap_or(Path::new("")).to_owned();
-    let mut shots = 0;
-    // One extraction first, so a scene without a camera starts framed on its content.
-    built.app.update(0.0);
-    let camera = sylva::camera_for(&scene, &built.app);
-    let result = sylva::vk::window::run(&title, camera, frames, |renderer, controls, dt| {
-        if let Some(live) = &mut live {
-            match live.poll(&mut built) {
-                Reload::Reloaded { millis } => println!("{}: reloaded in {millis:.0} ms", live.scene().name),
-                Reload::Failed(e) => eprintln!("error: {e}\n  (showing the last version that built)"),
-                Reload::Unchanged | Reload::Rebuilding => {}
-            }
-        }
-        let app = &mut built.app;
-        app.world.resources.insert(controls.camera);
-        if let Some(world) = &mut built.world {
-            let c = controls.camera;
-            let viewer = sylva::runtime::stream::Viewer {
-                position: c.position,
-                forward: c.target - c.position,
-            };
-            world.update(app, &[viewer]);
-        }
-        // Paused: the frame systems still run, with no step, so nothing is re-extracted.
-        app.update(if controls.paused { 0.0 } else { dt });
-        let stats = sylva::render(renderer, app, controls.show_points)?;
-        if controls.screenshot {
-            shots += 1;
-            let path = shot_dir.join(format!("{}-{shots}.png", scene.name));
-            match renderer.save_png(&path) {
-                Ok(()) => println!("screenshot: {}", path.display()),
-                Err(e) => eprintln!("error: screenshot {}: {e}", path.display()),
-            }
-        }
-        Ok(stats)
-    });
-    match result {
-        Err(e) if e.is_no_driver() => {
-            println!("{}", sylva::vk::NO_DRIVER_HINT);
-            Ok(())
-        }
-        Err(e) => Err(e.to_string()),
-        Ok(()) => {
-            let name = live.as_ref().map_or(scene.name, |l| l.scene().name.clone());
-            let report = Report::gather(&built.app, &name, started.elapsed()).map_err(|e| e.to_string())?;
-            print_summary(&report);
-            write_report(&report, common)
-        }
-    }
+/// Prints `shell`'s completion script.
+fn completions(shell: clap_complete::Shell) {
+    // Generated whole first: clap_complete panics on a failed write (a closed pipe).
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "sylva", &mut script);
+    out::bytes(&script);
 }
 
-/// The scene `view` shows: a scene file followed on disk (saved edits are rebuilt in the
-/// background and swapped in), or the built-in world; the command line's overrides applied
-/// to every version read.
-fn open_view(
-    path: Option<&Path>,
-    cache: Option<PathBuf>,
-    common: &Common,
-) -> Result<(Option<LiveScene>, sylva::Built, Scene), String> {
-    let (seed, cache_given) = (common.seed, cache.is_some());
-    let adjust = move |scene: &mut Scene| {
-        if let Some(s) = seed {
-            scene.seed = s;
-        }
-        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
-            world.cache = Some(dir.clone());
-        }
-    };
-    let threads = common.threads.map_or(0, usize::from);
-    let (live, built, scene) = match path {
-        Some(p) => {
-            let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust)?;
-            println!("{}: watching {} for changes", live.scene().name, p.display());
-            let scene = live.scene().clone();
-            (Some(live), built, scene)
-        }
-        None => {
-            let mut scene = Scene::world();
-            adjust(&mut scene);
-            (None, build(&scene, common)?, scene)
-        }
-    };
-    if cache_given && scene.world.is_none() {
-        return Err(format!("{}: --cache needs a scene with a `world` section", scene.name));
+/// Prints the man page: the command's own page, then each subcommand's synopsis and options,
+/// so that one page documents every flag.
+fn man_page() -> Result<(), String> {
+    let err = |e: std::io::Error| format!("man page: {e}");
+    let mut cli = Cli::command();
+    cli.build();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cli.clone()).render(&mut page).map_err(err)?;
+    for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
+        let man = clap_mangen::Man::new(sub.clone());
+        man.render_synopsis_section(&mut page).map_err(err)?;
+        man.render_options_section(&mut page).map_err(err)?;
     }
-    Ok((live, built, scene))
+    out::bytes(&page);
+    Ok(())
 }
 
 /// `n` and `noun`, plural unless `n` is 1 ("1 frame", "2 frames").
@@ -882,7 +831,11 @@ pub(crate) fn print_summary(r: &Report) {
         .entities
         .iter()
         .filter(|(kind, n)| **n > 0 && kind.as_str() != "total")
-        .map(|(kind, n)| format!("{n} {kind}"))
+        // The report's plural keys, singular for one: "1 tree", "2 trees".
+        .map(|(kind, n)| match kind.strip_suffix('s') {
+            Some(one) => count(*n as u64, one),
+            None => format!("{n} {kind}"),
+        })
         .collect();
     println!(
         "  {}; frame ms mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",

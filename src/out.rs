@@ -36,10 +36,20 @@ macro_rules! println {
 
 /// Writes `args` and a newline to stdout, unless an earlier write failed.
 pub(crate) fn line(args: fmt::Arguments<'_>) {
+    write(format_args!("{args}\n"));
+}
+
+/// Writes `bytes` (a generated file: completions, a man page) to stdout, unless an earlier
+/// write failed.
+pub(crate) fn bytes(bytes: &[u8]) {
+    write(format_args!("{}", String::from_utf8_lossy(bytes)));
+}
+
+fn write(args: fmt::Arguments<'_>) {
     if STATE.load(Ordering::Relaxed) != OPEN {
         return;
     }
-    if let Err(e) = writeln!(io::stdout().lock(), "{args}") {
+    if let Err(e) = io::stdout().lock().write_fmt(args) {
         if e.kind() == ErrorKind::BrokenPipe {
             STATE.store(CLOSED, Ordering::Relaxed);
         } else {

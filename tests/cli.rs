@@ -435,18 +435,77 @@ fn a_grass_run_resumed_with_live_blades_ends_where_an_uninterrupted_run_does() {
 #[test]
 fn the_viewer_ends_cleanly_when_destroyed_from_outside_or_on_escape() {
     // One viewer at a time: two Xvfb servers starting at once may race for a display.
-    view_ends_cleanly_after(&[&["windowclose", WINDOW]]);
+    let dir = tempfile::tempdir().unwrap();
+    let scene = chains_in(dir.path());
+    view_under_xvfb(&scene, &[], |x| x(&["windowclose", WINDOW]));
     // Issue 25: Esc quits the viewer. xdotool types into the focused window (a real
     // key event; one sent to a window is marked synthetic, which winit ignores).
-    view_ends_cleanly_after(&[&["windowfocus", "--sync", WINDOW], &["key", "Escape"]]);
+    view_under_xvfb(&scene, &[], |x| {
+        x(&["windowfocus", "--sync", WINDOW]);
+        x(&["key", "Escape"]);
+    });
+}
+
+/// Issue 25: the viewer draws its overlay (seen in an F12 screenshot: light text on a dark
+/// box at the top left), quits on Q with status 0 and writes its `--report`.
+#[test]
+fn the_viewer_shows_its_overlay_quits_on_q_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = chains_in(dir.path());
+    let report = dir.path().join("view.json");
+    let shot = dir.path().join("chains-1.png");
+    let out = view_under_xvfb(&scene, &["--report", report.to_str().unwrap()], |x| {
+        x(&["windowfocus", "--sync", WINDOW]);
+        x(&["key", "F12"]);
+        let started = std::time::Instant::now();
+        while !shot.exists() && started.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        x(&["key", "q"]);
+    });
+    let Some(out) = out else { return };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("screenshot: "), "{stdout}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["scene"], "chains");
+    assert!(report["frames"].as_u64().unwrap() > 0, "{report}");
+    let (w, _, pixels) = sylva::vk::read_png(&shot).unwrap();
+    if std::env::var_os("SYLVA_KEEP_SCREENSHOT").is_some() {
+        std::fs::copy(&shot, "/tmp/viewer-overlay.png").unwrap();
+    }
+    let at = |x: u32, y: u32| {
+        let k = ((y * w + x) * 4) as usize;
+        [pixels[k], pixels[k + 1], pixels[k + 2]]
+    };
+    let sum = |p: [u8; 3]| p.iter().map(|&c| u32::from(c)).sum::<u32>();
+    // The box's corner (its margin, no text) is darker than the sky beside the box.
+    assert!(
+        sum(at(8, 8)) * 2 < sum(at(w - 8, 8)),
+        "{:?} against {:?}",
+        at(8, 8),
+        at(w - 8, 8)
+    );
+    let text = (12..60)
+        .flat_map(|y| (12..400).map(move |x| (x, y)))
+        .filter(|&(x, y)| at(x, y).iter().all(|&c| c > 200))
+        .count();
+    assert!(text > 200, "{text} light text pixels in the box");
+}
+
+/// The chains scene copied into `dir`, so the viewer's F12 screenshots land there.
+fn chains_in(dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("chains.ron");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron"), &path).unwrap();
+    path
 }
 
 /// Stands for the viewer's window id in an xdotool command.
 const WINDOW: &str = "{window}";
 
-/// Starts `view` on the chains under Xvfb, waits for its window, runs the xdotool `commands`
-/// ([`WINDOW`] replaced by its id), and checks that the viewer ends with status 0.
-fn view_ends_cleanly_after(commands: &[&[&str]]) {
+/// Starts `view SCENE ARGS` (a scene named chains) under Xvfb, waits for its window, lets
+/// `drive` run xdotool commands ([`WINDOW`] replaced by its id), and checks that the viewer
+/// ends with status 0 and no panic; its output, or none when the test is skipped.
+fn view_under_xvfb(scene: &std::path::Path, args: &[&str], drive: impl FnOnce(&dyn Fn(&[&str]))) -> Option<Output> {
     use std::io::BufRead;
     use std::process::Stdio;
     use std::time::{Duration, Instant};
@@ -461,7 +520,7 @@ fn view_ends_cleanly_after(commands: &[&[&str]]) {
     };
     if !installed("Xvfb") || !installed("xdotool") {
         eprintln!("skipped: needs Xvfb and xdotool");
-        return;
+        return None;
     }
     // Xvfb picks a free display and writes its number to fd 1 once it accepts clients.
     let mut xvfb = Command::new("Xvfb")
@@ -475,9 +534,9 @@ fn view_ends_cleanly_after(commands: &[&[&str]]) {
         .read_line(&mut number)
         .unwrap();
     let display = format!(":{}", number.trim());
-    let chains = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron");
     let mut view = Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(["view", chains, "--frames", "100000"])
+        .args(["view", scene.to_str().unwrap(), "--frames", "100000"])
+        .args(args)
         .env("DISPLAY", &display)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -509,11 +568,11 @@ fn view_ends_cleanly_after(commands: &[&[&str]]) {
             "skipped: no window (no Vulkan driver presenting to X11?): {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        return;
+        return None;
     };
     // Let it draw a few frames first.
     std::thread::sleep(Duration::from_secs(1));
-    for command in commands {
+    drive(&|command: &[&str]| {
         let args = command.iter().map(|a| if *a == WINDOW { window.as_str() } else { a });
         let done = Command::new("xdotool")
             .args(args)
@@ -521,7 +580,7 @@ fn view_ends_cleanly_after(commands: &[&[&str]]) {
             .status()
             .unwrap();
         assert!(done.success(), "xdotool {command:?}");
-    }
+    });
     let started = Instant::now();
     while view.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(100));
@@ -537,6 +596,83 @@ fn view_ends_cleanly_after(commands: &[&[&str]]) {
     assert!(!running, "view went on without its window: {stderr}");
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     assert!(!stderr.contains("panicked"), "{stderr}");
+    Some(out)
+}
+
+/// Issue 25: `fly --watch` follows the scene file: an edit saved mid-flight is rebuilt and
+/// flown on in, a broken one is reported with its line while the flight goes on.
+#[test]
+fn fly_watch_reloads_an_edit_mid_flight() {
+    use std::process::Stdio;
+    let scene = small_world("watched.ron");
+    let text = std::fs::read_to_string(&scene).unwrap();
+    let s = scene.to_str().unwrap();
+    let mut fly = Command::new(env!("CARGO_BIN_EXE_sylva"))
+        .args([
+            "fly",
+            s,
+            "--watch",
+            "--no-render",
+            "--speed",
+            "20",
+            "--seconds",
+            "6",
+            "--hz",
+            "30",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read stdout on a thread; edit once the flight is under way (after the first ring).
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = fly.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let line = line.unwrap();
+            if line.contains("first ring") {
+                tx.send(()).unwrap();
+            }
+            all += &line;
+            all += "\n";
+        }
+        all
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the flight starts");
+    std::fs::write(&scene, text.replace("density: 40.0", "density: \"many\"")).unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    std::fs::write(&scene, text.replace("density: 40.0", "density: 20.0")).unwrap();
+    let out = fly.wait_with_output().unwrap();
+    let stdout = reader.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("watching") && stdout.contains("small world: reloaded in"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("watched.ron:"), "{stderr}");
+    assert!(
+        sylva(&["fly", "--watch"]).status.code() == Some(2),
+        "--watch needs a scene file"
+    );
+}
+
+/// Issue 25: shell completions and a man page, generated by commands.
+#[test]
+fn completions_and_the_man_page_are_printed() {
+    let bash = sylva(&["completions", "bash"]);
+    assert!(bash.status.success());
+    let script = String::from_utf8_lossy(&bash.stdout);
+    assert!(script.contains("_sylva()") && script.contains("view"), "{script}");
+    let man = sylva(&["man"]);
+    assert!(man.status.success());
+    // roff escapes every minus sign.
+    let page = String::from_utf8_lossy(&man.stdout).replace("\\-", "-");
+    assert!(page.starts_with(".ie") || page.contains(".TH sylva 1"), "{page}");
+    assert!(page.contains("--screenshot") && page.contains("sylva view"), "{page}");
+    assert!(sylva(&["completions", "nosuchshell"]).status.code() == Some(2));
 }
 
 /// Issue 25: without a display, `view` says what it needs in words, not winit's source path.

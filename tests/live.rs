@@ -82,3 +82,42 @@ fn edit(path: &Path, text: &str) {
     std::thread::sleep(Duration::from_millis(20));
     std::fs::write(path, format!("{text}\n// saved {:?}\n", Instant::now())).unwrap();
 }
+
+/// Issue 25: PageUp and PageDown step through the scenes of a folder in name order, numbers
+/// compared as numbers, wrapping around; other files are not scenes.
+#[test]
+fn a_folder_of_scenes_is_cycled_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [
+        "fig5_10.ron",
+        "fig5_1b.ron",
+        "fig5_1a.ron",
+        "fig5_9.ron",
+        "points.txt",
+        "a.ron",
+    ] {
+        std::fs::write(dir.path().join(name), "").unwrap();
+    }
+    let at = |name: &str| dir.path().join(name);
+    let name = |p: Option<std::path::PathBuf>| p.unwrap().file_name().unwrap().to_str().unwrap().to_owned();
+    let mut order = vec![name(Some(at("a.ron")))];
+    while order.len() < 6 {
+        order.push(name(sylva::live::sibling(&at(order.last().unwrap()), 1)));
+    }
+    assert_eq!(
+        order,
+        [
+            "a.ron",
+            "fig5_1a.ron",
+            "fig5_1b.ron",
+            "fig5_9.ron",
+            "fig5_10.ron",
+            "a.ron"
+        ]
+    );
+    assert_eq!(name(sylva::live::sibling(&at("a.ron"), -1)), "fig5_10.ron");
+    assert_eq!(name(sylva::live::sibling(&at("fig5_1a.ron"), 1)), "fig5_1b.ron");
+    // The bundled thesis figures: Fig. 5.1a is followed by Fig. 5.1b.
+    let thesis = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig5_1a.ron"));
+    assert_eq!(name(sylva::live::sibling(thesis, 1)), "fig5_1b.ron");
+}

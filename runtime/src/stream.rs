@@ -284,6 +284,14 @@ impl<S: ChunkSource> Streamer<S> {
         self.slots.values().filter(|s| s.state == ChunkState::Installed).count()
     }
 
+    /// Chunks wanted and not generated yet: waiting for a generation slot or on the pool.
+    pub fn generating(&self) -> usize {
+        self.slots
+            .values()
+            .filter(|s| matches!(s.state, ChunkState::Requested | ChunkState::Generating))
+            .count()
+    }
+
     /// Whether every chunk within the load radius of `viewers` is installed.
     pub fn is_settled(&self, viewers: &[Viewer]) -> bool {
         self.wanted(viewers, self.settings.load_radius)

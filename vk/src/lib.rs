@@ -24,7 +24,8 @@
 //!   vertex-texture-fetch terrain, screen-space points, baked-motion grass
 //!   blades), each culled by boxes, each a `pass::DrawPass` built on the
 //!   shared `pipeline` recipe; `sky`, a full-screen triangle behind them
-//!   whose colours the fog of every surface fades to.
+//!   whose colours the fog of every surface fades to; `overlay`, text over the
+//!   frame (`Renderer::set_overlay`) in a bitmap `font` of Sylva's own.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -39,6 +40,7 @@ mod cylinders;
 mod descriptors;
 pub mod device;
 mod error;
+mod font;
 mod frame;
 mod globals;
 mod grass;
@@ -49,6 +51,7 @@ mod instances;
 mod leaves;
 mod memory;
 mod mesh;
+mod overlay;
 mod pass;
 mod pipeline;
 mod pod;
@@ -70,6 +73,7 @@ pub use device::Msaa;
 pub use error::{NO_DRIVER_HINT, RenderError};
 pub use frame::{Atmosphere, FrameInput, FrameStats};
 pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
+pub use overlay::OverlayLine;
 pub use renderer::{RenderStats, Renderer};
 pub use target::{read_png, write_png};
 pub use validation::ValidationLog;

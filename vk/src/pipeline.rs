@@ -1,7 +1,8 @@
 //! The one pipeline recipe every draw path shares (dynamic rendering into the
 //! colour + depth target, depth test and write unless a pass asks for another
 //! [`Depth`], no culling as tubes are open, dynamic viewport and scissor) and
-//! the compute pipeline of the grass probe.
+//! the compute pipeline of the grass probe. The overlay's pipeline is the one
+//! variant that blends (`DrawPipeline::overlay`).
 
 use std::sync::Arc;
 
@@ -31,6 +32,8 @@ impl Attribute {
     pub const VEC3: Attribute = Attribute::new(12, vk::Format::R32G32B32_SFLOAT);
     /// One `f32`.
     pub const FLOAT: Attribute = Attribute::new(4, vk::Format::R32_SFLOAT);
+    /// Two `u32`.
+    pub const UVEC2: Attribute = Attribute::new(8, vk::Format::R32G32_UINT);
     /// One `u32`.
     pub const UINT: Attribute = Attribute::new(4, vk::Format::R32_UINT);
     /// An RGBA8 colour, read normalised.
@@ -79,6 +82,11 @@ impl Depth {
         compare: vk::CompareOp::LESS_OR_EQUAL,
         write: false,
     };
+    /// Over everything: every fragment passes, none writes depth.
+    const IGNORED: Depth = Depth {
+        compare: vk::CompareOp::ALWAYS,
+        write: false,
+    };
 }
 
 /// What a pipeline draws into.
@@ -88,6 +96,8 @@ enum Pass {
     Colour(Depth),
     /// The shadow map: depth only, one sample, biased.
     Shadow,
+    /// Over the finished colour target, multisampled like it: depth ignored, alpha blended.
+    Overlay,
 }
 
 impl Pass {
@@ -103,6 +113,7 @@ impl Pass {
     ) {
         match self {
             Pass::Colour(depth) => (raster_state(), device.samples, depth, &[COLOUR_FORMAT]),
+            Pass::Overlay => (raster_state(), device.samples, Depth::IGNORED, &[COLOUR_FORMAT]),
             Pass::Shadow => (
                 raster_state()
                     .depth_bias_enable(true)
@@ -159,6 +170,12 @@ impl DrawPipeline {
         DrawPipeline::build(device, desc, frag, Pass::Shadow)
     }
 
+    /// `desc`'s shaders, vertex input and layout drawn over everything already in the target:
+    /// no depth test or write, colour blended by its alpha (the overlay's text and box).
+    pub fn overlay(device: &Arc<Device>, desc: &PipelineDesc<'_>) -> Result<DrawPipeline, RenderError> {
+        DrawPipeline::build(device, desc, Some(desc.frag), Pass::Overlay)
+    }
+
     fn build(
         device: &Arc<Device>,
         desc: &PipelineDesc<'_>,
@@ -182,8 +199,7 @@ impl DrawPipeline {
         let (raster, samples, depth, colour_formats) = pass.states(device);
         let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
         let depth = depth_state(depth);
-        let blend_attachments =
-            [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let blend_attachments = [blend_state(matches!(pass, Pass::Overlay))];
         let blend =
             vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments[..colour_formats.len()]);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
@@ -335,6 +351,22 @@ fn raster_state() -> vk::PipelineRasterizationStateCreateInfo<'static> {
         .cull_mode(vk::CullModeFlags::NONE)
         .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
         .line_width(1.0)
+}
+
+/// Colour written whole, or blended over what is there by the fragment's alpha.
+fn blend_state(blend: bool) -> vk::PipelineColorBlendAttachmentState {
+    let state = vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA);
+    if !blend {
+        return state;
+    }
+    state
+        .blend_enable(true)
+        .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)
+        .dst_color_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
+        .color_blend_op(vk::BlendOp::ADD)
+        .src_alpha_blend_factor(vk::BlendFactor::ONE)
+        .dst_alpha_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
+        .alpha_blend_op(vk::BlendOp::ADD)
 }
 
 /// Depth tested always, compared and written as `depth` says.

@@ -18,6 +18,8 @@ unsafe impl Pod for f32 {}
 unsafe impl Pod for u32 {}
 // SAFETY: an array of bytes: no padding between or after them.
 unsafe impl Pod for [u8; 4] {}
+// SAFETY: an array of `u32` (size 4, align 4): no padding between or after them.
+unsafe impl Pod for [u32; 2] {}
 // SAFETY: an array of `f32` (size 4, align 4): no padding between or after them.
 unsafe impl Pod for [f32; 2] {}
 // SAFETY: an array of `f32` (size 4, align 4): no padding between or after them.

@@ -18,6 +18,7 @@ use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
 use crate::leaves::Leaves;
 use crate::memory::Memory;
+use crate::overlay::{Overlay, OverlayLine};
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
 use crate::shadow::{self, ShadowMap};
@@ -66,6 +67,7 @@ pub struct Renderer {
     leaves: Leaves,
     points: Points,
     sky: Sky,
+    overlay: Overlay,
     probe: GrassProbe,
     globals: Globals,
     shadow: ShadowMap,
@@ -110,6 +112,7 @@ impl Renderer {
             leaves: Leaves::new(&device, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
             sky: Sky::new(&device, globals.layout())?,
+            overlay: Overlay::new(&device, globals.layout())?,
             probe: GrassProbe::new(&device)?,
             globals,
             shadow,
@@ -177,6 +180,12 @@ impl Renderer {
         }
     }
 
+    /// Text drawn over every following frame, top left on a dark box (none: no overlay). It
+    /// is not counted in `FrameStats::draw_calls`.
+    pub fn set_overlay(&mut self, lines: &[OverlayLine]) {
+        self.overlay.set(lines);
+    }
+
     /// Uploads what changed in `input`'s batches, draws them and reads the image back.
     pub fn render(&mut self, input: FrameInput<'_>) -> Result<FrameStats, RenderError> {
         let t0 = Instant::now();
@@ -229,6 +238,7 @@ impl Renderer {
         self.leaves.prepare(&mut frame, (leaves, time))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
+        self.overlay.prepare(&self.memory, view.width, view.height)?;
         self.staging.stage(&self.memory, &self.uploads)?;
         stats.upload_bytes = self.uploads.bytes();
         let aspect = view.width as f32 / view.height as f32;
@@ -265,8 +275,9 @@ impl Renderer {
         self.cylinders.record(&rec, stats);
         self.leaves.record(&rec, stats);
         self.points.record(&rec, stats);
-        // Last, at the far plane: it shades only the pixels left uncovered.
+        // At the far plane, after the surfaces: it shades only the pixels left uncovered.
         self.sky.record(&rec);
+        self.overlay.record(&rec);
         self.target.end(d, cmd);
         self.commands.submit(vk::SubmitInfo::default())
     }

@@ -108,8 +108,19 @@ pub const LEAF_SHADOW_FRAG: Shader = Shader {
     spirv: spirv!("leaf_shadow.frag"),
 };
 
+/// Overlay quads (text and its box) placed in pixels.
+pub const OVERLAY_VERT: Shader = Shader {
+    name: "overlay.vert",
+    spirv: spirv!("overlay.vert"),
+};
+/// An overlay glyph's pixels, bit-tested.
+pub const OVERLAY_FRAG: Shader = Shader {
+    name: "overlay.frag",
+    spirv: spirv!("overlay.frag"),
+};
+
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 14] = [
+pub const ALL: [Shader; 16] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -124,6 +135,8 @@ pub const ALL: [Shader; 14] = [
     LEAF_VERT,
     LEAF_FRAG,
     LEAF_SHADOW_FRAG,
+    OVERLAY_VERT,
+    OVERLAY_FRAG,
 ];
 
 /// Creates a shader module from committed SPIR-V.

@@ -1,9 +1,11 @@
 //! `sylva view`: a winit window with a swapchain. Each frame renders into the
 //! offscreen target as headless does and is blitted to the swapchain image.
-//! Keys follow the thesis demo: W/S/A/D move, E/Q up/down, Shift faster,
-//! V toggles attractor points, P pauses the simulation (the title says so), F12
-//! asks for a screenshot, Esc quits, F11 fullscreen;
-//! dragging with the left mouse button looks around.
+//! Keys follow the thesis demo: W/S/A/D move, E/C (or Ctrl) up/down, Shift faster,
+//! V toggles attractor points, P pauses the simulation (the title says so), H
+//! toggles the key help, PageUp/PageDown ask for the previous/next scene, F12
+//! asks for a screenshot, Esc or Q quits, F11 fullscreen;
+//! dragging with the left mouse button looks around. The frame callback draws
+//! the overlay (`Renderer::set_overlay`); [`KEYS`] is its key help.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -27,9 +29,24 @@ use crate::handles::Owned;
 use crate::memory::layout_barrier;
 use crate::renderer::Renderer;
 
-/// What the viewer's keys control, handed to the frame callback.
-#[derive(Clone, Copy, Debug)]
+/// The viewer's keys, one line each, for the overlay's help (H).
+pub const KEYS: [&str; 8] = [
+    "W/S/A/D  move      E/C (Ctrl)  up/down",
+    "Shift    faster    drag        look around",
+    "P        pause     V           attractor points",
+    "H        this help",
+    "PgUp/PgDn  previous/next scene in the folder",
+    "F12      screenshot next to the scene",
+    "F11      fullscreen",
+    "Esc, Q   quit",
+];
+
+/// What the viewer's keys control, handed to the frame callback, which may change the
+/// camera (a new scene framed on its content) and the title (a new scene's name).
+#[derive(Clone, Debug)]
 pub struct Controls {
+    /// The window's title (the viewer adds the paused state).
+    pub title: String,
     /// The fly camera.
     pub camera: Camera,
     /// V: draw attractor points.
@@ -38,11 +55,16 @@ pub struct Controls {
     pub paused: bool,
     /// F12: this frame is to be written as a screenshot (set for one frame).
     pub screenshot: bool,
+    /// H: show the key help.
+    pub help: bool,
+    /// PageUp (−1) or PageDown (+1): go to the previous or next scene (set for one frame).
+    pub step: i32,
 }
 
 /// Opens a window titled `title` and calls `frame(renderer, controls, seconds since
 /// the last frame)` for every frame until the window closes (or after `max_frames`).
-/// The callback steps the simulation (unless paused) and renders.
+/// The callback steps the simulation (unless paused) and renders; a camera it puts into
+/// `controls` is flown from.
 ///
 /// A window closed or destroyed from outside (its close button, `xdotool windowclose`) ends
 /// the loop like a close: `Ok`. Nothing here asks the windowing system about a window that
@@ -51,23 +73,25 @@ pub struct Controls {
 /// connection is killed (`xkill`) is ended by Xlib itself, with status 1.
 pub fn run<F>(title: &str, camera: Camera, max_frames: Option<u64>, frame: F) -> Result<(), RenderError>
 where
-    F: FnMut(&mut Renderer, &Controls, f64) -> Result<FrameStats, RenderError>,
+    F: FnMut(&mut Renderer, &mut Controls, f64) -> Result<FrameStats, RenderError>,
 {
     let event_loop = EventLoop::new().map_err(|e| RenderError::Window(no_display(&e)))?;
-    let forward = (camera.target - camera.position).normalize_or(Vec3::NEG_Z);
     let mut viewer = Viewer {
         title: title.to_owned(),
         frame,
         active: None,
         controls: Controls {
+            title: title.to_owned(),
             camera,
             show_points: true,
             paused: false,
             screenshot: false,
+            help: false,
+            step: 0,
         },
-        yaw: forward.x.atan2(-forward.z),
-        pitch: forward.y.clamp(-1.0, 1.0).asin(),
-        speed: (camera.target - camera.position).length().max(4.0) / 4.0,
+        yaw: 0.0,
+        pitch: 0.0,
+        speed: 1.0,
         held: HashSet::new(),
         dragging: false,
         cursor: None,
@@ -77,6 +101,7 @@ where
         max_frames,
         quit: false,
     };
+    viewer.aim();
     event_loop
         .run_app(&mut viewer)
         .map_err(|e| RenderError::Window(e.to_string()))?;
@@ -87,6 +112,7 @@ where
 }
 
 struct Viewer<F> {
+    /// The title the window shows.
     title: String,
     frame: F,
     active: Option<Active>,
@@ -102,7 +128,7 @@ struct Viewer<F> {
     error: Option<RenderError>,
     frames: u64,
     max_frames: Option<u64>,
-    /// Esc was pressed: close after this event.
+    /// Esc or Q was pressed: close after this event.
     quit: bool,
 }
 
@@ -132,7 +158,7 @@ impl Drop for Active {
 
 impl<F> Viewer<F>
 where
-    F: FnMut(&mut Renderer, &Controls, f64) -> Result<FrameStats, RenderError>,
+    F: FnMut(&mut Renderer, &mut Controls, f64) -> Result<FrameStats, RenderError>,
 {
     fn open(&mut self, event_loop: &ActiveEventLoop) -> Result<Active, RenderError> {
         let err = |e: &dyn std::fmt::Display| RenderError::Window(e.to_string());
@@ -157,6 +183,29 @@ where
         })
     }
 
+    /// Yaw, pitch and speed from the controls' camera (at the start, or one the callback set).
+    fn aim(&mut self) {
+        let c = self.controls.camera;
+        let forward = (c.target - c.position).normalize_or(Vec3::NEG_Z);
+        self.yaw = forward.x.atan2(-forward.z);
+        self.pitch = forward.y.clamp(-1.0, 1.0).asin();
+        self.speed = (c.target - c.position).length().max(4.0) / 4.0;
+    }
+
+    /// The title with the paused state, set on the window when it changed.
+    fn retitle(&mut self) {
+        let state = if self.controls.paused {
+            " (paused: P to go on)"
+        } else {
+            ""
+        };
+        let title = format!("{}{state}", self.controls.title);
+        if let Some(a) = self.active.as_ref().filter(|_| title != self.title) {
+            a.window.set_title(&title);
+            self.title = title;
+        }
+    }
+
     fn fly(&mut self, dt: f32) {
         let key = |k| self.held.contains(&k);
         let forward = Vec3::new(
@@ -167,11 +216,12 @@ where
         let right = forward.cross(Vec3::Y).normalize_or(Vec3::X);
         let axis = |plus, minus| f32::from(u8::from(key(plus))) - f32::from(u8::from(key(minus)));
         let shift = key(KeyCode::ShiftLeft) || key(KeyCode::ShiftRight);
+        let down = key(KeyCode::KeyC) || key(KeyCode::ControlLeft) || key(KeyCode::ControlRight);
         let speed = self.speed * if shift { 5.0 } else { 1.0 };
         let c = &mut self.controls.camera;
         c.position += (forward * axis(KeyCode::KeyW, KeyCode::KeyS)
             + right * axis(KeyCode::KeyD, KeyCode::KeyA)
-            + Vec3::Y * axis(KeyCode::KeyE, KeyCode::KeyQ))
+            + Vec3::Y * (f32::from(u8::from(key(KeyCode::KeyE))) - f32::from(u8::from(down))))
             * speed
             * dt;
         c.target = c.position + forward;
@@ -193,12 +243,18 @@ where
             active.renderer.resize(width, height)?;
             active.swapchain.recreate(&active.renderer)?;
         }
-        (self.frame)(&mut active.renderer, &self.controls, dt)?;
+        let camera = self.controls.camera;
+        (self.frame)(&mut active.renderer, &mut self.controls, dt)?;
         self.controls.screenshot = false;
+        self.controls.step = 0;
         if !active.swapchain.present(&active.renderer)? {
             active.swapchain.recreate(&active.renderer)?;
         }
         active.window.request_redraw();
+        if self.controls.camera != camera {
+            self.aim();
+        }
+        self.retitle();
         Ok(())
     }
 
@@ -215,17 +271,13 @@ where
             KeyCode::KeyV => self.controls.show_points = !self.controls.show_points,
             KeyCode::KeyP => {
                 self.controls.paused = !self.controls.paused;
-                // Without an overlay the title says so.
-                if let Some(a) = &self.active {
-                    let state = if self.controls.paused {
-                        " (paused: P to go on)"
-                    } else {
-                        ""
-                    };
-                    a.window.set_title(&format!("{}{state}", self.title));
-                }
+                // The overlay says so too; the title also shows in a task bar.
+                self.retitle();
             }
-            KeyCode::Escape => self.quit = true,
+            KeyCode::KeyH => self.controls.help = !self.controls.help,
+            KeyCode::PageUp => self.controls.step = -1,
+            KeyCode::PageDown => self.controls.step = 1,
+            KeyCode::Escape | KeyCode::KeyQ => self.quit = true,
             KeyCode::F12 => self.controls.screenshot = true,
             KeyCode::F11 => {
                 if let Some(a) = &self.active {
@@ -240,7 +292,7 @@ where
 
 impl<F> ApplicationHandler for Viewer<F>
 where
-    F: FnMut(&mut Renderer, &Controls, f64) -> Result<FrameStats, RenderError>,
+    F: FnMut(&mut Renderer, &mut Controls, f64) -> Result<FrameStats, RenderError>,
 {
     fn resumed(&mut self, event_loop: &ActiveEventLoop) {
         if self.active.is_some() {

@@ -216,6 +216,16 @@ impl WorldStreamer {
         self.streamer.is_settled(viewers)
     }
 
+    /// Chunks installed now.
+    pub fn resident(&self) -> usize {
+        self.streamer.resident()
+    }
+
+    /// Chunks wanted and not generated yet: waiting for a generation slot or on the pool.
+    pub fn generating(&self) -> usize {
+        self.streamer.generating()
+    }
+
     /// Counters and latencies.
     pub fn stats(&self) -> &StreamStats {
         self.streamer.stats()
