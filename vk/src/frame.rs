@@ -105,8 +105,13 @@ pub struct FrameStats {
     pub frees: u32,
     /// Device memory reserved by the allocator after the frame, bytes.
     pub gpu_memory_bytes: u64,
-    /// Wall time of the frame on the CPU, including the wait for the GPU, ms.
+    /// Wall time of `Renderer::render` on the CPU, ms: preparing, recording and submitting
+    /// the frame, including `gpu_wait_ms` but not the GPU's work on this frame, which goes
+    /// on while the next one is prepared.
     pub frame_ms: f64,
+    /// Time `render` waited for the GPU to finish the frame two before (whose slot this
+    /// frame reuses), ms: near zero while the GPU keeps up with the CPU.
+    pub gpu_wait_ms: f64,
 }
 
 impl FrameStats {
