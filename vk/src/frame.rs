@@ -105,6 +105,9 @@ pub struct FrameStats {
     pub frees: u32,
     /// Device memory reserved by the allocator after the frame, bytes.
     pub gpu_memory_bytes: u64,
+    /// Bytes of device memory in live allocations after the frame, those the frames in
+    /// flight may still use included (less than `gpu_memory_bytes`, which grows in blocks).
+    pub gpu_allocated_bytes: u64,
     /// Wall time of `Renderer::render` on the CPU, ms: preparing, recording and submitting
     /// the frame, including `gpu_wait_ms` but not the GPU's work on this frame, which goes
     /// on while the next one is prepared.

@@ -28,6 +28,8 @@ pub(crate) struct Memory {
     finished: AtomicU64,
     allocations: AtomicU32,
     frees: AtomicU32,
+    /// Bytes in live allocations, the graveyard's included.
+    allocated: AtomicU64,
     device: Arc<Device>,
 }
 
@@ -117,6 +119,7 @@ impl Memory {
             finished: AtomicU64::new(0),
             allocations: AtomicU32::new(0),
             frees: AtomicU32::new(0),
+            allocated: AtomicU64::new(0),
             device: Arc::clone(device),
         }))
     }
@@ -129,6 +132,12 @@ impl Memory {
     /// Device memory reserved by the allocator, bytes.
     pub fn reserved_bytes(&self) -> u64 {
         self.allocator().capacity()
+    }
+
+    /// Bytes in live allocations (the graveyard's included): what a leak grows, long
+    /// before it needs another block of reserved memory.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocated.load(Ordering::Relaxed)
     }
 
     /// Allocations made and released (dropped, perhaps still in the graveyard) since the
@@ -181,6 +190,7 @@ impl Memory {
     fn free(&self, grave: Grave) {
         drop(grave.objects);
         if let Some(allocation) = grave.allocation {
+            self.allocated.fetch_sub(allocation.size(), Ordering::Relaxed);
             // The allocator reports only a foreign or already freed allocation, which a
             // grave never holds.
             let _ = self.allocator().free(allocation);
@@ -308,6 +318,7 @@ impl Memory {
             })
             .map_err(|e| RenderError::Memory(e.to_string()))?;
         self.allocations.fetch_add(1, Ordering::Relaxed);
+        self.allocated.fetch_add(allocation.size(), Ordering::Relaxed);
         Ok(Deferred {
             objects: ManuallyDrop::new(objects),
             allocation: Some(allocation),

@@ -213,6 +213,7 @@ impl Renderer {
         self.uploads.clear();
         (stats.allocations, stats.frees) = self.memory.take_counts();
         stats.gpu_memory_bytes = self.memory.reserved_bytes();
+        stats.gpu_allocated_bytes = self.memory.allocated_bytes();
         stats.frame_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.count(&stats);
         Ok(stats)
