@@ -101,7 +101,8 @@ pub struct FrameStats {
     pub upload_bytes: u64,
     /// GPU allocations made this frame.
     pub allocations: u32,
-    /// GPU allocations freed this frame.
+    /// GPU allocations released this frame (dropped; their memory returns once the frames
+    /// that may still use them have finished).
     pub frees: u32,
     /// Device memory reserved by the allocator after the frame, bytes.
     pub gpu_memory_bytes: u64,

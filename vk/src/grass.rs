@@ -120,7 +120,8 @@ impl Grass {
     /// The pipeline over the globals at set 0 and a layer's set at set 1.
     pub fn new(memory: &Arc<Memory>, globals: vk::DescriptorSetLayout) -> Result<Grass, RenderError> {
         let device = memory.device();
-        let sets = SetPool::new(memory, vk::ShaderStageFlags::VERTEX, &SET_KINDS, MAX_LAYERS)?;
+        // Room for a replaced set of every layer waiting in the graveyard beside its successor.
+        let sets = SetPool::new(memory, vk::ShaderStageFlags::VERTEX, &SET_KINDS, 2 * MAX_LAYERS)?;
         let pipeline = DrawPipeline::new(
             device,
             &PipelineDesc {
