@@ -98,8 +98,12 @@ pub struct RenderReport {
     pub validation_errors: u32,
     /// Validation-layer warnings.
     pub validation_warnings: u32,
-    /// Render time per frame on the CPU including the wait for the GPU, mean, ms.
+    /// Render time per frame on the CPU, mean, ms: preparing, recording and submitting a
+    /// frame, including `gpu_wait_ms` (two frames are in flight, so the GPU's work on a frame
+    /// overlaps the next frame's preparation).
     pub frame_ms: f64,
+    /// Time per frame spent waiting for the GPU to finish the frame two before, mean, ms.
+    pub gpu_wait_ms: f64,
 }
 
 impl RenderReport {
@@ -121,6 +125,7 @@ impl RenderReport {
             validation_errors: s.validation_errors,
             validation_warnings: s.validation_warnings,
             frame_ms: per_frame(s.frame_ms),
+            gpu_wait_ms: per_frame(s.gpu_wait_ms),
         }
     }
 }

@@ -1,8 +1,10 @@
-//! One command buffer with its pool and fence: record, submit, wait. The
-//! renderer, the grass probe and the window's blit each record one submission
-//! at a time this way.
+//! One command buffer with its pool and fence: record, submit, and wait only
+//! when the buffer (or what it used) is needed again. The renderer keeps
+//! [`FRAMES_IN_FLIGHT`] of them, as the window keeps its blits; the grass
+//! probe submits and waits at once.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use ash::vk;
 
@@ -10,12 +12,27 @@ use crate::device::Device;
 use crate::error::RenderError;
 use crate::handles::Owned;
 
+/// Frames the CPU may have submitted that the GPU has not finished: the CPU prepares
+/// frame N + 1 while the GPU draws frame N. Everything a frame writes from the host
+/// comes in this many copies, used in turn.
+pub(crate) const FRAMES_IN_FLIGHT: usize = 2;
+
+/// `FRAMES_IN_FLIGHT` values made by `make`, one per frame slot.
+pub(crate) fn per_frame<T>(
+    mut make: impl FnMut() -> Result<T, RenderError>,
+) -> Result<[T; FRAMES_IN_FLIGHT], RenderError> {
+    let made = (0..FRAMES_IN_FLIGHT).map(|_| make()).collect::<Result<Vec<_>, _>>()?;
+    Ok(made.try_into().ok().expect("one per frame slot"))
+}
+
 /// A resettable command buffer and the fence its submissions signal. The
 /// buffer is freed with its pool.
 pub(crate) struct Commands {
     cmd: vk::CommandBuffer,
     fence: Owned<vk::Fence>,
     pool: Owned<vk::CommandPool>,
+    /// A submission signals the fence and nobody has reset it since.
+    pending: bool,
 }
 
 impl Commands {
@@ -38,15 +55,48 @@ impl Commands {
             cmd,
             fence: fence(device)?,
             pool,
+            pending: false,
         })
     }
 
-    /// Starts recording a one-time submission and returns the command buffer.
-    pub fn begin(&self) -> Result<vk::CommandBuffer, RenderError> {
+    /// Waits until the last submission has finished (without resetting the fence, so
+    /// a shared borrow may wait); returns at once when nothing was submitted.
+    pub fn wait(&self) -> Result<(), RenderError> {
+        if !self.pending {
+            return Ok(());
+        }
+        // SAFETY: the fence belongs to this device and a submission signals it.
+        unsafe {
+            self.pool
+                .device()
+                .raw
+                .wait_for_fences(&[self.fence.raw()], true, u64::MAX)
+        }
+        .map_err(|e| RenderError::vk("vkWaitForFences", e))
+    }
+
+    /// Waits until the last submission has finished and resets the fence, so the buffer
+    /// and what it used may be reused; returns the milliseconds spent waiting.
+    pub fn finish(&mut self) -> Result<f64, RenderError> {
+        let t0 = Instant::now();
+        self.wait()?;
+        if self.pending {
+            // SAFETY: the fence is signalled (waited on above) and no submission uses it.
+            unsafe { self.pool.device().raw.reset_fences(&[self.fence.raw()]) }
+                .map_err(|e| RenderError::vk("vkResetFences", e))?;
+            self.pending = false;
+        }
+        Ok(t0.elapsed().as_secs_f64() * 1e3)
+    }
+
+    /// Starts recording a one-time submission (after the last one has finished) and
+    /// returns the command buffer.
+    pub fn begin(&mut self) -> Result<vk::CommandBuffer, RenderError> {
+        self.finish()?;
         let d = &self.pool.device().raw;
         let info = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: `submit` waits for every submission, so the buffer is not pending; its pool
-        // allows resetting it alone.
+        // SAFETY: `finish` waited for the last submission, so the buffer is not pending; its
+        // pool allows resetting it alone.
         unsafe {
             d.reset_command_buffer(self.cmd, vk::CommandBufferResetFlags::empty())
                 .map_err(|e| RenderError::vk("vkResetCommandBuffer", e))?;
@@ -56,24 +106,29 @@ impl Commands {
         Ok(self.cmd)
     }
 
-    /// Ends recording, submits with the semaphores of `sync` (its command buffers are
-    /// ignored) and waits until the GPU has finished.
-    pub fn submit(&self, sync: vk::SubmitInfo<'_>) -> Result<(), RenderError> {
+    /// Ends recording and submits with the semaphores of `sync` (its command buffers are
+    /// ignored), without waiting: the fence signals when the GPU has finished.
+    pub fn submit(&mut self, sync: vk::SubmitInfo<'_>) -> Result<(), RenderError> {
         let device = self.pool.device();
         let d = &device.raw;
         let cmds = [self.cmd];
-        let fences = [self.fence.raw()];
-        // SAFETY: `begin` started the recording; the fence is unsignalled (reset after every
-        // wait) and every handle the commands use lives until the wait returns.
+        // SAFETY: `begin` started the recording and left the fence unsignalled; the owners
+        // keep every handle the commands use alive until the fence has signalled (frame
+        // resources through the graveyard, see `memory.rs`).
         unsafe {
             d.end_command_buffer(self.cmd)
                 .map_err(|e| RenderError::vk("vkEndCommandBuffer", e))?;
-            d.queue_submit(device.queue, &[sync.command_buffers(&cmds)], fences[0])
+            d.queue_submit(device.queue, &[sync.command_buffers(&cmds)], self.fence.raw())
                 .map_err(|e| RenderError::vk("vkQueueSubmit", e))?;
-            d.wait_for_fences(&fences, true, u64::MAX)
-                .map_err(|e| RenderError::vk("vkWaitForFences", e))?;
-            d.reset_fences(&fences).map_err(|e| RenderError::vk("vkResetFences", e))
         }
+        self.pending = true;
+        Ok(())
+    }
+
+    /// Submits like [`Commands::submit`] and waits until the GPU has finished.
+    pub fn submit_and_wait(&mut self, sync: vk::SubmitInfo<'_>) -> Result<(), RenderError> {
+        self.submit(sync)?;
+        self.finish().map(|_| ())
     }
 }
 

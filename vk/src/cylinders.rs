@@ -165,7 +165,7 @@ impl DrawPass for Cylinders {
         for i in 0..self.slots.len() {
             self.pick(i, frame);
         }
-        self.indirect.write(frame.memory, &self.commands)
+        self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
@@ -181,7 +181,7 @@ impl DrawPass for Cylinders {
 impl Cylinders {
     /// Records the picked draws with `pipeline`; returns the draw calls.
     fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>) -> u32 {
-        let Some(buffer) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
+        let Some((buffer, base)) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
             return 0;
         };
         pipeline.bind(rec);
@@ -198,7 +198,7 @@ impl Cylinders {
             // enabled multi-draw.
             unsafe {
                 if self.multi_draw {
-                    let offset = u64::from(d.first) * u64::from(stride);
+                    let offset = base + u64::from(d.first) * u64::from(stride);
                     rec.device
                         .cmd_draw_indexed_indirect(rec.cmd, buffer, offset, d.count, stride);
                     calls += 1;

@@ -1,6 +1,7 @@
 //! Descriptor sets: a set layout with its own pool, sets that go back to the
 //! pool when dropped (as the per-chunk and per-layer sets do when their data
-//! leaves), and the one sampler every texture is read with.
+//! leaves; through the graveyard, since a frame in flight may still bind them),
+//! and the one sampler every texture is read with.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use ash::vk;
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::handles::Owned;
-use crate::memory::{Buffer, Image};
+use crate::memory::{Buffer, Deferred, Image, Memory};
 
 /// What one binding of a set points at.
 pub(crate) enum Descriptor<'a> {
@@ -36,12 +37,14 @@ impl Descriptor<'_> {
 pub(crate) struct SetPool {
     layout: Owned<vk::DescriptorSetLayout>,
     pool: Arc<Owned<vk::DescriptorPool>>,
+    /// Where dropped sets wait for the frames that may bind them.
+    memory: Arc<Memory>,
 }
 
 impl SetPool {
     /// The layout (visible to `stages`) and its pool.
     pub fn new(
-        device: &Arc<Device>,
+        memory: &Arc<Memory>,
         stages: vk::ShaderStageFlags,
         kinds: &[vk::DescriptorType],
         max_sets: u32,
@@ -57,6 +60,7 @@ impl SetPool {
             })
             .collect();
         let info = vk::DescriptorSetLayoutCreateInfo::default().bindings(&bindings);
+        let device = memory.device();
         let d = &device.raw;
         // SAFETY: the create info and the bindings it points at live until the call returns;
         // the guard is the layout's one owner.
@@ -87,6 +91,7 @@ impl SetPool {
         Ok(SetPool {
             layout,
             pool: Arc::new(pool),
+            memory: Arc::clone(memory),
         })
     }
 
@@ -104,28 +109,38 @@ impl SetPool {
         // SAFETY: pool and layout are live.
         let sets =
             unsafe { self.pool.device().raw.allocate_descriptor_sets(&info) }.map_err(|e| RenderError::vk(call, e))?;
-        Ok(DescriptorSet {
+        let set = PooledSet {
             raw: sets[0],
             pool: Arc::clone(&self.pool),
+        };
+        Ok(DescriptorSet {
+            set: Deferred::new(&self.memory, set),
         })
     }
 }
 
-/// A set allocated from a [`SetPool`]; Drop gives it back. The pool lives as
-/// long as any of its sets.
-pub(crate) struct DescriptorSet {
+/// A set and the pool it goes back to; Drop gives it back. The pool lives as long as
+/// any of its sets.
+struct PooledSet {
     raw: vk::DescriptorSet,
     pool: Arc<Owned<vk::DescriptorPool>>,
+}
+
+/// A set allocated from a [`SetPool`]; Drop gives it back once no frame in flight can
+/// bind it.
+pub(crate) struct DescriptorSet {
+    set: Deferred<PooledSet>,
 }
 
 impl DescriptorSet {
     /// The set, for binding.
     pub fn raw(&self) -> vk::DescriptorSet {
-        self.raw
+        self.set.get().raw
     }
 
-    /// Points binding `k` at `descriptors[k]`. The GPU must not be using the set (no
-    /// frame is in flight while sets are written).
+    /// Points binding `k` at `descriptors[k]`. The GPU must not be using the set: sets
+    /// are written once, before a frame binds them (a set whose contents change is
+    /// replaced by a new one).
     pub fn write(&self, descriptors: &[Descriptor<'_>]) {
         let images: Vec<[vk::DescriptorImageInfo; 1]> = descriptors
             .iter()
@@ -153,7 +168,7 @@ impl DescriptorSet {
             .zip(descriptors)
             .map(|(k, d)| {
                 let write = vk::WriteDescriptorSet::default()
-                    .dst_set(self.raw)
+                    .dst_set(self.raw())
                     .dst_binding(k)
                     .descriptor_type(d.kind());
                 match d {
@@ -163,15 +178,15 @@ impl DescriptorSet {
             })
             .collect();
         // SAFETY: the set, views, samplers and buffers are live, and no submitted work
-        // uses the set.
-        unsafe { self.pool.device().raw.update_descriptor_sets(&writes, &[]) };
+        // uses the set (see above).
+        unsafe { self.set.get().pool.device().raw.update_descriptor_sets(&writes, &[]) };
     }
 }
 
-impl Drop for DescriptorSet {
+impl Drop for PooledSet {
     fn drop(&mut self) {
         // SAFETY: the set came from this pool (created with FREE_DESCRIPTOR_SET), which
-        // `self.pool` keeps alive; owners drop sets only when no frame is in flight.
+        // `self.pool` keeps alive; the graveyard drops it once no frame in flight binds it.
         let _ = unsafe {
             self.pool
                 .device()

@@ -101,12 +101,21 @@ pub struct FrameStats {
     pub upload_bytes: u64,
     /// GPU allocations made this frame.
     pub allocations: u32,
-    /// GPU allocations freed this frame.
+    /// GPU allocations released this frame (dropped; their memory returns once the frames
+    /// that may still use them have finished).
     pub frees: u32,
     /// Device memory reserved by the allocator after the frame, bytes.
     pub gpu_memory_bytes: u64,
-    /// Wall time of the frame on the CPU, including the wait for the GPU, ms.
+    /// Bytes of device memory in live allocations after the frame, those the frames in
+    /// flight may still use included (less than `gpu_memory_bytes`, which grows in blocks).
+    pub gpu_allocated_bytes: u64,
+    /// Wall time of `Renderer::render` on the CPU, ms: preparing, recording and submitting
+    /// the frame, including `gpu_wait_ms` but not the GPU's work on this frame, which goes
+    /// on while the next one is prepared.
     pub frame_ms: f64,
+    /// Time `render` waited for the GPU to finish the frame two before (whose slot this
+    /// frame reuses), ms: near zero while the GPU keeps up with the CPU.
+    pub gpu_wait_ms: f64,
 }
 
 impl FrameStats {

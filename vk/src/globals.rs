@@ -1,7 +1,7 @@
 //! The per-frame constants every shader reads at set 0: camera (and its
 //! inverse view-projection, for the sky's rays), sun (and its view-projection,
-//! for shadows), sky, fog and viewport, in a host-visible uniform buffer; and
-//! the shadow map beside them.
+//! for shadows), sky, fog and viewport, in a host-visible uniform buffer per
+//! frame slot; and the shadow map beside them.
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use gpu_allocator::MemoryLocation;
 use sylva_runtime::extract::Sun;
 use sylva_runtime::glam::Mat4;
 
+use crate::commands::{FRAMES_IN_FLIGHT, per_frame};
 use crate::descriptors::{Descriptor, DescriptorSet, SetPool};
 use crate::error::RenderError;
 use crate::frame::{Atmosphere, View};
@@ -42,11 +43,17 @@ unsafe impl Pod for Block {}
 /// The frame's constants twice: as the camera sees (the surfaces' set) and as the sun
 /// sees (the shadow map's set: the same block with the sun's view-projection, so the
 /// vertex shaders that place geometry place it for the map). Binding 1 of both is the
-/// shadow map.
+/// shadow map. Each frame slot has its own pair, since the frame in flight still reads
+/// its constants while the next frame writes.
 pub(crate) struct Globals {
+    slots: [Slot; FRAMES_IN_FLIGHT],
+    sets: SetPool,
+}
+
+/// One frame slot's constants: as the camera sees and as the sun sees.
+struct Slot {
     camera: (DescriptorSet, Buffer),
     sun: (DescriptorSet, Buffer),
-    sets: SetPool,
 }
 
 impl Globals {
@@ -57,26 +64,25 @@ impl Globals {
             vk::DescriptorType::UNIFORM_BUFFER,
             vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
         ];
-        let sets = SetPool::new(memory.device(), stages, &kinds, 2)?;
-        let mut made = Vec::new();
-        for name in ["globals", "sun globals"] {
+        let sets = SetPool::new(memory, stages, &kinds, 2 * FRAMES_IN_FLIGHT as u32)?;
+        let constants = |name| -> Result<(DescriptorSet, Buffer), RenderError> {
             let size = std::mem::size_of::<Block>() as u64;
-            let buffer = memory.buffer(
-                size,
-                vk::BufferUsageFlags::UNIFORM_BUFFER,
-                MemoryLocation::CpuToGpu,
-                name,
-            )?;
+            let usage = vk::BufferUsageFlags::UNIFORM_BUFFER;
+            let buffer = memory.buffer(size, usage, MemoryLocation::CpuToGpu, name)?;
             let set = sets.allocate("vkAllocateDescriptorSets")?;
             set.write(&[
                 Descriptor::Uniform(&buffer),
                 Descriptor::Texture(shadow.image(), shadow.sampler()),
             ]);
-            made.push((set, buffer));
-        }
-        let sun = made.pop().expect("two made");
-        let camera = made.pop().expect("two made");
-        Ok(Globals { camera, sun, sets })
+            Ok((set, buffer))
+        };
+        let slots = per_frame(|| {
+            Ok(Slot {
+                camera: constants("globals")?,
+                sun: constants("sun globals")?,
+            })
+        })?;
+        Ok(Globals { slots, sets })
     }
 
     /// The set layout, set 0 of every pipeline.
@@ -84,19 +90,26 @@ impl Globals {
         self.sets.layout()
     }
 
-    /// The set the surfaces are drawn with, bound at set 0.
-    pub fn set(&self) -> vk::DescriptorSet {
-        self.camera.0.raw()
+    /// The set frame slot `slot`'s surfaces are drawn with, bound at set 0.
+    pub fn set(&self, slot: usize) -> vk::DescriptorSet {
+        self.slots[slot].camera.0.raw()
     }
 
-    /// The set the shadow map is drawn with.
-    pub fn sun_set(&self) -> vk::DescriptorSet {
-        self.sun.0.raw()
+    /// The set frame slot `slot`'s shadow map is drawn with.
+    pub fn sun_set(&self, slot: usize) -> vk::DescriptorSet {
+        self.slots[slot].sun.0.raw()
     }
 
-    /// Writes this frame's constants, with the sun's view-projection `light`; the previous
-    /// frame must be finished.
-    pub fn write(&mut self, view: &View, sun: &Sun, a: &Atmosphere, light: Mat4) -> Result<(), RenderError> {
+    /// Writes frame slot `slot`'s constants, with the sun's view-projection `light`; the
+    /// slot's last frame must be finished.
+    pub fn write(
+        &mut self,
+        slot: usize,
+        view: &View,
+        sun: &Sun,
+        a: &Atmosphere,
+        light: Mat4,
+    ) -> Result<(), RenderError> {
         let mut block = Block {
             view_proj: view.view_proj.to_cols_array(),
             camera: view.camera.position.extend(1.0).to_array(),
@@ -111,8 +124,9 @@ impl Globals {
             light_view_proj: light.to_cols_array(),
             shadow: [a.shadow_strength.clamp(0.0, 1.0), 1.0 / SHADOW_TEXELS as f32, 0.0, 0.0],
         };
-        self.camera.1.write(bytes_of(&block), "globals")?;
+        let slot = &mut self.slots[slot];
+        slot.camera.1.write(bytes_of(&block), "globals")?;
         block.view_proj = block.light_view_proj;
-        self.sun.1.write(bytes_of(&block), "sun globals")
+        slot.sun.1.write(bytes_of(&block), "sun globals")
     }
 }

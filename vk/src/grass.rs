@@ -26,7 +26,6 @@ use sylva_runtime::glam::Vec3;
 
 use crate::cull::Aabb;
 use crate::descriptors::{self, Descriptor, DescriptorSet, SetPool};
-use crate::device::Device;
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::handles::Owned;
@@ -119,8 +118,10 @@ pub(crate) struct Grass {
 
 impl Grass {
     /// The pipeline over the globals at set 0 and a layer's set at set 1.
-    pub fn new(device: &Arc<Device>, globals: vk::DescriptorSetLayout) -> Result<Grass, RenderError> {
-        let sets = SetPool::new(device, vk::ShaderStageFlags::VERTEX, &SET_KINDS, MAX_LAYERS)?;
+    pub fn new(memory: &Arc<Memory>, globals: vk::DescriptorSetLayout) -> Result<Grass, RenderError> {
+        let device = memory.device();
+        // Room for a replaced set of every layer waiting in the graveyard beside its successor.
+        let sets = SetPool::new(memory, vk::ShaderStageFlags::VERTEX, &SET_KINDS, 2 * MAX_LAYERS)?;
         let pipeline = DrawPipeline::new(
             device,
             &PipelineDesc {
@@ -161,7 +162,7 @@ impl Grass {
             Some(s) if s.motion.generation != layer.generation => self.slots[i] = self.new_slot(frame, layer)?,
             Some(_) => {}
         }
-        self.slots[i].update(frame, layer, self.sampler.raw())
+        self.slots[i].update(frame, layer, (&self.sets, self.sampler.raw()))
     }
 
     /// A slot for a new layer generation: its motion, a small live buffer and its set.
@@ -267,12 +268,13 @@ impl DrawPass for Grass {
 
 impl Slot {
     /// Uploads the layer's changed instances (recomputing the root box whenever any
-    /// changed) and its live displacements, growing their buffer when needed.
+    /// changed) and its live displacements, growing their buffer when needed (with a
+    /// new set from `sets` pointing at it: the frame in flight may still bind the old one).
     fn update(
         &mut self,
         frame: &mut Prepare<'_>,
         layer: &mut GrassLayer,
-        sampler: vk::Sampler,
+        (sets, sampler): (&SetPool, vk::Sampler),
     ) -> Result<(), RenderError> {
         let dirty = layer.dirty.take();
         let arrays = [
@@ -301,6 +303,7 @@ impl Slot {
         let needed = (slice_bytes(&live).len() as u64).max(16);
         if self.live.size() < needed {
             self.live = live_buffer(frame.memory, needed.next_power_of_two())?;
+            self.set = sets.allocate("vkAllocateDescriptorSets")?;
             self.write_set(sampler);
         }
         frame.uploads.copy_to_buffer(self.live.raw(), 0, slice_bytes(&live));

@@ -11,7 +11,6 @@ use sylva_runtime::glam::Vec3;
 
 use crate::commands::Commands;
 use crate::descriptors::{self, Descriptor, SetPool};
-use crate::device::Device;
 use crate::error::RenderError;
 use crate::grass::{Motion, SET_KINDS};
 use crate::handles::Owned;
@@ -36,8 +35,9 @@ struct ProbeConstants {
 // SAFETY: repr(C) of three 16-byte arrays of 4-byte elements: no padding.
 unsafe impl Pod for ProbeConstants {}
 
-/// The compute pipeline and its one set.
+/// The compute pipeline, its one set and its own command buffer.
 pub(crate) struct GrassProbe {
+    commands: Commands,
     pipeline: ComputePipeline,
     sets: SetPool,
     sampler: Owned<vk::Sampler>,
@@ -45,8 +45,9 @@ pub(crate) struct GrassProbe {
 
 impl GrassProbe {
     /// The pipeline over a set like a grass layer's, visible to compute.
-    pub fn new(device: &Arc<Device>) -> Result<GrassProbe, RenderError> {
-        let sets = SetPool::new(device, vk::ShaderStageFlags::COMPUTE, &SET_KINDS, 1)?;
+    pub fn new(memory: &Arc<Memory>) -> Result<GrassProbe, RenderError> {
+        let device = memory.device();
+        let sets = SetPool::new(memory, vk::ShaderStageFlags::COMPUTE, &SET_KINDS, 1)?;
         let pipeline = ComputePipeline::new(
             device,
             shaders::GRASS_PROBE_COMP,
@@ -54,6 +55,7 @@ impl GrassProbe {
             std::mem::size_of::<ProbeConstants>() as u32,
         )?;
         Ok(GrassProbe {
+            commands: Commands::new(device)?,
             pipeline,
             sets,
             sampler: descriptors::nearest_sampler(device)?,
@@ -62,12 +64,12 @@ impl GrassProbe {
 
     /// For each query `(link, x, z, time)`, the displacement the vertex shader adds to
     /// particle `link + 1` of a blade of `layer` rooted at world `(x, z)` at playback
-    /// `time` under `wind_power` and `wave_speed`. Runs its own submission of `commands`
-    /// (outside a frame) and waits for it.
+    /// `time` under `wind_power` and `wave_speed`. Runs its own submission (outside a
+    /// frame) and waits for it; no frame may be in flight, so that the one set it allocates
+    /// is back in its pool when the next probe runs.
     pub fn run(
-        &self,
+        &mut self,
         memory: &Arc<Memory>,
-        commands: &Commands,
         layer: &GrassLayer,
         (wind_power, wave_speed): (f32, f32),
         queries: &[(u32, f32, f32, f32)],
@@ -102,11 +104,11 @@ impl GrassProbe {
             count: [queries.len() as u32, 0, 0, 0],
         };
         let d = &memory.device().raw;
-        let cmd = commands.begin()?;
+        let cmd = self.commands.begin()?;
         record_uploads(d, cmd, staging.raw(), &uploads);
         self.pipeline.bind(d, cmd, set.raw(), &constants);
         record_dispatch(d, cmd, queries.len() as u32);
-        commands.submit(vk::SubmitInfo::default())?;
+        self.commands.submit_and_wait(vk::SubmitInfo::default())?;
         results(&output, queries.len())
     }
 }

@@ -46,8 +46,10 @@ handles!(
 );
 
 /// One Vulkan object and the device it was made on; Drop destroys it. Owners
-/// drop a guard only once the GPU is done with it: after the frame's fence
-/// (one frame in flight) or after waiting for the device.
+/// drop a guard only once the GPU is done with it: buffers, images and
+/// descriptor sets go through the graveyard (`memory::Deferred`, freed after
+/// the fences of the frames that may use them); the rest live until the
+/// renderer (or window) has waited for the device.
 pub(crate) struct Owned<H: Handle> {
     raw: H,
     device: Arc<Device>,

@@ -82,7 +82,7 @@ impl Instances {
         }
         let full = self.gpu.as_ref().is_none_or(|(_, capacity)| (*capacity as usize) < len);
         if full {
-            // The old buffer goes first, so the new one may take its memory.
+            // The old buffer goes to the graveyard (the frame in flight may draw from it).
             self.gpu = None;
             if len > 0 {
                 self.gpu = Some(self.allocate(memory, len)?);

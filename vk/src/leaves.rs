@@ -162,7 +162,7 @@ impl DrawPass for Leaves {
         for i in 0..self.slots.len() {
             self.pick(i, frame);
         }
-        self.indirect.write(frame.memory, &self.commands)
+        self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
@@ -178,7 +178,7 @@ impl DrawPass for Leaves {
 impl Leaves {
     /// Records the picked draws with `pipeline`; returns the draw calls.
     fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>) -> u32 {
-        let Some(buffer) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
+        let Some((buffer, base)) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
             return 0;
         };
         pipeline.bind(rec);
@@ -194,7 +194,7 @@ impl Leaves {
             // device enabled multi-draw.
             unsafe {
                 if self.multi_draw {
-                    let offset = u64::from(range.start) * u64::from(stride);
+                    let offset = base + u64::from(range.start) * u64::from(stride);
                     rec.device
                         .cmd_draw_indirect(rec.cmd, buffer, offset, range.len() as u32, stride);
                     calls += 1;

@@ -17,7 +17,9 @@
 //! - Every Vulkan object is owned by a guard (`handles`, `memory`,
 //!   `descriptors`, `commands`) that frees it on Drop and keeps the device
 //!   alive until then.
-//! - `memory`: gpu-allocator for every buffer and image.
+//! - `memory`: gpu-allocator for every buffer and image, and the graveyard
+//!   that keeps what a frame in flight may use until its fence (two frames
+//!   are in flight: `renderer`).
 //! - `upload`: a staging ring; only dirty ranges of the batches go up.
 //! - `cylinders`, `leaves`, `terrain`, `points`, `grass`: the draw paths (instanced tubes,
 //!   alpha-tested leaf cards,

@@ -1,7 +1,10 @@
 //! GPU memory through gpu-allocator: buffers and images that free themselves,
-//! with counts of allocations made and freed.
+//! with counts of allocations made and released, and the graveyard: what is
+//! dropped while a submitted frame may still use it waits there until that
+//! frame's fence has signalled.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ash::vk;
@@ -12,45 +15,89 @@ use crate::device::Device;
 use crate::error::RenderError;
 use crate::handles::Owned;
 
-/// The allocator plus counters the frame statistics read. Shared (`Arc`) by
-/// every buffer and image, so it outlives them; it frees its device memory
-/// before the device goes (a later field).
+/// The allocator, the graveyard, and counters the frame statistics read. Shared
+/// (`Arc`) by every buffer, image and descriptor set, so it outlives them; it
+/// frees the graveyard and its device memory before the device goes (a later
+/// field).
 pub(crate) struct Memory {
     allocator: Mutex<Allocator>,
+    graves: Mutex<Vec<Grave>>,
+    /// The newest frame submitted (frames count from 1).
+    submitted: AtomicU64,
+    /// The newest frame known to have finished on the GPU.
+    finished: AtomicU64,
     allocations: AtomicU32,
     frees: AtomicU32,
+    /// Bytes in live allocations, the graveyard's included.
+    allocated: AtomicU64,
     device: Arc<Device>,
 }
 
-/// Device memory bound to one buffer or image; Drop gives it back.
-struct Block {
-    allocation: Allocation,
+/// Objects dropped while frame `frame` may still use them, and their device memory.
+struct Grave {
+    frame: u64,
+    objects: Box<dyn Send>,
+    allocation: Option<Allocation>,
+}
+
+/// Objects the GPU may be using (a buffer or an image with the device memory bound to
+/// it, a descriptor set). Drop hands them to the graveyard, which destroys them (and
+/// frees the memory) once every frame submitted before the drop has finished.
+pub(crate) struct Deferred<T: Send + 'static> {
+    objects: ManuallyDrop<T>,
+    allocation: Option<Allocation>,
     memory: Arc<Memory>,
 }
 
-impl Drop for Block {
-    fn drop(&mut self) {
-        let allocation = std::mem::take(&mut self.allocation);
-        // The allocator reports only a foreign or already freed allocation, which a
-        // `Block` never holds.
-        let _ = self.memory.allocator().free(allocation);
-        self.memory.frees.fetch_add(1, Ordering::Relaxed);
+impl<T: Send + 'static> Deferred<T> {
+    /// `objects` without device memory, dropped through `memory`'s graveyard.
+    pub fn new(memory: &Arc<Memory>, objects: T) -> Deferred<T> {
+        Deferred {
+            objects: ManuallyDrop::new(objects),
+            allocation: None,
+            memory: Arc::clone(memory),
+        }
+    }
+
+    /// The objects.
+    pub fn get(&self) -> &T {
+        &self.objects
+    }
+
+    /// The objects, their memory and the graveyard they would go to, handed back
+    /// without a drop (to be guarded again).
+    fn into_parts(self) -> (T, Option<Allocation>, Arc<Memory>) {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so each field is moved out exactly once.
+        unsafe {
+            (
+                ManuallyDrop::take(&mut this.objects),
+                this.allocation.take(),
+                std::ptr::read(&this.memory),
+            )
+        }
     }
 }
 
-/// A buffer with its memory. Drop destroys the buffer, then frees the memory.
+impl<T: Send + 'static> Drop for Deferred<T> {
+    fn drop(&mut self) {
+        // SAFETY: `objects` is taken once, here, and never touched again.
+        let objects = unsafe { ManuallyDrop::take(&mut self.objects) };
+        self.memory.bury(Box::new(objects), self.allocation.take());
+    }
+}
+
+/// A buffer with its memory. Drop destroys the buffer, then frees the memory, once no
+/// frame in flight can use it.
 pub(crate) struct Buffer {
-    raw: Owned<vk::Buffer>,
-    block: Block,
+    bound: Deferred<Owned<vk::Buffer>>,
     size: u64,
 }
 
-/// A 2D or 3D image with a view of all of it, and its memory. Drop destroys
-/// the view and the image, then frees the memory.
+/// A 2D or 3D image with a view of all of it, and its memory. Drop destroys the view
+/// and the image, then frees the memory, once no frame in flight can use them.
 pub(crate) struct Image {
-    view: Owned<vk::ImageView>,
-    raw: Owned<vk::Image>,
-    _block: Block,
+    bound: Deferred<(Owned<vk::ImageView>, Owned<vk::Image>)>,
 }
 
 impl Memory {
@@ -67,8 +114,12 @@ impl Memory {
         .map_err(|e| RenderError::Memory(e.to_string()))?;
         Ok(Arc::new(Memory {
             allocator: Mutex::new(allocator),
+            graves: Mutex::new(Vec::new()),
+            submitted: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
             allocations: AtomicU32::new(0),
             frees: AtomicU32::new(0),
+            allocated: AtomicU64::new(0),
             device: Arc::clone(device),
         }))
     }
@@ -83,12 +134,67 @@ impl Memory {
         self.allocator().capacity()
     }
 
-    /// Allocations made and freed since the last call (a frame's counts).
+    /// Bytes in live allocations (the graveyard's included): what a leak grows, long
+    /// before it needs another block of reserved memory.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocated.load(Ordering::Relaxed)
+    }
+
+    /// Allocations made and released (dropped, perhaps still in the graveyard) since the
+    /// last call (a frame's counts).
     pub fn take_counts(&self) -> (u32, u32) {
         (
             self.allocations.swap(0, Ordering::Relaxed),
             self.frees.swap(0, Ordering::Relaxed),
         )
+    }
+
+    /// Frame `frame` was submitted: what is dropped from now on may be in use until it has
+    /// finished.
+    pub fn submitted(&self, frame: u64) {
+        self.submitted.fetch_max(frame, Ordering::Relaxed);
+    }
+
+    /// Every frame up to `frame` has finished (their fences signalled; one queue runs
+    /// submissions in order): frees what only they could use.
+    pub fn finished(&self, frame: u64) {
+        self.finished.fetch_max(frame, Ordering::Relaxed);
+        let done: Vec<Grave> = {
+            let mut graves = self.graves();
+            let (done, waiting) = std::mem::take(&mut *graves).into_iter().partition(|g| g.frame <= frame);
+            *graves = waiting;
+            done
+        };
+        done.into_iter().for_each(|g| self.free(g));
+    }
+
+    /// Takes `objects` and `allocation` out of use: freed now when every submitted frame has
+    /// finished, else once they have.
+    fn bury(&self, objects: Box<dyn Send>, allocation: Option<Allocation>) {
+        if allocation.is_some() {
+            self.frees.fetch_add(1, Ordering::Relaxed);
+        }
+        let grave = Grave {
+            frame: self.submitted.load(Ordering::Relaxed),
+            objects,
+            allocation,
+        };
+        if grave.frame <= self.finished.load(Ordering::Relaxed) {
+            self.free(grave);
+        } else {
+            self.graves().push(grave);
+        }
+    }
+
+    /// Destroys a grave's objects, then gives its memory back.
+    fn free(&self, grave: Grave) {
+        drop(grave.objects);
+        if let Some(allocation) = grave.allocation {
+            self.allocated.fetch_sub(allocation.size(), Ordering::Relaxed);
+            // The allocator reports only a foreign or already freed allocation, which a
+            // grave never holds.
+            let _ = self.allocator().free(allocation);
+        }
     }
 
     /// Creates a buffer of `size` bytes in `location`.
@@ -108,13 +214,13 @@ impl Memory {
         let raw = unsafe { Owned::new(&self.device, "vkCreateBuffer", d.create_buffer(&info, None)) }?;
         // SAFETY: `raw` is a live buffer of this device.
         let requirements = unsafe { d.get_buffer_memory_requirements(raw.raw()) };
-        let block = self.allocate(requirements, location, true, name)?;
-        let a = &block.allocation;
+        let bound = self.allocate(requirements, location, true, name, raw)?;
+        let a = bound.allocation.as_ref().expect("allocated");
         // SAFETY: memory and offset come from the allocator for this buffer's requirements,
         // and a new buffer is bound once.
-        unsafe { d.bind_buffer_memory(raw.raw(), a.memory(), a.offset()) }
+        unsafe { d.bind_buffer_memory(bound.get().raw(), a.memory(), a.offset()) }
             .map_err(|e| RenderError::vk("vkBindBufferMemory", e))?;
-        Ok(Buffer { raw, block, size })
+        Ok(Buffer { bound, size })
     }
 
     /// Creates a 2D image with one mip level and a colour or depth view.
@@ -168,33 +274,39 @@ impl Memory {
         let raw = unsafe { Owned::new(&self.device, "vkCreateImage", d.create_image(info, None)) }?;
         // SAFETY: `raw` is a live image of this device.
         let requirements = unsafe { d.get_image_memory_requirements(raw.raw()) };
-        let block = self.allocate(requirements, MemoryLocation::GpuOnly, false, name)?;
-        let a = &block.allocation;
+        let image = raw.raw();
+        let block = self.allocate(requirements, MemoryLocation::GpuOnly, false, name, raw)?;
+        let a = block.allocation.as_ref().expect("allocated");
         // SAFETY: memory and offset come from the allocator for this image's requirements,
         // and a new image is bound once.
-        unsafe { d.bind_image_memory(raw.raw(), a.memory(), a.offset()) }
+        unsafe { d.bind_image_memory(image, a.memory(), a.offset()) }
             .map_err(|e| RenderError::vk("vkBindImageMemory", e))?;
         let view_info = vk::ImageViewCreateInfo::default()
-            .image(raw.raw())
+            .image(image)
             .view_type(view_type)
             .format(info.format)
             .subresource_range(subresource(aspect));
         // SAFETY: the view matches the bound image; the guard is the view's one owner.
         let view = unsafe { Owned::new(&self.device, "vkCreateImageView", d.create_image_view(&view_info, None)) }?;
+        let (raw, allocation, memory) = block.into_parts();
         Ok(Image {
-            view,
-            raw,
-            _block: block,
+            bound: Deferred {
+                objects: ManuallyDrop::new((view, raw)),
+                allocation,
+                memory,
+            },
         })
     }
 
-    fn allocate(
+    /// Device memory for `objects` (not yet bound), released with them.
+    fn allocate<T: Send + 'static>(
         self: &Arc<Self>,
         requirements: vk::MemoryRequirements,
         location: MemoryLocation,
         linear: bool,
         name: &str,
-    ) -> Result<Block, RenderError> {
+        objects: T,
+    ) -> Result<Deferred<T>, RenderError> {
         let allocation = self
             .allocator()
             .allocate(&AllocationCreateDesc {
@@ -206,10 +318,16 @@ impl Memory {
             })
             .map_err(|e| RenderError::Memory(e.to_string()))?;
         self.allocations.fetch_add(1, Ordering::Relaxed);
-        Ok(Block {
-            allocation,
+        self.allocated.fetch_add(allocation.size(), Ordering::Relaxed);
+        Ok(Deferred {
+            objects: ManuallyDrop::new(objects),
+            allocation: Some(allocation),
             memory: Arc::clone(self),
         })
+    }
+
+    fn graves(&self) -> MutexGuard<'_, Vec<Grave>> {
+        self.graves.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The allocator; a panic elsewhere while it was locked leaves it consistent (each
@@ -219,10 +337,19 @@ impl Memory {
     }
 }
 
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // The last buffer, image and set are gone, and the renderer waited for the device
+        // before dropping them, so the graveyard is free; it goes before the allocator.
+        let graves = std::mem::take(self.graves.get_mut().unwrap_or_else(PoisonError::into_inner));
+        graves.into_iter().for_each(|g| self.free(g));
+    }
+}
+
 impl Buffer {
     /// The buffer, for recording and descriptors.
     pub fn raw(&self) -> vk::Buffer {
-        self.raw.raw()
+        self.bound.get().raw()
     }
 
     /// Size in bytes.
@@ -232,17 +359,24 @@ impl Buffer {
 
     /// The mapped bytes of a host-visible buffer (none for device-local ones).
     pub fn mapped(&self) -> Option<&[u8]> {
-        self.block.allocation.mapped_slice()
+        self.bound.allocation.as_ref().and_then(Allocation::mapped_slice)
     }
 
     /// Writes `data` at the start of a host-visible buffer; `what` names it in the error.
     pub fn write(&mut self, data: &[u8], what: &str) -> Result<(), RenderError> {
+        self.write_at(0, data, what)
+    }
+
+    /// Writes `data` at byte `offset` of a host-visible buffer; `what` names it in the error.
+    pub fn write_at(&mut self, offset: u64, data: &[u8], what: &str) -> Result<(), RenderError> {
         let mapped = self
-            .block
+            .bound
             .allocation
-            .mapped_slice_mut()
+            .as_mut()
+            .and_then(Allocation::mapped_slice_mut)
             .ok_or_else(|| RenderError::Memory(format!("{what} is not host-visible")))?;
-        mapped[..data.len()].copy_from_slice(data);
+        let start = offset as usize;
+        mapped[start..start + data.len()].copy_from_slice(data);
         Ok(())
     }
 }
@@ -250,12 +384,12 @@ impl Buffer {
 impl Image {
     /// The image, for recording.
     pub fn raw(&self) -> vk::Image {
-        self.raw.raw()
+        self.bound.get().1.raw()
     }
 
     /// The view of the whole image.
     pub fn view(&self) -> vk::ImageView {
-        self.view.raw()
+        self.bound.get().0.raw()
     }
 }
 

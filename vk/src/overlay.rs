@@ -9,6 +9,7 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 
+use crate::commands::FRAMES_IN_FLIGHT;
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::font::{self, HEIGHT, WIDTH};
@@ -77,18 +78,26 @@ impl Quads {
     }
 }
 
-/// The overlay pass: the lines set last, laid out for the target's size when either changes.
+/// The overlay pass: the lines set last, laid out for the target's size when either changes,
+/// in one buffer per frame slot (the frame in flight still reads its own).
 pub(crate) struct Overlay {
     lines: Vec<OverlayLine>,
+    slots: Vec<SlotQuads>,
+    /// The slot the frame being recorded prepared.
+    current: usize,
+    pipeline: DrawPipeline,
+}
+
+/// One frame slot's quads.
+#[derive(Default)]
+struct SlotQuads {
     /// The lines and size the buffer holds.
     laid_out: Option<(Vec<OverlayLine>, u32, u32)>,
-    /// Host-visible quads, rewritten in place: the previous frame has finished when the
-    /// next is prepared.
+    /// Host-visible quads, rewritten in place once the slot's last frame has finished.
     buffer: Option<Buffer>,
     /// Quads in the buffer, and the room it has for them.
     count: u32,
     capacity: u32,
-    pipeline: DrawPipeline,
 }
 
 impl Overlay {
@@ -104,10 +113,8 @@ impl Overlay {
         };
         Ok(Overlay {
             lines: Vec::new(),
-            laid_out: None,
-            buffer: None,
-            count: 0,
-            capacity: 0,
+            slots: (0..FRAMES_IN_FLIGHT).map(|_| SlotQuads::default()).collect(),
+            current: 0,
             pipeline: DrawPipeline::overlay(device, &desc)?,
         })
     }
@@ -117,11 +124,13 @@ impl Overlay {
         lines.clone_into(&mut self.lines);
     }
 
-    /// Lays the lines out for a `width × height` target and writes the quads, when the lines
-    /// or the size changed since the last frame.
-    pub fn prepare(&mut self, memory: &Arc<Memory>, width: u32, height: u32) -> Result<(), RenderError> {
-        if self
-            .laid_out
+    /// Lays the lines out for a `width × height` target and writes the quads of frame slot
+    /// `slot` (whose last frame has finished), when the lines or the size changed since the
+    /// slot's last frame.
+    pub fn prepare(&mut self, memory: &Arc<Memory>, slot: usize, width: u32, height: u32) -> Result<(), RenderError> {
+        self.current = slot;
+        let q = &mut self.slots[slot];
+        if q.laid_out
             .as_ref()
             .is_some_and(|(l, w, h)| *l == self.lines && (*w, *h) == (width, height))
         {
@@ -129,15 +138,15 @@ impl Overlay {
         }
         let quads = layout(&self.lines, width, height);
         let count = quads.rect.len() as u32;
-        if count > self.capacity {
-            self.buffer = None;
+        if count > q.capacity {
+            q.buffer = None;
             let capacity = count.next_power_of_two().max(256);
             let size = u64::from(capacity) * stride();
             let usage = vk::BufferUsageFlags::VERTEX_BUFFER;
-            self.buffer = Some(memory.buffer(size, usage, MemoryLocation::CpuToGpu, "overlay")?);
-            self.capacity = capacity;
+            q.buffer = Some(memory.buffer(size, usage, MemoryLocation::CpuToGpu, "overlay")?);
+            q.capacity = capacity;
         }
-        if let Some(buffer) = &mut self.buffer {
+        if let Some(buffer) = &mut q.buffer {
             let mut bytes = vec![0; buffer.size() as usize];
             let arrays = [
                 slice_bytes(&quads.rect),
@@ -145,30 +154,31 @@ impl Overlay {
                 slice_bytes(&quads.colour),
             ];
             for (k, array) in arrays.iter().enumerate() {
-                let at = offset(self.capacity, k) as usize;
+                let at = offset(q.capacity, k) as usize;
                 bytes[at..at + array.len()].copy_from_slice(array);
             }
             buffer.write(&bytes, "overlay")?;
         }
-        self.count = count;
-        self.laid_out = Some((self.lines.clone(), width, height));
+        q.count = count;
+        q.laid_out = Some((self.lines.clone(), width, height));
         Ok(())
     }
 
     /// Records the quads (nothing without lines). The overlay is not the scene's, so it is
     /// not counted in `FrameStats::draw_calls`.
     pub fn record(&self, rec: &Recording<'_>) {
-        let Some(buffer) = self.buffer.as_ref().filter(|_| self.count > 0) else {
+        let q = &self.slots[self.current];
+        let Some(buffer) = q.buffer.as_ref().filter(|_| q.count > 0) else {
             return;
         };
         self.pipeline.bind(rec);
         let buffers = [buffer.raw(); 3];
-        let offsets: Vec<u64> = (0..3).map(|k| offset(self.capacity, k)).collect();
+        let offsets: Vec<u64> = (0..3).map(|k| offset(q.capacity, k)).collect();
         // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline bound;
         // the buffer holds `count` quads per array and lives until the frame is done.
         unsafe {
             rec.device.cmd_bind_vertex_buffers(rec.cmd, 0, &buffers, &offsets);
-            rec.device.cmd_draw(rec.cmd, 6, self.count, 0, 0);
+            rec.device.cmd_draw(rec.cmd, 6, q.count, 0, 0);
         }
     }
 }

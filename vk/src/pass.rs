@@ -21,6 +21,9 @@ pub(crate) struct Prepare<'f> {
     pub view: &'f View,
     /// Where culled batches and chunks are counted.
     pub stats: &'f mut FrameStats,
+    /// The frame slot: which copy of the host-written per-frame resources (indirect
+    /// commands) this frame writes.
+    pub slot: usize,
 }
 
 /// A command buffer recording inside the frame's rendering.
@@ -33,8 +36,11 @@ pub(crate) struct Recording<'f> {
     pub globals: vk::DescriptorSet,
 }
 
-/// A draw path. The previous frame has finished when `prepare` runs, so it may
-/// free and rewrite anything the last `record` used.
+/// A draw path. The previous frame may still be running on the GPU when `prepare`
+/// runs: what it drops goes to the graveyard (kept until the frames that may use it
+/// have finished), device-local data it rewrites goes through the frame's copies
+/// (ordered after earlier frames' reads), and host-visible data it rewrites has one
+/// copy per frame slot.
 pub(crate) trait DrawPass {
     /// What the pass draws, taken from the frame's input.
     type Batch<'b>;

@@ -1,4 +1,9 @@
-//! The headless renderer: one frame in flight, recorded into one command buffer.
+//! The headless renderer: two frames in flight. Frame N + 1 is prepared and
+//! recorded on the CPU while the GPU draws frame N; a frame slot (command
+//! buffer, fence, staging ring, constants, indirect commands) is reused only
+//! after its last frame's fence, and what a frame drops waits in the graveyard
+//! (`memory.rs`) until the frames that may use it have finished. Reading the
+//! pixels back waits for the last frame.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -8,7 +13,7 @@ use ash::vk;
 use sylva_runtime::extract::GrassLayer;
 use sylva_runtime::glam::Vec3;
 
-use crate::commands::Commands;
+use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame};
 use crate::cylinders::Cylinders;
 use crate::device::{Device, Msaa};
 use crate::error::RenderError;
@@ -41,6 +46,8 @@ pub struct RenderStats {
     pub upload_bytes: u64,
     /// Frame times, summed, ms.
     pub frame_ms: f64,
+    /// Time spent waiting for a frame slot's last frame, summed, ms.
+    pub gpu_wait_ms: f64,
     /// Bytes uploaded by the frame that uploaded most after the first (which uploads
     /// everything resident before rendering began, such as a world's first ring).
     pub max_upload_bytes: u64,
@@ -71,13 +78,23 @@ pub struct Renderer {
     probe: GrassProbe,
     globals: Globals,
     shadow: ShadowMap,
-    staging: StagingRing,
     uploads: Uploads,
-    commands: Commands,
+    frames: [FrameSlot; FRAMES_IN_FLIGHT],
+    /// Frames submitted; frame `n` (from 1) uses slot `n % FRAMES_IN_FLIGHT`.
+    submitted: u64,
     target: Target,
     stats: RenderStats,
     memory: Arc<Memory>,
     device: Arc<Device>,
+}
+
+/// What one frame in flight owns alone: its command buffer and fence, and the staging
+/// ring its copies read.
+struct FrameSlot {
+    commands: Commands,
+    staging: StagingRing,
+    /// The frame last submitted in this slot (0: none yet).
+    frame: u64,
 }
 
 impl Renderer {
@@ -106,19 +123,25 @@ impl Renderer {
         let mut uploads = Uploads::default();
         Ok(Renderer {
             atmosphere: Atmosphere::default(),
-            terrain: Terrain::new(&device, globals.layout())?,
-            grass: Grass::new(&device, globals.layout())?,
+            terrain: Terrain::new(&memory, globals.layout())?,
+            grass: Grass::new(&memory, globals.layout())?,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
             leaves: Leaves::new(&device, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
             sky: Sky::new(&device, globals.layout())?,
             overlay: Overlay::new(&device, globals.layout())?,
-            probe: GrassProbe::new(&device)?,
+            probe: GrassProbe::new(&memory)?,
             globals,
             shadow,
-            staging: StagingRing::new(&memory)?,
             uploads,
-            commands: Commands::new(&device)?,
+            frames: per_frame(|| {
+                Ok(FrameSlot {
+                    commands: Commands::new(&device)?,
+                    staging: StagingRing::new(&memory)?,
+                    frame: 0,
+                })
+            })?,
+            submitted: 0,
             target: Target::new(&memory, extent)?,
             stats: RenderStats {
                 device: device.name.clone(),
@@ -134,7 +157,9 @@ impl Renderer {
         &self.device
     }
 
-    /// The colour target (left in `TRANSFER_SRC_OPTIMAL` by every frame) and its size.
+    /// The colour target (left in `TRANSFER_SRC_OPTIMAL` by every frame) and its size. A
+    /// submission after the frame's on the device's queue may read it (the next frame's
+    /// rendering waits for transfers before it); nothing else may.
     pub(crate) fn colour(&self) -> (vk::Image, vk::Extent2D) {
         (self.target.colour.raw(), self.target.extent)
     }
@@ -143,8 +168,9 @@ impl Renderer {
     pub(crate) fn resize(&mut self, width: u32, height: u32) -> Result<(), RenderError> {
         let extent = checked_extent(width, height)?;
         // SAFETY: waiting has no precondition on a live device; afterwards the old target
-        // is unused and may be dropped.
+        // is unused (also by the window's copies of it) and may be dropped.
         unsafe { self.device.raw.device_wait_idle() }.map_err(|e| RenderError::vk("vkDeviceWaitIdle", e))?;
+        self.memory.finished(self.submitted);
         self.target = Target::new(&self.memory, extent)?;
         Ok(())
     }
@@ -186,36 +212,62 @@ impl Renderer {
         self.overlay.set(lines);
     }
 
-    /// Uploads what changed in `input`'s batches, draws them and reads the image back.
+    /// Uploads what changed in `input`'s batches, records the frame and submits it,
+    /// without waiting for it: the GPU draws it while the caller prepares the next one.
+    /// [`Renderer::read_pixels`] waits for it.
     pub fn render(&mut self, input: FrameInput<'_>) -> Result<FrameStats, RenderError> {
         let t0 = Instant::now();
         let (width, height) = self.size();
         let view = View::new(input.camera, width, height);
         let mut stats = FrameStats::default();
+        let slot = ((self.submitted + 1) % FRAMES_IN_FLIGHT as u64) as usize;
+        stats.gpu_wait_ms = self.reuse(slot)?;
         self.memory.take_counts();
-        self.prepare(input, &view, &mut stats)?;
-        self.draw(&mut stats)?;
+        self.prepare(slot, input, &view, &mut stats)?;
+        self.draw(slot, &mut stats)?;
         self.uploads.clear();
         (stats.allocations, stats.frees) = self.memory.take_counts();
         stats.gpu_memory_bytes = self.memory.reserved_bytes();
+        stats.gpu_allocated_bytes = self.memory.allocated_bytes();
         stats.frame_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.count(&stats);
+        Ok(stats)
+    }
+
+    /// Waits for frame slot `slot`'s last frame, so the slot may be rewritten, and frees what
+    /// only that frame and earlier ones could use; returns the milliseconds waited.
+    fn reuse(&mut self, slot: usize) -> Result<f64, RenderError> {
+        let frame = &mut self.frames[slot];
+        let waited = frame.commands.finish()?;
+        self.memory.finished(frame.frame);
+        Ok(waited)
+    }
+
+    /// Adds a frame to the totals.
+    fn count(&mut self, stats: &FrameStats) {
         self.stats.frames += 1;
         self.stats.draw_calls += u64::from(stats.draw_calls);
         self.stats.upload_bytes += stats.upload_bytes;
         self.stats.frame_ms += stats.frame_ms;
+        self.stats.gpu_wait_ms += stats.gpu_wait_ms;
         if self.stats.frames == 1 {
             self.stats.first_gpu_memory_bytes = stats.gpu_memory_bytes;
         } else {
             self.stats.max_upload_bytes = self.stats.max_upload_bytes.max(stats.upload_bytes);
         }
         self.stats.peak_gpu_memory_bytes = self.stats.peak_gpu_memory_bytes.max(stats.gpu_memory_bytes);
-        self.stats.last = stats;
-        Ok(stats)
+        self.stats.last = *stats;
     }
 
     /// Every pass uploads what changed and picks what it draws; the uploads are
-    /// staged and the frame's constants written.
-    fn prepare(&mut self, input: FrameInput<'_>, view: &View, stats: &mut FrameStats) -> Result<(), RenderError> {
+    /// staged and the frame's constants written, into frame slot `slot`.
+    fn prepare(
+        &mut self,
+        slot: usize,
+        input: FrameInput<'_>,
+        view: &View,
+        stats: &mut FrameStats,
+    ) -> Result<(), RenderError> {
         let FrameInput {
             cylinders,
             leaves,
@@ -232,31 +284,32 @@ impl Renderer {
             uploads: &mut self.uploads,
             view,
             stats: &mut *stats,
+            slot,
         };
         self.terrain.prepare(&mut frame, terrain)?;
         self.cylinders.prepare(&mut frame, cylinders)?;
         self.leaves.prepare(&mut frame, (leaves, time))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
-        self.overlay.prepare(&self.memory, view.width, view.height)?;
-        self.staging.stage(&self.memory, &self.uploads)?;
+        self.overlay.prepare(&self.memory, slot, view.width, view.height)?;
+        self.frames[slot].staging.stage(&self.memory, &self.uploads)?;
         stats.upload_bytes = self.uploads.bytes();
         let aspect = view.width as f32 / view.height as f32;
         let light = shadow::light_view_proj(&view.camera, aspect, sun.direction);
-        self.globals.write(view, &sun, &self.atmosphere, light)
+        self.globals.write(slot, view, &sun, &self.atmosphere, light)
     }
 
-    /// Records uploads, the passes and the readback, submits them and waits.
-    fn draw(&self, stats: &mut FrameStats) -> Result<(), RenderError> {
+    /// Records uploads, the passes and the readback into frame slot `slot` and submits them.
+    fn draw(&mut self, slot: usize, stats: &mut FrameStats) -> Result<(), RenderError> {
         let d = &self.device.raw;
-        let cmd = self.commands.begin()?;
-        record_uploads(d, cmd, self.staging.raw(), &self.uploads);
+        let cmd = self.frames[slot].commands.begin()?;
+        record_uploads(d, cmd, self.frames[slot].staging.raw(), &self.uploads);
         // The trees' shadows first, drawn with the sun's constants; the surfaces sample them.
         self.shadow.begin(d, cmd);
         let sun = Recording {
             device: d,
             cmd,
-            globals: self.globals.sun_set(),
+            globals: self.globals.sun_set(slot),
         };
         if self.atmosphere.shadow_strength > 0.0 {
             self.cylinders.record_shadow(&sun, stats);
@@ -268,7 +321,7 @@ impl Renderer {
         let rec = Recording {
             device: d,
             cmd,
-            globals: self.globals.set(),
+            globals: self.globals.set(slot),
         };
         self.terrain.record(&rec, stats);
         self.grass.record(&rec, stats);
@@ -279,7 +332,20 @@ impl Renderer {
         self.sky.record(&rec);
         self.overlay.record(&rec);
         self.target.end(d, cmd);
-        self.commands.submit(vk::SubmitInfo::default())
+        self.frames[slot].commands.submit(vk::SubmitInfo::default())?;
+        self.submitted += 1;
+        self.frames[slot].frame = self.submitted;
+        self.memory.submitted(self.submitted);
+        Ok(())
+    }
+
+    /// Waits until the last frame submitted has finished (and so every earlier one: one
+    /// queue runs them in order), and frees what only they could use.
+    fn wait_last(&self) -> Result<(), RenderError> {
+        let slot = (self.submitted % FRAMES_IN_FLIGHT as u64) as usize;
+        self.frames[slot].commands.wait()?;
+        self.memory.finished(self.submitted);
+        Ok(())
     }
 
     /// What the grass vertex shader adds to baked particles of `layer`: for each
@@ -294,27 +360,38 @@ impl Renderer {
         wave_speed: f32,
         queries: &[(u32, f32, f32, f32)],
     ) -> Result<Vec<Vec3>, RenderError> {
-        self.probe
-            .run(&self.memory, &self.commands, layer, (wind_power, wave_speed), queries)
+        // No frame in flight: the probe's temporaries are then freed as it drops them.
+        self.wait_last()?;
+        self.probe.run(&self.memory, layer, (wind_power, wave_speed), queries)
     }
 
-    /// The last frame: RGBA8 (sRGB), rows top to bottom.
+    /// The last frame, once the GPU has finished it: RGBA8 (sRGB), rows top to bottom.
+    /// All zeros (black, transparent) when waiting for it failed (the device was lost);
+    /// [`Renderer::save_png`] reports that error.
     pub fn read_pixels(&self) -> Vec<u8> {
-        self.target.pixels()
+        match self.wait_last() {
+            Ok(()) => self.target.pixels(),
+            Err(_) => {
+                let (w, h) = self.size();
+                vec![0; w as usize * h as usize * 4]
+            }
+        }
     }
 
-    /// Writes the last frame as a PNG.
+    /// Writes the last frame as a PNG, once the GPU has finished it.
     pub fn save_png(&self, path: &Path) -> Result<(), RenderError> {
+        self.wait_last()?;
         let (w, h) = self.size();
-        write_png(path, w, h, &self.read_pixels())
+        write_png(path, w, h, &self.target.pixels())
     }
 }
 
 impl Drop for Renderer {
     fn drop(&mut self) {
         // SAFETY: waiting has no precondition on a live device; afterwards no resource the
-        // fields free is in use.
+        // fields free is in use, so the graveyard may free everything.
         let _ = unsafe { self.device.raw.device_wait_idle() };
+        self.memory.finished(self.submitted);
     }
 }
 

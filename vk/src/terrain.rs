@@ -15,7 +15,6 @@ use sylva_runtime::glam::Vec3;
 
 use crate::cull::Aabb;
 use crate::descriptors::{self, Descriptor, DescriptorSet, SetPool};
-use crate::device::Device;
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::handles::Owned;
@@ -78,9 +77,10 @@ pub(crate) struct Terrain {
 
 impl Terrain {
     /// The pipeline over the globals at set 0 and a chunk's two textures at set 1.
-    pub fn new(device: &Arc<Device>, globals: vk::DescriptorSetLayout) -> Result<Terrain, RenderError> {
+    pub fn new(memory: &Arc<Memory>, globals: vk::DescriptorSetLayout) -> Result<Terrain, RenderError> {
+        let device = memory.device();
         let kinds = [vk::DescriptorType::COMBINED_IMAGE_SAMPLER; 2];
-        let sets = SetPool::new(device, vk::ShaderStageFlags::VERTEX, &kinds, MAX_CHUNKS)?;
+        let sets = SetPool::new(memory, vk::ShaderStageFlags::VERTEX, &kinds, MAX_CHUNKS)?;
         let pipeline = DrawPipeline::new(
             device,
             &PipelineDesc {
@@ -128,7 +128,7 @@ impl Terrain {
                 .get(&patch.key)
                 .is_some_and(|c| c.samples == patch.resolution);
             if !fits {
-                // The old chunk goes first, so the new one may take its memory.
+                // The old chunk goes to the graveyard (the frame in flight may draw it).
                 self.chunks.remove(&patch.key);
                 let chunk = self.create_chunk(frame.memory, patch)?;
                 self.chunks.insert(patch.key, chunk);

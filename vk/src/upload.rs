@@ -91,9 +91,12 @@ impl Uploads {
 
 /// Records the frame's copies from the staging ring and the barriers that make
 /// them visible to vertex input, vertex shaders and compute shaders (the grass probe).
+/// The copies first wait for every earlier submission's reads and copies of their
+/// destinations (a frame in flight still drawing from a buffer this frame rewrites).
 pub(crate) fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: vk::Buffer, uploads: &Uploads) {
-    // SAFETY: `cmd` is recording; the staging ring and every destination are live, and no
-    // submitted work uses them.
+    record_earlier_reads_done(d, cmd);
+    // SAFETY: `cmd` is recording; the staging ring and every destination are live, and the
+    // barrier above orders the copies after the earlier submissions' use of them.
     unsafe {
         for (dst, region) in &uploads.buffers {
             d.cmd_copy_buffer(cmd, staging, *dst, &[*region]);
@@ -121,6 +124,32 @@ pub(crate) fn record_uploads(d: &ash::Device, cmd: vk::CommandBuffer, staging: v
             readers,
             vk::DependencyFlags::empty(),
             &[visible],
+            &[],
+            &[],
+        );
+    }
+}
+
+/// Records: what follows (this frame's copies, and its readback copy into the one
+/// readback buffer) waits for earlier submissions' reads of the destinations
+/// (write-after-read: an execution dependency is enough) and their copies (write-after-write).
+fn record_earlier_reads_done(d: &ash::Device, cmd: vk::CommandBuffer) {
+    let readers = vk::PipelineStageFlags::VERTEX_INPUT
+        | vk::PipelineStageFlags::VERTEX_SHADER
+        | vk::PipelineStageFlags::FRAGMENT_SHADER
+        | vk::PipelineStageFlags::COMPUTE_SHADER
+        | vk::PipelineStageFlags::TRANSFER;
+    let copies = vk::MemoryBarrier::default()
+        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+        .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE);
+    // SAFETY: `cmd` is recording outside rendering.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            readers,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &[copies],
             &[],
             &[],
         );
@@ -178,9 +207,10 @@ fn image_barriers(
         .collect()
 }
 
-/// The host-visible staging buffer. With one frame in flight the whole ring is
-/// free again when a frame starts, so each frame writes from its start; it
-/// grows (to the next power of two) when a frame needs more.
+/// A host-visible staging buffer, one per frame slot. A slot is reused only after
+/// its last frame has finished, so each frame writes its ring from the start; it
+/// grows (to the next power of two) when a frame needs more, the old ring going to
+/// the graveyard.
 pub(crate) struct StagingRing {
     buffer: Buffer,
 }
@@ -193,7 +223,7 @@ impl StagingRing {
         })
     }
 
-    /// Writes the frame's uploads into the ring; the previous frame must be finished.
+    /// Writes the frame's uploads into the ring; the slot's last frame must be finished.
     pub fn stage(&mut self, memory: &Arc<Memory>, uploads: &Uploads) -> Result<(), RenderError> {
         let needed = uploads.data.len() as u64;
         if self.buffer.size() < needed {

@@ -21,7 +21,7 @@ use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{KeyCode, PhysicalKey};
 use winit::window::{Fullscreen, Window, WindowId};
 
-use crate::commands::{Commands, semaphore};
+use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame, semaphore};
 use crate::device::{Device, Msaa};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
@@ -387,11 +387,14 @@ fn surface_lost(e: &RenderError) -> bool {
     )
 }
 
-/// The surface, its swapchain, and the command buffer that blits into it. Drop
+/// The surface, its swapchain, and the command buffers that blit into it. Drop
 /// waits for the GPU, then the fields free themselves (swapchain before surface).
 struct Swapchain {
-    commands: Commands,
-    acquired: Owned<vk::Semaphore>,
+    /// Per blit in flight (as many as the renderer's frames): its command buffer and the
+    /// semaphore its acquire signals, reused once that blit's fence has signalled.
+    blits: [(Commands, Owned<vk::Semaphore>); FRAMES_IN_FLIGHT],
+    /// The blit slot the next present uses.
+    next: usize,
     /// One per image: a semaphore is reused only once its image comes back.
     rendered: Vec<Owned<vk::Semaphore>>,
     chain: Chain,
@@ -430,8 +433,8 @@ impl Swapchain {
             .map(|_| semaphore(device))
             .collect::<Result<_, _>>()?;
         Ok(Swapchain {
-            commands: Commands::new(device)?,
-            acquired: semaphore(device)?,
+            blits: per_frame(|| Ok((Commands::new(device)?, semaphore(device)?)))?,
+            next: 0,
             rendered,
             chain,
             surface,
@@ -451,23 +454,27 @@ impl Swapchain {
         Ok(())
     }
 
-    /// Blits the renderer's last frame to the next image and presents it.
-    /// False when the swapchain is out of date (recreate it).
+    /// Blits the renderer's last frame to the next image and presents it, without
+    /// waiting for the GPU. False when the swapchain is out of date (recreate it).
     fn present(&mut self, renderer: &Renderer) -> Result<bool, RenderError> {
         let chain = &self.chain;
-        // SAFETY: `acquired` is unsignalled (each acquire's signal is waited on by the blit
-        // submission below before the next acquire).
+        let (commands, acquired) = &mut self.blits[self.next];
+        commands.finish()?;
+        // SAFETY: `acquired` is unsignalled with no wait pending: the blit that waited on its
+        // last signal has finished (its fence, waited on above).
         let acquired = unsafe {
             chain
                 .loader
-                .acquire_next_image(chain.raw, u64::MAX, self.acquired.raw(), vk::Fence::null())
+                .acquire_next_image(chain.raw, u64::MAX, acquired.raw(), vk::Fence::null())
         };
         let index = match acquired {
             Ok((i, _)) => i as usize,
             Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => return Ok(false),
             Err(e) => return Err(RenderError::vk("vkAcquireNextImageKHR", e)),
         };
-        let cmd = self.commands.begin()?;
+        let (commands, acquired) = &mut self.blits[self.next];
+        self.next = (self.next + 1) % FRAMES_IN_FLIGHT;
+        let cmd = commands.begin()?;
         let (colour, extent) = renderer.colour();
         record_blit(
             &renderer.device().raw,
@@ -475,10 +482,10 @@ impl Swapchain {
             (colour, extent),
             (chain.images[index], chain.extent),
         );
-        let waits = [self.acquired.raw()];
+        let waits = [acquired.raw()];
         let stages = [vk::PipelineStageFlags::TRANSFER];
         let signals = [self.rendered[index].raw()];
-        self.commands.submit(
+        commands.submit(
             vk::SubmitInfo::default()
                 .wait_semaphores(&waits)
                 .wait_dst_stage_mask(&stages)
@@ -542,8 +549,9 @@ fn record_blit(
         .dst_subresource(layers)
         .dst_offsets([vk::Offset3D::default(), corner(image_extent)]);
     let (transfer, none) = (vk::PipelineStageFlags::TRANSFER, vk::DependencyFlags::empty());
-    // SAFETY: `cmd` is recording; the renderer's frame finished (it waits on its fence), so
-    // its colour target is idle, and the swapchain image was acquired.
+    // SAFETY: `cmd` is recording and the swapchain image was acquired; the renderer's frame,
+    // submitted before on the same queue, left its colour target in TRANSFER_SRC_OPTIMAL
+    // behind a barrier to transfers, and the next frame's rendering into it waits for them.
     unsafe {
         d.cmd_pipeline_barrier(cmd, transfer, transfer, none, &[], &[], &[to_dst]);
         d.cmd_blit_image(
