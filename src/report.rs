@@ -89,6 +89,11 @@ pub struct RenderReport {
     pub gpu_memory_first_bytes: u64,
     /// Most device memory reserved after any frame, bytes.
     pub gpu_memory_peak_bytes: u64,
+    /// Device memory in live allocations after the first frame and after the last, bytes:
+    /// what is held, where reserved memory grows in the allocator's blocks.
+    pub gpu_allocated_first_bytes: u64,
+    /// See `gpu_allocated_first_bytes`.
+    pub gpu_allocated_bytes: u64,
     /// Most bytes uploaded in one frame after the first (which uploads everything resident
     /// before rendering began, such as a world's first ring).
     pub upload_bytes_max: u64,
@@ -120,6 +125,8 @@ impl RenderReport {
             gpu_memory_bytes: s.last.gpu_memory_bytes,
             gpu_memory_first_bytes: s.first_gpu_memory_bytes,
             gpu_memory_peak_bytes: s.peak_gpu_memory_bytes,
+            gpu_allocated_first_bytes: s.first_gpu_allocated_bytes,
+            gpu_allocated_bytes: s.last.gpu_allocated_bytes,
             upload_bytes_max: s.max_upload_bytes,
             draw_calls_last: s.last.draw_calls,
             validation_errors: s.validation_errors,

@@ -55,6 +55,9 @@ pub struct RenderStats {
     pub first_gpu_memory_bytes: u64,
     /// Most device memory reserved after any frame, bytes.
     pub peak_gpu_memory_bytes: u64,
+    /// Device memory in live allocations after the first frame, bytes (reserved memory grows
+    /// in the allocator's blocks; this shows what is held).
+    pub first_gpu_allocated_bytes: u64,
     /// The last frame.
     pub last: FrameStats,
     /// Validation errors so far.
@@ -252,6 +255,7 @@ impl Renderer {
         self.stats.gpu_wait_ms += stats.gpu_wait_ms;
         if self.stats.frames == 1 {
             self.stats.first_gpu_memory_bytes = stats.gpu_memory_bytes;
+            self.stats.first_gpu_allocated_bytes = stats.gpu_allocated_bytes;
         } else {
             self.stats.max_upload_bytes = self.stats.max_upload_bytes.max(stats.upload_bytes);
         }
