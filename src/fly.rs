@@ -8,6 +8,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use sylva::live::{LiveScene, Reload};
+use sylva::runtime::App;
+use sylva::runtime::stream::Viewer;
+use sylva::systems::world::WorldParams;
 use sylva::vk::Renderer;
 use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
@@ -27,24 +30,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         return Err(format!("{}: the scene has no `world` section", scene.name));
     };
     let mut shots = Shots::new(args)?;
-    // Asked-for pictures need a driver, found out before the world is built (the
-    // bare `sylva`'s world.png is skipped without one).
-    let asked = match (&args.screenshot, args.screenshot_every) {
-        _ if args.optional_screenshot => None,
-        (Some(path), _) => Some(("--screenshot", path.as_path())),
-        (None, Some(_)) => Some(("--screenshot-every", args.out.as_path())),
-        (None, None) => None,
-    };
-    let mut renderer = match asked {
-        Some((flag, path)) if args.no_render => {
-            // No renderer runs during a --no-render flight: only probe for the driver.
-            drop(renderer_for(flag, path, 1, 1)?);
-            None
-        }
-        _ if args.no_render => None,
-        Some((flag, path)) => Some(renderer_for(flag, path, args.width, args.height)?),
-        None => headless(args.width, args.height)?,
-    };
+    let mut renderer = flight_renderer(args)?;
     let started = Instant::now();
     println!("{}: growing species and baking grass", scene.name);
     let (mut live, mut built) = open(args, &scene, common)?;
@@ -54,24 +40,11 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     }
     let (app, world) = parts(&mut built)?;
     print_world(world, params.generation_threads());
-    let flight = match (args.speed, args.seconds) {
-        (None, None) => Flight::of_scene(&params.flight, &scene.camera, DEFAULT_SECONDS),
-        (speed, seconds) => Flight::straight(
-            &scene.camera,
-            speed.unwrap_or(params.flight.speed),
-            seconds.unwrap_or(DEFAULT_SECONDS),
-            params.flight.pitch_degrees,
-        ),
-    };
+    let flight = flight_path(args, params, &scene);
     let mut log = FlightLog::default();
     let start = flight.viewer(0.0);
     app.world.resources.insert(Flight::camera(&scene.camera, &start));
-    let loading = spinner(&format!("{}: loading the first ring of chunks", scene.name));
-    let warmup = world.settle(app, &[start], |n| loading.set_message(format!("{n} chunks installed")));
-    loading.finish_and_clear();
-    log.warmed_up(warmup);
-    world.reset_latencies();
-    println!("  first ring: {} chunks in {:.0} ms", world.stats().installed, warmup);
+    warm_up(world, app, start, &scene.name, &mut log);
     let frames = (flight.seconds() * args.hz as f32).ceil().max(1.0) as u64;
     let progress = progress_bar(frames, &scene.name);
     let dt = 1.0 / f64::from(args.hz);
@@ -106,8 +79,59 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     report.streaming = Some(StreamingReport::new(world, &log));
     print_summary(&report);
     print_streaming(report.streaming.as_ref().expect("set above"), world);
-    match (&args.screenshot, &renderer) {
-        // The flight's renderer already holds the last frame.
+    report.render = last_picture(args, renderer.as_ref(), app)?;
+    write_report(&report, common)
+}
+
+/// Loads the first ring of chunks around `start` behind a spinner, then starts the latencies
+/// afresh: the flight measures streaming, not loading.
+fn warm_up(world: &mut WorldStreamer, app: &mut App, start: Viewer, name: &str, log: &mut FlightLog) {
+    let loading = spinner(&format!("{name}: loading the first ring of chunks"));
+    let warmup = world.settle(app, &[start], |n| loading.set_message(format!("{n} chunks installed")));
+    loading.finish_and_clear();
+    log.warmed_up(warmup);
+    world.reset_latencies();
+    println!("  first ring: {} chunks in {:.0} ms", world.stats().installed, warmup);
+}
+
+/// The renderer of the flight: asked-for pictures need a driver, found out before the
+/// world is built (the bare `sylva`'s world.png is skipped without one).
+fn flight_renderer(args: &FlyArgs) -> Result<Option<Renderer>, String> {
+    let asked = match (&args.screenshot, args.screenshot_every) {
+        _ if args.optional_screenshot => None,
+        (Some(path), _) => Some(("--screenshot", path.as_path())),
+        (None, Some(_)) => Some(("--screenshot-every", args.out.as_path())),
+        (None, None) => None,
+    };
+    Ok(match asked {
+        Some((flag, path)) if args.no_render => {
+            // No renderer runs during a --no-render flight: only probe for the driver.
+            drop(renderer_for(flag, path, 1, 1)?);
+            None
+        }
+        _ if args.no_render => None,
+        Some((flag, path)) => Some(renderer_for(flag, path, args.width, args.height)?),
+        None => headless(args.width, args.height)?,
+    })
+}
+
+/// The scene's path, or a straight one with `--speed` or `--seconds`.
+fn flight_path(args: &FlyArgs, params: &WorldParams, scene: &Scene) -> Flight {
+    match (args.speed, args.seconds) {
+        (None, None) => Flight::of_scene(&params.flight, &scene.camera, DEFAULT_SECONDS),
+        (speed, seconds) => Flight::straight(
+            &scene.camera,
+            speed.unwrap_or(params.flight.speed),
+            seconds.unwrap_or(DEFAULT_SECONDS),
+            params.flight.pitch_degrees,
+        ),
+    }
+}
+
+/// Writes `--screenshot` (the flight's renderer already holds the last frame; a flight
+/// without one renders it now) and returns the render report.
+fn last_picture(args: &FlyArgs, renderer: Option<&Renderer>, app: &App) -> Result<Option<RenderReport>, String> {
+    match (&args.screenshot, renderer) {
         (Some(path), Some(r)) => {
             r.save_png(path).map_err(|e| e.to_string())?;
             println!("screenshot: {}", path.display());
@@ -119,15 +143,12 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
                 Some(renderer_for("--screenshot", path, args.width, args.height)?)
             };
             if let Some(mut r) = r {
-                report.render = Some(render_png(&mut r, app, path, false)?);
+                return Ok(Some(render_png(&mut r, app, path, false)?));
             }
         }
         (None, _) => {}
     }
-    if let Some(r) = &renderer {
-        report.render = Some(RenderReport::new(&r.stats()));
-    }
-    write_report(&report, common)
+    Ok(renderer.map(|r| RenderReport::new(&r.stats())))
 }
 
 /// The scene built, and with `--watch` followed on disk (the cache flag then goes into

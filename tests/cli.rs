@@ -502,11 +502,49 @@ fn chains_in(dir: &std::path::Path) -> PathBuf {
 /// Stands for the viewer's window id in an xdotool command.
 const WINDOW: &str = "{window}";
 
+/// Starts Xvfb on a free display (it writes the number to fd 1 once it accepts clients).
+fn start_xvfb() -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut xvfb = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut number = String::new();
+    std::io::BufReader::new(xvfb.stdout.take().unwrap())
+        .read_line(&mut number)
+        .unwrap();
+    (xvfb, format!(":{}", number.trim()))
+}
+
+/// The id of the viewer's window (titled `sylva: chains`) on `display`, once it shows; none
+/// when the viewer exits first or a minute passes.
+fn wait_for_window(view: &mut std::process::Child, display: &str) -> Option<String> {
+    use std::time::{Duration, Instant};
+    let started = Instant::now();
+    loop {
+        let search = Command::new("xdotool")
+            .args(["search", "--name", "^sylva: chains$"])
+            .env("DISPLAY", display)
+            .output()
+            .unwrap();
+        let id = String::from_utf8_lossy(&search.stdout)
+            .lines()
+            .next()
+            .map(str::to_owned);
+        let exited = view.try_wait().unwrap().is_some();
+        if id.is_some() || exited || started.elapsed() > Duration::from_secs(60) {
+            return id;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Starts `view SCENE ARGS` (a scene named chains) under Xvfb, waits for its window, lets
 /// `drive` run xdotool commands ([`WINDOW`] replaced by its id), and checks that the viewer
 /// ends with status 0 and no panic; its output, or none when the test is skipped.
 fn view_under_xvfb(scene: &std::path::Path, args: &[&str], drive: impl FnOnce(&dyn Fn(&[&str]))) -> Option<Output> {
-    use std::io::BufRead;
     use std::process::Stdio;
     use std::time::{Duration, Instant};
     // Whether `tool` is installed: it starts at all (`-help` needs no display).
@@ -522,18 +560,7 @@ fn view_under_xvfb(scene: &std::path::Path, args: &[&str], drive: impl FnOnce(&d
         eprintln!("skipped: needs Xvfb and xdotool");
         return None;
     }
-    // Xvfb picks a free display and writes its number to fd 1 once it accepts clients.
-    let mut xvfb = Command::new("Xvfb")
-        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut number = String::new();
-    std::io::BufReader::new(xvfb.stdout.take().unwrap())
-        .read_line(&mut number)
-        .unwrap();
-    let display = format!(":{}", number.trim());
+    let (mut xvfb, display) = start_xvfb();
     let mut view = Command::new(env!("CARGO_BIN_EXE_sylva"))
         .args(["view", scene.to_str().unwrap(), "--frames", "100000"])
         .args(args)
@@ -542,24 +569,7 @@ fn view_under_xvfb(scene: &std::path::Path, args: &[&str], drive: impl FnOnce(&d
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    let window = loop {
-        let search = Command::new("xdotool")
-            .args(["search", "--name", "^sylva: chains$"])
-            .env("DISPLAY", &display)
-            .output()
-            .unwrap();
-        let id = String::from_utf8_lossy(&search.stdout)
-            .lines()
-            .next()
-            .map(str::to_owned);
-        let exited = view.try_wait().unwrap().is_some();
-        if id.is_some() || exited || started.elapsed() > Duration::from_secs(60) {
-            break id;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let Some(window) = window else {
+    let Some(window) = wait_for_window(&mut view, &display) else {
         let _ = view.kill();
         let out = view.wait_with_output().unwrap();
         let _ = xvfb.kill();
