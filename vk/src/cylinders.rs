@@ -66,8 +66,10 @@ struct Draw {
 /// The cylinder draw path.
 pub(crate) struct Cylinders {
     slots: Vec<Slot>,
-    /// The frame's indirect commands, grouped by slot and ring.
+    /// The frame's indirect commands, grouped by slot and ring: the view's, then the
+    /// shadow map's (culled by what the map covers, not by the view).
     commands: Vec<vk::DrawIndexedIndirectCommand>,
+    shadow_draws: Vec<Draw>,
     draws: Vec<Draw>,
     /// Where `commands` go for the GPU.
     indirect: Indirect,
@@ -105,6 +107,7 @@ impl Cylinders {
         Ok(Cylinders {
             slots: Vec::new(),
             commands: Vec::new(),
+            shadow_draws: Vec::new(),
             draws: Vec::new(),
             indirect: Indirect::new("cylinder draws"),
             multi_draw: memory.device().multi_draw,
@@ -114,13 +117,16 @@ impl Cylinders {
         })
     }
 
-    /// Appends the commands of slot `i`'s visible clusters, ring by ring.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+    /// Appends the commands of slot `i`'s clusters in view (or, for the shadow map, inside
+    /// what the map covers), ring by ring, and their draws; the view's culled clusters
+    /// count in the frame's stats.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, shadow: bool) {
         let slot = &self.slots[i];
+        let cull = if shadow { frame.sun } else { &frame.view.frustum };
         let mut by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
         for c in &slot.clusters {
-            let Some(rings) = c.pick(frame.view, &slot.radius) else {
-                frame.stats.batches_culled += 1;
+            let Some(rings) = c.pick(frame.view, cull, &slot.radius) else {
+                frame.stats.batches_culled += u32::from(!shadow);
                 continue;
             };
             for (ring, range) in rings.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
@@ -133,8 +139,13 @@ impl Cylinders {
                 });
             }
         }
+        let draws = if shadow {
+            &mut self.shadow_draws
+        } else {
+            &mut self.draws
+        };
         for (ring, commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
-            self.draws.push(Draw {
+            draws.push(Draw {
                 slot: i,
                 ring,
                 first: self.commands.len() as u32,
@@ -161,33 +172,40 @@ impl DrawPass for Cylinders {
             slot.update(frame, batch)?;
         }
         self.draws.clear();
+        self.shadow_draws.clear();
         self.commands.clear();
         for i in 0..self.slots.len() {
-            self.pick(i, frame);
+            self.pick(i, frame, false);
+            self.pick(i, frame, true);
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.cylinders += self.commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
-        stats.draw_calls += self.record_with(&self.pipeline, rec);
+        stats.cylinders += self
+            .draws
+            .iter()
+            .flat_map(|d| &self.commands[d.first as usize..(d.first + d.count) as usize])
+            .map(|c| u64::from(c.instance_count))
+            .sum::<u64>();
+        stats.draw_calls += self.record_with(&self.pipeline, rec, &self.draws);
     }
 
     fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.shadow_draw_calls += self.record_with(&self.shadow, rec);
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws);
     }
 }
 
 impl Cylinders {
-    /// Records the picked draws with `pipeline`; returns the draw calls.
-    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>) -> u32 {
-        let Some((buffer, base)) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
+    /// Records `draws` with `pipeline`; returns the draw calls.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[Draw]) -> u32 {
+        let Some((buffer, base)) = self.indirect.raw().filter(|_| !draws.is_empty()) else {
             return 0;
         };
         pipeline.bind(rec);
         let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
         let mut calls = 0;
-        for d in &self.draws {
+        for d in draws {
             let mesh = &self.rings[d.ring];
             mesh.bind(rec);
             self.slots[d.slot].instances.bind(rec, 1);

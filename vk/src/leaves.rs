@@ -14,7 +14,7 @@ use ash::vk;
 use sylva_runtime::extract::{DirtyRange, LeafBatch};
 
 use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES};
-use crate::cull::Aabb;
+use crate::cull::{Aabb, Frustum};
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
@@ -83,9 +83,11 @@ struct Slot {
 /// The leaf draw path.
 pub(crate) struct Leaves {
     slots: Vec<Slot>,
-    /// The frame's commands, and per visible slot the range of them it draws.
+    /// The frame's commands, and per visible slot the range of them it draws: in view, and
+    /// in the shadow map (culled by what the map covers, not by the view).
     commands: Vec<vk::DrawIndirectCommand>,
     draws: Vec<(usize, Range<u32>)>,
+    shadow_draws: Vec<(usize, Range<u32>)>,
     indirect: Indirect,
     multi_draw: bool,
     constants: LeafConstants,
@@ -110,6 +112,7 @@ impl Leaves {
             slots: Vec::new(),
             commands: Vec::new(),
             draws: Vec::new(),
+            shadow_draws: Vec::new(),
             indirect: Indirect::new("leaf draws"),
             multi_draw: device.multi_draw,
             constants: LeafConstants::default(),
@@ -118,23 +121,30 @@ impl Leaves {
         })
     }
 
-    /// Appends the commands of slot `i`'s visible clusters.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+    /// Appends the commands of slot `i`'s clusters in view (or, for the shadow map, inside
+    /// what the map covers) and their draw; the view's culled clusters count in the stats.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, shadow: bool) {
+        let cull = if shadow { frame.sun } else { &frame.view.frustum };
         let first = self.commands.len() as u32;
         for c in &self.slots[i].clusters {
-            match c.pick(frame.view) {
+            match c.pick(frame.view, cull) {
                 Some(count) => self.commands.push(vk::DrawIndirectCommand {
                     vertex_count: 6,
                     instance_count: count,
                     first_vertex: 0,
                     first_instance: c.range.start,
                 }),
-                None => frame.stats.batches_culled += 1,
+                None => frame.stats.batches_culled += u32::from(!shadow),
             }
         }
         let end = self.commands.len() as u32;
         if end > first {
-            self.draws.push((i, first..end));
+            let draws = if shadow {
+                &mut self.shadow_draws
+            } else {
+                &mut self.draws
+            };
+            draws.push((i, first..end));
         }
     }
 }
@@ -158,34 +168,41 @@ impl DrawPass for Leaves {
             slot.update(frame, batch)?;
         }
         self.draws.clear();
+        self.shadow_draws.clear();
         self.commands.clear();
         for i in 0..self.slots.len() {
-            self.pick(i, frame);
+            self.pick(i, frame, false);
+            self.pick(i, frame, true);
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.leaves += self.commands.iter().map(|c| u64::from(c.instance_count)).sum::<u64>();
-        stats.draw_calls += self.record_with(&self.pipeline, rec);
+        stats.leaves += self
+            .draws
+            .iter()
+            .flat_map(|(_, r)| &self.commands[r.start as usize..r.end as usize])
+            .map(|c| u64::from(c.instance_count))
+            .sum::<u64>();
+        stats.draw_calls += self.record_with(&self.pipeline, rec, &self.draws);
     }
 
     fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.shadow_draw_calls += self.record_with(&self.shadow, rec);
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws);
     }
 }
 
 impl Leaves {
-    /// Records the picked draws with `pipeline`; returns the draw calls.
-    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>) -> u32 {
-        let Some((buffer, base)) = self.indirect.raw().filter(|_| !self.draws.is_empty()) else {
+    /// Records `draws` with `pipeline`; returns the draw calls.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[(usize, Range<u32>)]) -> u32 {
+        let Some((buffer, base)) = self.indirect.raw().filter(|_| !draws.is_empty()) else {
             return 0;
         };
         pipeline.bind(rec);
         pipeline.push(rec, &self.constants);
         let stride = std::mem::size_of::<vk::DrawIndirectCommand>() as u32;
         let mut calls = 0;
-        for (i, range) in &self.draws {
+        for (i, range) in draws {
             self.slots[*i].instances.bind(rec, 0);
             let commands = &self.commands[range.start as usize..range.end as usize];
             // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, its push
@@ -211,11 +228,11 @@ impl Leaves {
 }
 
 impl LeafCluster {
-    /// How many leaves to draw from `view`: all, or the share their size on screen asks
-    /// for (at the cluster's nearest point, so no leaf's own share is larger); `None` out of
-    /// view.
-    fn pick(&self, view: &View) -> Option<u32> {
-        if !view.frustum.intersects(&self.bounds) {
+    /// How many leaves to draw as `view` sees them: all, or the share their size on screen
+    /// asks for (at the cluster's nearest point, so no leaf's own share is larger); `None`
+    /// outside `cull` (the view's frustum, or the shadow map's).
+    fn pick(&self, view: &View, cull: &Frustum) -> Option<u32> {
+        if !cull.intersects(&self.bounds) {
             return None;
         }
         let n = self.range.len() as f32;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use ash::vk;
 
+use crate::cull::Frustum;
 use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
 use crate::memory::Memory;
@@ -19,6 +20,8 @@ pub(crate) struct Prepare<'f> {
     pub uploads: &'f mut Uploads,
     /// The camera, for culling and level of detail.
     pub view: &'f View,
+    /// What the sun's shadow map covers, for culling what casts into it.
+    pub sun: &'f Frustum,
     /// Where culled batches and chunks are counted.
     pub stats: &'f mut FrameStats,
     /// The frame slot: which copy of the host-written per-frame resources (indirect

@@ -14,6 +14,7 @@ use sylva_runtime::extract::GrassLayer;
 use sylva_runtime::glam::Vec3;
 
 use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame};
+use crate::cull::Frustum;
 use crate::cylinders::Cylinders;
 use crate::device::{Device, Msaa};
 use crate::error::RenderError;
@@ -283,10 +284,13 @@ impl Renderer {
             sun,
             ..
         } = input;
+        let aspect = view.width as f32 / view.height as f32;
+        let light = shadow::light_view_proj(&view.camera, aspect, sun.direction);
         let mut frame = Prepare {
             memory: &self.memory,
             uploads: &mut self.uploads,
             view,
+            sun: &Frustum::new(light),
             stats: &mut *stats,
             slot,
         };
@@ -298,8 +302,6 @@ impl Renderer {
         self.overlay.prepare(&self.memory, slot, view.width, view.height)?;
         self.frames[slot].staging.stage(&self.memory, &self.uploads)?;
         stats.upload_bytes = self.uploads.bytes();
-        let aspect = view.width as f32 / view.height as f32;
-        let light = shadow::light_view_proj(&view.camera, aspect, sun.direction);
         self.globals.write(slot, view, &sun, &self.atmosphere, light)
     }
 

@@ -188,3 +188,57 @@ fn deep_water_is_darker_and_bluer_than_shallow_water() {
     );
     assert_clean_shutdown(r);
 }
+
+/// A tree just outside the view still shadows the ground in view: the shadow map culls
+/// what casts into it by what it covers, not by the camera's frustum.
+#[test]
+fn a_caster_outside_the_view_shadows_the_ground_in_it() {
+    use sylva_runtime::extract::CylinderBatch;
+    let Some(mut r) = renderer_or_skip(WIDTH, HEIGHT) else {
+        return;
+    };
+    let camera = Camera {
+        position: Vec3::new(32.0, 30.0, 32.01),
+        target: Vec3::new(32.0, 0.0, 32.0),
+        ..Camera::default()
+    };
+    // A 20 m trunk at x = 5, left of the view; the sun's rays run toward +x and down, so
+    // its shadow crosses the view's left half along z = 32.
+    let sun = Sun {
+        direction: Vec3::new(1.0, -0.8, 0.0).normalize(),
+        colour: Vec3::ONE,
+    };
+    let mut trunk = CylinderBatch::default();
+    trunk.push(
+        Vec3::new(5.0, 0.0, 32.0),
+        Vec3::new(5.0, 20.0, 32.0),
+        2.0,
+        2.0,
+        [120, 90, 60, 255],
+    );
+    let mut terrain = TerrainBatch {
+        patches: vec![patch(65, REGOLITH)],
+        evicted: Vec::new(),
+    };
+    let stats = r
+        .render(FrameInput {
+            cylinders: vec![&mut trunk],
+            terrain: Some(&mut terrain),
+            camera,
+            sun,
+            ..FrameInput::default()
+        })
+        .unwrap();
+    assert_eq!(stats.cylinders, 0, "the trunk is out of view: {stats:?}");
+    assert!(stats.shadow_draw_calls >= 1, "but it casts: {stats:?}");
+    let pixels = r.read_pixels();
+    let (sx, sy) = project(&camera, Vec3::new(24.0, 0.0, 32.0));
+    let (cx, cy) = project(&camera, Vec3::new(24.0, 0.0, 41.0));
+    let (shade, open) = (pixel(&pixels, sx, sy), pixel(&pixels, cx, cy));
+    assert!(
+        shade.luma() < 0.8 * open.luma(),
+        "shadow {shade:?}, open ground {open:?}"
+    );
+    assert_validation_clean(&r);
+    assert_clean_shutdown(r);
+}
