@@ -8,7 +8,7 @@ use std::ops::Range;
 use sylva_runtime::extract::CylinderBatch;
 use sylva_runtime::glam::Vec3;
 
-use crate::cull::{Aabb, Frustum};
+use crate::cull::Aabb;
 use crate::frame::View;
 
 /// Side of a cluster's square on the ground, world units: about one tree crown.
@@ -145,12 +145,9 @@ fn add_cylinder(bounds: &mut Aabb, batch: &CylinderBatch, i: usize) {
 impl Cluster {
     /// The instances to draw with each ring (coarse to fine) as `view` sees them: thicker
     /// cylinders get more sides, those thinner than [`MIN_RADIUS_PIXELS`] none. `None`
-    /// when the cluster is outside `cull` (the view's frustum, or the shadow map's) or
-    /// all of it is too thin. `radius` is the slot's radii in GPU order.
-    pub fn pick(&self, view: &View, cull: &Frustum, radius: &[f32]) -> Option<[Range<u32>; 3]> {
-        if !cull.intersects(&self.bounds) {
-            return None;
-        }
+    /// when all of it is too thin. `radius` is the slot's radii in GPU order. Culling is
+    /// the caller's: the view and the shadow map cull by different frusta.
+    pub fn rings(&self, view: &View, radius: &[f32]) -> Option<[Range<u32>; 3]> {
         let d = self.bounds.distance(view.camera.position);
         let radii = &radius[self.range.start as usize..self.range.end as usize];
         let first = self.range.start;
@@ -216,16 +213,12 @@ mod tests {
         };
         // Radii 0.5, 0.17, 0.056 and 0.019 m: near, trunk and branch take 16 sides and the
         // twigs 8; far, only the two thickest are drawn, with 4 sides.
-        assert_eq!(c[0].pick(&at(10.0), &at(10.0).frustum, &r), Some([4..4, 2..4, 0..2]));
-        assert_eq!(c[0].pick(&at(400.0), &at(400.0).frustum, &r), Some([0..2, 0..0, 0..0]));
-        assert_eq!(
-            c[0].pick(&at(9000.0), &at(9000.0).frustum, &r),
-            None,
-            "thinner than a tenth of a pixel"
-        );
+        assert_eq!(c[0].rings(&at(10.0), &r), Some([4..4, 2..4, 0..2]));
+        assert_eq!(c[0].rings(&at(400.0), &r), Some([0..2, 0..0, 0..0]));
+        assert_eq!(c[0].rings(&at(9000.0), &r), None, "thinner than a tenth of a pixel");
         let unsorted = whole(&two_trees());
         assert_eq!(
-            unsorted.pick(&at(400.0), &at(400.0).frustum, &radii(&two_trees())),
+            unsorted.rings(&at(400.0), &radii(&two_trees())),
             Some([0..8, 0..0, 0..0])
         );
     }

@@ -73,7 +73,6 @@ pub(crate) struct Cylinders {
     draws: Vec<Draw>,
     /// Where `commands` go for the GPU.
     indirect: Indirect,
-    multi_draw: bool,
     rings: Vec<Mesh>,
     pipeline: DrawPipeline,
     shadow: DrawPipeline,
@@ -109,50 +108,61 @@ impl Cylinders {
             commands: Vec::new(),
             shadow_draws: Vec::new(),
             draws: Vec::new(),
-            indirect: Indirect::new("cylinder draws"),
-            multi_draw: memory.device().multi_draw,
+            indirect: Indirect::new("cylinder draws", memory.device().multi_draw),
             rings,
             pipeline,
             shadow,
         })
     }
 
-    /// Appends the commands of slot `i`'s clusters in view (or, for the shadow map, inside
-    /// what the map covers), ring by ring, and their draws; the view's culled clusters
-    /// count in the frame's stats.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, shadow: bool) {
+    /// Appends the commands of slot `i`'s clusters, ring by ring, and their draws: the
+    /// clusters in view, and those inside what the shadow map covers. Clusters out of view
+    /// (or too thin) count as culled in the frame's stats.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
         let slot = &self.slots[i];
-        let cull = if shadow { frame.sun } else { &frame.view.frustum };
-        let mut by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
+        let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
+        let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
         for c in &slot.clusters {
-            let Some(rings) = c.pick(frame.view, cull, &slot.radius) else {
-                frame.stats.batches_culled += u32::from(!shadow);
-                continue;
-            };
-            for (ring, range) in rings.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
-                by_ring[ring].push(vk::DrawIndexedIndirectCommand {
+            let in_view = frame.view.frustum.intersects(&c.bounds);
+            let casts = frame.sun.intersects(&c.bounds);
+            let rings = (in_view || casts).then(|| c.rings(frame.view, &slot.radius)).flatten();
+            frame.stats.batches_culled += u32::from(!in_view || rings.is_none());
+            for (ring, range) in rings.into_iter().flatten().enumerate().filter(|(_, r)| !r.is_empty()) {
+                let command = vk::DrawIndexedIndirectCommand {
                     index_count: self.rings[ring].index_count,
                     instance_count: range.len() as u32,
                     first_index: 0,
                     vertex_offset: 0,
                     first_instance: range.start,
-                });
+                };
+                if in_view {
+                    seen[ring].push(command);
+                }
+                if casts {
+                    cast[ring].push(command);
+                }
             }
         }
-        let draws = if shadow {
-            &mut self.shadow_draws
-        } else {
-            &mut self.draws
-        };
-        for (ring, commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
-            draws.push(Draw {
-                slot: i,
-                ring,
-                first: self.commands.len() as u32,
-                count: commands.len() as u32,
-            });
-            self.commands.extend(commands);
-        }
+        push_draws(&mut self.commands, &mut self.draws, i, seen);
+        push_draws(&mut self.commands, &mut self.shadow_draws, i, cast);
+    }
+}
+
+/// Appends slot `slot`'s commands, ring by ring, to `commands`, and a draw per ring to `draws`.
+fn push_draws(
+    commands: &mut Vec<vk::DrawIndexedIndirectCommand>,
+    draws: &mut Vec<Draw>,
+    slot: usize,
+    by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()],
+) {
+    for (ring, ring_commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+        draws.push(Draw {
+            slot,
+            ring,
+            first: commands.len() as u32,
+            count: ring_commands.len() as u32,
+        });
+        commands.extend(ring_commands);
     }
 }
 
@@ -175,8 +185,7 @@ impl DrawPass for Cylinders {
         self.shadow_draws.clear();
         self.commands.clear();
         for i in 0..self.slots.len() {
-            self.pick(i, frame, false);
-            self.pick(i, frame, true);
+            self.pick(i, frame);
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
@@ -199,35 +208,16 @@ impl DrawPass for Cylinders {
 impl Cylinders {
     /// Records `draws` with `pipeline`; returns the draw calls.
     fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[Draw]) -> u32 {
-        let Some((buffer, base)) = self.indirect.raw().filter(|_| !draws.is_empty()) else {
+        if draws.is_empty() {
             return 0;
-        };
+        }
         pipeline.bind(rec);
-        let stride = std::mem::size_of::<vk::DrawIndexedIndirectCommand>() as u32;
         let mut calls = 0;
         for d in draws {
-            let mesh = &self.rings[d.ring];
-            mesh.bind(rec);
+            self.rings[d.ring].bind(rec);
             self.slots[d.slot].instances.bind(rec, 1);
             let commands = &self.commands[d.first as usize..(d.first + d.count) as usize];
-            // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, the mesh
-            // and the instances bound; the commands lie in the buffer, which lives until the
-            // frame is done, and many of them (or a first instance) only where the device
-            // enabled multi-draw.
-            unsafe {
-                if self.multi_draw {
-                    let offset = base + u64::from(d.first) * u64::from(stride);
-                    rec.device
-                        .cmd_draw_indexed_indirect(rec.cmd, buffer, offset, d.count, stride);
-                    calls += 1;
-                } else {
-                    for c in commands {
-                        rec.device
-                            .cmd_draw_indexed(rec.cmd, c.index_count, c.instance_count, 0, 0, c.first_instance);
-                        calls += 1;
-                    }
-                }
-            }
+            calls += self.indirect.draw_indexed(rec, d.first, commands);
         }
         calls
     }
@@ -269,14 +259,15 @@ impl Slot {
 
     /// Uploads the whole batch in cluster order.
     fn upload_clustered(&mut self, frame: &mut Prepare<'_>, batch: &CylinderBatch) -> Result<(), RenderError> {
-        let order = clusters::order(batch, &clusters::radii(batch));
+        let radius = clusters::radii(batch);
+        let order = clusters::order(batch, &radius);
         let sorted = clusters::reorder(batch, &order);
         let all = DirtyRange {
             start: 0,
             end: sorted.len() as u32,
         };
         upload(&mut self.instances, frame, &sorted, all)?;
-        self.radius = clusters::radii(&sorted);
+        self.radius = order.iter().map(|&i| radius[i as usize]).collect();
         self.clusters = clusters::clusters(&sorted);
         Ok(())
     }

@@ -14,7 +14,7 @@ use ash::vk;
 use sylva_runtime::extract::{DirtyRange, LeafBatch};
 
 use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES};
-use crate::cull::{Aabb, Frustum};
+use crate::cull::Aabb;
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
@@ -89,7 +89,6 @@ pub(crate) struct Leaves {
     draws: Vec<(usize, Range<u32>)>,
     shadow_draws: Vec<(usize, Range<u32>)>,
     indirect: Indirect,
-    multi_draw: bool,
     constants: LeafConstants,
     pipeline: DrawPipeline,
     shadow: DrawPipeline,
@@ -113,38 +112,43 @@ impl Leaves {
             commands: Vec::new(),
             draws: Vec::new(),
             shadow_draws: Vec::new(),
-            indirect: Indirect::new("leaf draws"),
-            multi_draw: device.multi_draw,
+            indirect: Indirect::new("leaf draws", device.multi_draw),
             constants: LeafConstants::default(),
             pipeline,
             shadow,
         })
     }
 
-    /// Appends the commands of slot `i`'s clusters in view (or, for the shadow map, inside
-    /// what the map covers) and their draw; the view's culled clusters count in the stats.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, shadow: bool) {
-        let cull = if shadow { frame.sun } else { &frame.view.frustum };
-        let first = self.commands.len() as u32;
+    /// Appends the commands of slot `i`'s clusters and their draws: the clusters in view,
+    /// and those inside what the shadow map covers. Clusters out of view count as culled.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+        let (mut seen, mut cast) = (Vec::new(), Vec::new());
         for c in &self.slots[i].clusters {
-            match c.pick(frame.view, cull) {
-                Some(count) => self.commands.push(vk::DrawIndirectCommand {
-                    vertex_count: 6,
-                    instance_count: count,
-                    first_vertex: 0,
-                    first_instance: c.range.start,
-                }),
-                None => frame.stats.batches_culled += u32::from(!shadow),
+            let in_view = frame.view.frustum.intersects(&c.bounds);
+            let casts = frame.sun.intersects(&c.bounds);
+            frame.stats.batches_culled += u32::from(!in_view);
+            if !(in_view || casts) {
+                continue;
+            }
+            let command = vk::DrawIndirectCommand {
+                vertex_count: 6,
+                instance_count: c.count(frame.view),
+                first_vertex: 0,
+                first_instance: c.range.start,
+            };
+            if in_view {
+                seen.push(command);
+            }
+            if casts {
+                cast.push(command);
             }
         }
-        let end = self.commands.len() as u32;
-        if end > first {
-            let draws = if shadow {
-                &mut self.shadow_draws
-            } else {
-                &mut self.draws
-            };
-            draws.push((i, first..end));
+        for (list, draws) in [(seen, &mut self.draws), (cast, &mut self.shadow_draws)] {
+            if !list.is_empty() {
+                let first = self.commands.len() as u32;
+                self.commands.extend(list);
+                draws.push((i, first..self.commands.len() as u32));
+            }
         }
     }
 }
@@ -171,8 +175,7 @@ impl DrawPass for Leaves {
         self.shadow_draws.clear();
         self.commands.clear();
         for i in 0..self.slots.len() {
-            self.pick(i, frame, false);
-            self.pick(i, frame, true);
+            self.pick(i, frame);
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
@@ -195,33 +198,16 @@ impl DrawPass for Leaves {
 impl Leaves {
     /// Records `draws` with `pipeline`; returns the draw calls.
     fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[(usize, Range<u32>)]) -> u32 {
-        let Some((buffer, base)) = self.indirect.raw().filter(|_| !draws.is_empty()) else {
+        if draws.is_empty() {
             return 0;
-        };
+        }
         pipeline.bind(rec);
         pipeline.push(rec, &self.constants);
-        let stride = std::mem::size_of::<vk::DrawIndirectCommand>() as u32;
         let mut calls = 0;
         for (i, range) in draws {
             self.slots[*i].instances.bind(rec, 0);
             let commands = &self.commands[range.start as usize..range.end as usize];
-            // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, its push
-            // constants and the instances bound; the commands lie in the buffer, which lives
-            // until the frame is done, and many of them (or a first instance) only where the
-            // device enabled multi-draw.
-            unsafe {
-                if self.multi_draw {
-                    let offset = base + u64::from(range.start) * u64::from(stride);
-                    rec.device
-                        .cmd_draw_indirect(rec.cmd, buffer, offset, range.len() as u32, stride);
-                    calls += 1;
-                } else {
-                    for c in commands {
-                        rec.device.cmd_draw(rec.cmd, 6, c.instance_count, 0, c.first_instance);
-                        calls += 1;
-                    }
-                }
-            }
+            calls += self.indirect.draw(rec, range.start, commands);
         }
         calls
     }
@@ -229,19 +215,16 @@ impl Leaves {
 
 impl LeafCluster {
     /// How many leaves to draw as `view` sees them: all, or the share their size on screen
-    /// asks for (at the cluster's nearest point, so no leaf's own share is larger); `None`
-    /// outside `cull` (the view's frustum, or the shadow map's).
-    fn pick(&self, view: &View, cull: &Frustum) -> Option<u32> {
-        if !cull.intersects(&self.bounds) {
-            return None;
-        }
+    /// asks for (at the cluster's nearest point, so no leaf's own share is larger). Culling
+    /// is the caller's: the view and the shadow map cull by different frusta.
+    fn count(&self, view: &View) -> u32 {
         let n = self.range.len() as f32;
         if !self.ranked {
-            return Some(n as u32);
+            return n as u32;
         }
         let pixels = view.pixels(self.largest, self.bounds.distance(view.camera.position));
         let share = (pixels / LEAF_FULL_PIXELS).powi(2).clamp(MIN_SHARE, 1.0);
-        Some(((n * share).ceil() as u32).clamp(1, n as u32))
+        ((n * share).ceil() as u32).clamp(1, n as u32)
     }
 }
 
