@@ -16,8 +16,8 @@ use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingRepo
 
 use crate::outputs::{self, PNG};
 use crate::{
-    Common, FlyArgs, build, headless, print_summary, progress_bar, render_png, renderer_for, scene_or_default, spinner,
-    write_report,
+    Common, FlyArgs, adjust_scene, build, headless, print_summary, progress_bar, render_png, renderer_for,
+    scene_or_default, spinner, write_report,
 };
 
 /// Seconds a straight flight lasts when only --speed is given.
@@ -157,15 +157,7 @@ fn open(args: &FlyArgs, scene: &Scene, common: &Common) -> Result<(Option<LiveSc
     let Some(path) = args.scene.as_deref().filter(|_| args.watch) else {
         return Ok((None, build(scene, common)?));
     };
-    let (seed, cache) = (common.seed, args.cache.clone());
-    let adjust = move |scene: &mut Scene| {
-        if let Some(s) = seed {
-            scene.seed = s;
-        }
-        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
-            world.cache = Some(dir.clone());
-        }
-    };
+    let adjust = adjust_scene(common.seed, args.cache.clone());
     let threads = common.threads.map_or(0, usize::from);
     let (live, built) = LiveScene::open(path, threads, common.memory_limit, adjust)?;
     println!("{}: watching {} for changes", scene.name, path.display());

@@ -83,6 +83,18 @@ pub(crate) fn build(scene: &Scene, common: &Common) -> Result<sylva::Built, Stri
     sylva::build_within(scene, common.threads.map_or(0, usize::from), common.memory_limit).map_err(|e| e.to_string())
 }
 
+/// What a followed scene file gets on every read: `--seed`, and `--cache` for its world.
+pub(crate) fn adjust_scene(seed: Option<u64>, cache: Option<PathBuf>) -> impl Fn(&mut Scene) + Send + Sync + 'static {
+    move |scene: &mut Scene| {
+        if let Some(s) = seed {
+            scene.seed = s;
+        }
+        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
+            world.cache = Some(dir.clone());
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scene for its configured number of frames.

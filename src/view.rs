@@ -10,7 +10,7 @@ use sylva::vk::window::{Controls, KEYS};
 use sylva::vk::{FrameStats, OverlayLine, RenderError, Renderer};
 use sylva::{Report, Scene};
 
-use crate::{Common, build, count, outputs, print_summary, write_report};
+use crate::{Common, adjust_scene, build, count, outputs, print_summary, write_report};
 
 /// Seconds the frame rate is averaged over (the overlay's numbers change this often).
 const FPS_WINDOW: f64 = 0.5;
@@ -218,15 +218,8 @@ fn open_view(
     cache: Option<PathBuf>,
     common: &Common,
 ) -> Result<(Option<LiveScene>, sylva::Built, Scene), String> {
-    let (seed, cache_given) = (common.seed, cache.is_some());
-    let adjust = move |scene: &mut Scene| {
-        if let Some(s) = seed {
-            scene.seed = s;
-        }
-        if let (Some(dir), Some(world)) = (&cache, &mut scene.world) {
-            world.cache = Some(dir.clone());
-        }
-    };
+    let cache_given = cache.is_some();
+    let adjust = adjust_scene(common.seed, cache);
     let threads = common.threads.map_or(0, usize::from);
     let (live, built, scene) = match path {
         Some(p) => {

@@ -626,15 +626,16 @@ fn fly_watch_reloads_an_edit_mid_flight() {
             "--speed",
             "20",
             "--seconds",
-            "6",
+            "15",
             "--hz",
-            "30",
+            "10",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Read stdout on a thread; edit once the flight is under way (after the first ring).
+    // Read stdout on a thread; edit once the flight is under way (after the first ring). The
+    // flight lasts long enough for a rebuild on a loaded 2-core machine (it took over 5 s).
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = fly.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
