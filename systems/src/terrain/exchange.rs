@@ -15,6 +15,7 @@
 //! layers first), and cells under standing water.
 
 use super::columns::{Layers, MIN_THICKNESS};
+use super::grid::{ScratchRows, rewrite};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::stack_rows::{pick, pick_u32};
 use super::standing_water::grind;
@@ -129,6 +130,8 @@ pub(crate) struct ExchangeRow {
     /// How many cells need [`column`]: mostly none, and then the row is not
     /// scanned for them.
     slow_cells: u32,
+    /// Rows the changed slots' planes are rewritten through ([`rewrite`]).
+    rows: ScratchRows,
 }
 
 /// Most slots the lane path reads; rows with deeper stacks go column by
@@ -185,24 +188,26 @@ impl ExchangeRow {
         // Most rows change the top slot or two only: the thicknesses,
         // counters and materials of the others are not written back at all,
         // and a row without a new layer writes no material.
-        let (lowest, filled) = lowest_slots(&self.slot, &self.fill);
+        let [set, filled] = [&self.slot, &self.fill].map(|s| touched_slots(s));
         let cells = start..start + n;
-        if lowest < slots {
+        let rows = &mut self.rows;
+        if set != 0 {
             narrow(&self.slot, &mut self.slot16, u16::MAX);
-            for k in lowest..slots {
-                set_slot(
-                    k as u32,
-                    &self.slot,
-                    &self.value,
-                    &mut layers.thickness[k][cells.clone()],
-                );
-                restart_counters(k as u16, &self.slot16, &mut layers.age[k][cells.clone()]);
+            for k in slots_in(set, slots) {
+                rewrite(&mut layers.thickness[k][cells.clone()], &mut rows.f32, |old, new| {
+                    set_slot(k as u32, &self.slot, &self.value, old, new)
+                });
+                rewrite(&mut layers.age[k][cells.clone()], &mut rows.u16, |old, new| {
+                    restart_counters(k as u16, &self.slot16, old, new)
+                });
             }
         }
-        if filled < slots {
+        if filled != 0 {
             narrow(&self.fill, &mut self.fill8, u8::MAX);
-            for k in filled..slots {
-                fill_slot(k as u8, &self.fill8, &mut layers.material[k][cells.clone()]);
+            for k in slots_in(filled, slots) {
+                rewrite(&mut layers.material[k][cells.clone()], &mut rows.u8, |old, new| {
+                    fill_slot(k as u8, &self.fill8, old, new)
+                });
             }
         }
     }
@@ -406,18 +411,16 @@ impl Kernel for ExchangeKernel<'_, '_> {
     }
 }
 
-/// The lowest slot a row's thicknesses are set in, and the lowest it fills
-/// with a new layer (`u32::MAX` as `usize` where none).
+/// The slots (below 32) that a row's `slot` plane names, as bits; none is
+/// `u32::MAX`.
 #[inline(always)]
-fn lowest_slots(slot: &[u32], fill: &[u32]) -> (usize, usize) {
-    let n = slot.len();
-    let fill = &fill[..n];
-    let (mut lowest, mut filled) = (u32::MAX, u32::MAX);
-    for x in 0..n {
-        lowest = lowest.min(slot[x]);
-        filled = filled.min(fill[x]);
-    }
-    (lowest as usize, filled as usize)
+fn touched_slots(slot: &[u32]) -> u32 {
+    slot.iter().fold(0, |bits, &k| bits | 1u32.checked_shl(k).unwrap_or(0))
+}
+
+/// The slots below `slots` whose bits are set in `bits`, lowest first.
+fn slots_in(bits: u32, slots: usize) -> impl Iterator<Item = usize> {
+    (0..slots).filter(move |&k| bits & (1 << k) != 0)
 }
 
 /// Slots in narrower lanes, u16 for the counters and bytes for the
@@ -431,30 +434,35 @@ fn narrow<T: Copy + TryFrom<u32>>(slot: &[u32], out: &mut [T], none: T) {
     }
 }
 
-/// The new thickness `value` where slot `k` is the one that changes.
+/// The new thickness `value` where slot `k` is the one that changes, else
+/// the `old` one.
 #[inline(always)]
-fn set_slot(k: u32, slot: &[u32], value: &[f32], thickness: &mut [f32]) {
-    let n = thickness.len();
-    let (slot, value) = (&slot[..n], &value[..n]);
+fn set_slot(k: u32, slot: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
+    let n = new.len();
+    let (slot, value, old) = (&slot[..n], &value[..n], &old[..n]);
     for x in 0..n {
-        thickness[x] = pick(slot[x] == k, value[x], thickness[x]);
+        new[x] = pick(slot[x] == k, value[x], old[x]);
     }
 }
 
+/// The counters of slot `k`, restarted where it changes.
 #[inline(always)]
-fn restart_counters(k: u16, slot: &[u16], age: &mut [u16]) {
-    let slot = &slot[..age.len()];
-    for (a, &s) in age.iter_mut().zip(slot) {
-        *a &= !0u16.wrapping_sub(u16::from(s == k));
+fn restart_counters(k: u16, slot: &[u16], old: &[u16], new: &mut [u16]) {
+    let n = new.len();
+    let (slot, old) = (&slot[..n], &old[..n]);
+    for x in 0..n {
+        new[x] = old[x] & !0u16.wrapping_sub(u16::from(slot[x] == k));
     }
 }
 
+/// The materials of slot `k`, regolith where it receives a new layer.
 #[inline(always)]
-fn fill_slot(k: u8, fill: &[u8], material: &mut [u8]) {
-    let fill = &fill[..material.len()];
-    for (m, &f) in material.iter_mut().zip(fill) {
-        let on = 0u8.wrapping_sub(u8::from(f == k));
-        *m = (REGOLITH & on) | (*m & !on);
+fn fill_slot(k: u8, fill: &[u8], old: &[u8], new: &mut [u8]) {
+    let n = new.len();
+    let (fill, old) = (&fill[..n], &old[..n]);
+    for x in 0..n {
+        let on = 0u8.wrapping_sub(u8::from(fill[x] == k));
+        new[x] = (REGOLITH & on) | (old[x] & !on);
     }
 }
 
