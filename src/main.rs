@@ -725,10 +725,17 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
             "  score {:.4} -> {:.4} (corrected {:.4}); water error {:.3e}, material error {:.3e}",
             t.score_before, t.score_after, t.score_corrected, t.water_balance_error, t.material_balance_error
         );
-        println!(
-            "  ms per pass: hydraulic {:.3}, thermal {:.3}, aging {:.3}",
-            t.hydraulic_ms_per_iter, t.thermal_ms_per_iter, t.aging_ms_per_iter
-        );
+        let (p50, p99) = (t.p50_ms_per_pass, t.p99_ms_per_pass);
+        let kernels = [
+            ("hydraulic", t.hydraulic_ms_per_iter, p50.hydraulic, p99.hydraulic),
+            ("thermal", t.thermal_ms_per_iter, p50.thermal, p99.thermal),
+            ("aging", t.aging_ms_per_iter, p50.aging, p99.aging),
+        ];
+        let passes: Vec<String> = kernels
+            .iter()
+            .map(|(name, mean, p50, p99)| format!("{name} {mean:.3} (median {p50:.3}, p99 {p99:.3})"))
+            .collect();
+        println!("  ms per pass: {}", passes.join(", "));
         if let Some(d) = &t.drainage {
             region::print_drainage(d);
         }

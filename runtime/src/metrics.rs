@@ -162,6 +162,11 @@ impl Metrics {
             .collect()
     }
 
+    /// The histogram of system `name`'s calls, if it ran.
+    pub fn system(&self, name: &str) -> Option<&Histogram> {
+        self.systems.get(name)
+    }
+
     /// Frame-time summary.
     pub fn frames(&self) -> FrameReport {
         let f = &self.frames;

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use sylva_runtime::App;
+use sylva_runtime::metrics::Histogram;
 
 use super::basin::{Drainage, drainage};
 use super::columns::TerrainChunk;
@@ -99,6 +100,10 @@ pub struct TerrainReport {
     pub thermal_ms_per_iter: f64,
     /// Mean milliseconds of one aging pass.
     pub aging_ms_per_iter: f64,
+    /// Median milliseconds of one pass of each kernel.
+    pub p50_ms_per_pass: KernelRates,
+    /// 99th percentile milliseconds of one pass of each kernel.
+    pub p99_ms_per_pass: KernelRates,
     /// Throughput of each kernel: cells × passes per second, in millions
     /// (0 for a kernel that did not run).
     pub mcell_iterations_per_s: KernelRates,
@@ -169,20 +174,19 @@ pub fn report(app: &App) -> TerrainReport {
         .resources
         .get::<super::params::TerrainParams>()
         .map_or((Default::default(), 1.0), |p| (p.schedule, p.cell_length));
-    let systems = app.metrics().systems();
     // A system is called every tick but works only in the iterations it is due. The
     // timings are this process's: after a resume, the passes the snapshot ran do not count.
     let resumed = app.origin().steps;
-    let per_pass = |name: &str, every: u32| {
+    let timings = |name: &str, every: u32| {
         let passes = if every == 0 {
             0
         } else {
             (books.iterations / u64::from(every)).saturating_sub(resumed / u64::from(every))
         };
-        match systems.get(name) {
-            Some(r) if passes > 0 => r.total_ms / passes as f64,
-            _ => 0.0,
-        }
+        app.metrics()
+            .system(name)
+            .filter(|_| passes > 0)
+            .map_or(PassTimes::default(), |h| PassTimes::of(h, passes))
     };
     let water = WaterBalance {
         initial: books.initial_water,
@@ -201,11 +205,16 @@ pub fn report(app: &App) -> TerrainReport {
         compacted: books.compacted,
         error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
     };
-    let (hydraulic_ms, thermal_ms, aging_ms) = (
-        per_pass(WATER_SYSTEM, schedule.water_every),
-        per_pass(THERMAL_SYSTEM, schedule.thermal_every),
-        per_pass(AGING_SYSTEM, schedule.aging_every),
-    );
+    let [hydraulic, thermal, aging] = [
+        timings(WATER_SYSTEM, schedule.water_every),
+        timings(THERMAL_SYSTEM, schedule.thermal_every),
+        timings(AGING_SYSTEM, schedule.aging_every),
+    ];
+    let each = |f: fn(&PassTimes) -> f64| KernelRates {
+        hydraulic: f(&hydraulic),
+        thermal: f(&thermal),
+        aging: f(&aging),
+    };
     // Cells per millisecond, over a thousand, is millions per second.
     let rate = |ms: f64| if ms > 0.0 { cells as f64 / ms / 1e3 } else { 0.0 };
     TerrainReport {
@@ -218,13 +227,15 @@ pub fn report(app: &App) -> TerrainReport {
         score_corrected: score(ScoreMode::Corrected),
         water_balance_error: water.error,
         material_balance_error: material.error,
-        hydraulic_ms_per_iter: hydraulic_ms,
-        thermal_ms_per_iter: thermal_ms,
-        aging_ms_per_iter: aging_ms,
+        hydraulic_ms_per_iter: hydraulic.mean,
+        thermal_ms_per_iter: thermal.mean,
+        aging_ms_per_iter: aging.mean,
+        p50_ms_per_pass: each(|t| t.p50),
+        p99_ms_per_pass: each(|t| t.p99),
         mcell_iterations_per_s: KernelRates {
-            hydraulic: rate(hydraulic_ms),
-            thermal: rate(thermal_ms),
-            aging: rate(aging_ms),
+            hydraulic: rate(hydraulic.mean),
+            thermal: rate(thermal.mean),
+            aging: rate(aging.mean),
         },
         water,
         material,
@@ -237,5 +248,55 @@ pub fn report(app: &App) -> TerrainReport {
                 CHANNEL_CELLS * cell_length * cell_length,
             )
         }),
+    }
+}
+
+/// One kernel's passes: mean, median and 99th percentile, in milliseconds.
+#[derive(Default)]
+struct PassTimes {
+    mean: f64,
+    p50: f64,
+    p99: f64,
+}
+
+impl PassTimes {
+    /// The last `passes` of the calls in `h`, a system called every
+    /// iteration but working only in those it is due: its idle calls are
+    /// the quickest, so its passes are the slowest `passes` calls, and their
+    /// quantile q is the histogram's at rank `idle + q·passes`.
+    fn of(h: &Histogram, passes: u64) -> Self {
+        let calls = h.count().max(passes) as f64;
+        let idle = calls - passes as f64;
+        let quantile = |q: f64| h.quantile_ms((idle + q * passes as f64) / calls);
+        PassTimes {
+            mean: h.total_ms() / passes as f64,
+            p50: quantile(0.5),
+            p99: quantile(0.99),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A kernel due every 4th call: the three idle calls around each pass
+    /// do not drag its median and p99 down to their microseconds.
+    #[test]
+    fn pass_quantiles_skip_the_idle_calls() {
+        let mut h = Histogram::default();
+        for pass in 1..=100u64 {
+            for _ in 0..3 {
+                h.record(Duration::from_micros(1));
+            }
+            h.record(Duration::from_millis(pass));
+        }
+        let t = PassTimes::of(&h, 100);
+        assert!((t.mean - 50.5).abs() < 0.01, "{}", t.mean);
+        assert!((t.p50 / 50.0 - 1.0).abs() <= 0.011, "{}", t.p50);
+        assert!((t.p99 / 99.0 - 1.0).abs() <= 0.011, "{}", t.p99);
+        assert!(h.quantile_ms(0.5) < 0.01, "over all calls the median is an idle call");
     }
 }
