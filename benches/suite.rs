@@ -12,7 +12,8 @@
 //! the same run.
 //!
 //! Arguments after `--`: `quick` runs 40 iterations per terrain phase and
-//! settles for 200 (a smoke run); `terrain` runs only the terrain rows.
+//! settles for 200 (a smoke run); `terrain` runs only the terrain rows and
+//! `fresh` only those from fresh (for runs side by side with a peer).
 
 use std::time::{Duration, Instant};
 
@@ -55,6 +56,7 @@ struct Plan {
     iterations: u64,
     settle: u64,
     only_terrain: bool,
+    only_fresh: bool,
 }
 
 impl Plan {
@@ -64,7 +66,8 @@ impl Plan {
         Plan {
             iterations: if quick { 40 } else { 200 },
             settle: if quick { 200 } else { 1000 },
-            only_terrain: args.iter().any(|a| a == "terrain"),
+            only_terrain: args.iter().any(|a| a == "terrain" || a == "fresh"),
+            only_fresh: args.iter().any(|a| a == "fresh"),
         }
     }
 }
@@ -188,7 +191,7 @@ fn terrain_rows(plan: &Plan) -> Vec<Row> {
             }
         };
         push("fresh", fresh, size == 512);
-        if size == 512 {
+        if size == 512 && !plan.only_fresh {
             erode_timed(&mut chunk, &p, plan.iterations + 1, plan.settle - plan.iterations);
             push(
                 "settled",
