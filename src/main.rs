@@ -22,6 +22,7 @@ use region::{Pictures, parse_region};
 use sylva::runtime::SnapshotError;
 use sylva::systems::colonize::GRAPH_SCALE;
 use sylva::systems::grass::{GrassLayers, species_file};
+use sylva::systems::species::{TreeBuilder, TreeStats};
 use sylva::systems::terrain::Heightfield;
 use sylva::systems::tree::{UpAxis, write_glb, write_obj};
 use sylva::vk::Renderer;
@@ -131,6 +132,10 @@ enum Command {
         /// Write the mesh (metres, Y up): `.glb` (glTF binary) or `.obj`.
         #[arg(long, value_name = "PATH")]
         export: Option<PathBuf>,
+        /// Then grow the L-system tree N more times in buffers it has already used and print
+        /// the median: a tree's cost once its memory is in use, as in a forest or `benches/trees.rs`.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
+        warm: Option<u32>,
     },
     /// Generate a scene's terrain, erode it and optionally write pictures of it;
     /// with `--region`, a rectangle of a world scene's chunks stitched into one map.
@@ -331,7 +336,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Man) => man_page(),
-        Some(Command::Tree { scene, export }) => tree(&scene, export.as_deref(), &cli.common),
+        Some(Command::Tree { scene, export, warm }) => tree(&scene, export.as_deref(), warm, &cli.common),
         Some(Command::Grass { scene, bake }) => grass(&scene, bake.as_deref(), &cli.common),
         Some(Command::Terrain {
             scene,
@@ -629,9 +634,12 @@ pub(crate) fn write_report(report: &Report, common: &Common) -> Result<(), Strin
     Ok(())
 }
 
-fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), String> {
+fn tree(path: &Path, export: Option<&Path>, warm: Option<u32>, common: &Common) -> Result<(), String> {
     outputs::check_all(common, &[("--export", export, MESH)])?;
     let mut scene = load(path, common)?;
+    if warm.is_some() && scene.tree.is_none() {
+        return Err(format!("{}: --warm needs an L-system `tree` section", path.display()));
+    }
     // `tree` shows the finished tree: grow it completely even where the scene grows it over time.
     if let Some(c) = &mut scene.colonize {
         c.iterations_per_step = 0;
@@ -656,10 +664,15 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
         "{}: {} modules, {} segments, {} chains, {} rings, {} vertices, {} triangles",
         scene.name, s.modules, s.segments, s.chains, s.rings, s.vertices, s.triangles
     );
-    println!(
-        "  derive {:.3} ms, interpret {:.3} ms, mesh {:.3} ms",
-        s.derive_ms, s.interpret_ms, s.mesh_ms
-    );
+    println!("  {} (the first tree of this process, in fresh memory)", stages(s));
+    if let (Some(runs), Some(t)) = (warm, &scene.tree) {
+        let (median, fastest) = grow_warm(&built.app, t, scene.seed, runs)?;
+        println!(
+            "  {} (median of {runs} warm regrowths; fastest {:.3} ms)",
+            stages(&median),
+            fastest.total_ms()
+        );
+    }
     if let Some(out) = export {
         let mut mesh = grown.mesh;
         // Graphs are in turtle units; exported files are in metres.
@@ -691,6 +704,35 @@ fn tree(path: &Path, export: Option<&Path>, common: &Common) -> Result<(), Strin
         );
     }
     write_report(&report, common)
+}
+
+/// A tree's stage times and their total.
+fn stages(s: &TreeStats) -> String {
+    format!(
+        "derive {:.3} ms, interpret {:.3} ms, mesh {:.3} ms, total {:.3} ms",
+        s.derive_ms,
+        s.interpret_ms,
+        s.mesh_ms,
+        s.total_ms()
+    )
+}
+
+/// Grows `t` `runs` times on `app`'s pool in one [`TreeBuilder`], after one growth that
+/// allocates its buffers, and returns the stats of the runs with the median and the least total.
+fn grow_warm(
+    app: &sylva::runtime::App,
+    t: &sylva::TreeScene,
+    seed: u64,
+    runs: u32,
+) -> Result<(TreeStats, TreeStats), String> {
+    let mut builder = TreeBuilder::new();
+    let mut grow = || builder.grow(&t.lsystem, &t.radii, &t.mesh, seed).map(|g| g.stats);
+    let mut stats: Vec<TreeStats> = app
+        .in_pool(|| (0..=runs).map(|_| grow()).collect::<Result<_, _>>())
+        .map_err(|e| e.to_string())?;
+    stats.remove(0);
+    stats.sort_by(|a, b| a.total_ms().total_cmp(&b.total_ms()));
+    Ok((stats[stats.len() / 2], stats[0]))
 }
 
 fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -> Result<(), String> {

@@ -264,6 +264,31 @@ fn a_closed_stdout_is_not_a_failure() {
     }
 }
 
+/// Issue 24: the first tree of a process pays for its fresh memory; `--warm N` adds a line for
+/// regrowths in used buffers, the figure `benches/trees.rs` measures. Colonization has none.
+#[test]
+fn tree_warm_adds_a_line_for_regrowths_in_used_buffers() {
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig2_6a.ron");
+    let out = sylva(&["tree", scene, "--warm", "3"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[1].ends_with("(the first tree of this process, in fresh memory)"),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].contains("total ") && lines[2].contains("(median of 3 warm regrowths; fastest "),
+        "{stdout}"
+    );
+
+    let colonized = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig3_2.ron");
+    let out = sylva(&["tree", colonized, "--warm", "3"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--warm needs an L-system `tree` section"));
+}
+
 #[test]
 fn a_run_resumed_from_a_snapshot_ends_where_an_uninterrupted_run_does() {
     let scene = small_scene("resume.ron");

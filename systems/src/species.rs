@@ -46,6 +46,13 @@ pub struct TreeStats {
     pub mesh_ms: f64,
 }
 
+impl TreeStats {
+    /// The whole pipeline, grammar to mesh, milliseconds.
+    pub fn total_ms(&self) -> f64 {
+        self.derive_ms + self.interpret_ms + self.mesh_ms
+    }
+}
+
 /// A grown tree: its prepared branch graph (Z up, turtle units), leaves, mesh and stats.
 #[derive(Clone, Debug, Default)]
 pub struct GrownTree {

@@ -119,7 +119,7 @@ impl SymbolTable {
 /// A word of parametric modules, stored structure-of-arrays: one symbol id
 /// per module, and the parameters of all modules in one flat array, with
 /// module `i`'s parameters at `params[offsets[i]..offsets[i + 1]]`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct ModuleBuffer {
     symbols: Vec<SymbolId>,
     offsets: Vec<u32>,
@@ -127,6 +127,27 @@ pub struct ModuleBuffer {
     /// The grammar's [`SymbolTable::turtle_commands`], carried by the words it derives so the
     /// turtle, which sees ids only, draws `F_l` as `F`.
     commands: Option<Arc<[SymbolId]>>,
+}
+
+impl Clone for ModuleBuffer {
+    fn clone(&self) -> Self {
+        Self {
+            symbols: self.symbols.clone(),
+            offsets: self.offsets.clone(),
+            params: self.params.clone(),
+            commands: self.commands.clone(),
+        }
+    }
+
+    /// Keeps `self`'s allocations, which a derived `clone_from` would drop: every derivation
+    /// starts by copying the axiom into the word buffer of the last tree, and a reused buffer
+    /// then grows the next word without fresh memory.
+    fn clone_from(&mut self, source: &Self) {
+        self.symbols.clone_from(&source.symbols);
+        self.offsets.clone_from(&source.offsets);
+        self.params.clone_from(&source.params);
+        self.commands.clone_from(&source.commands);
+    }
 }
 
 impl Default for ModuleBuffer {
