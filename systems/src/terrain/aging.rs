@@ -23,9 +23,13 @@ use crate::registers::{Kernel, Registers};
 /// Ages every layer of `chunk` by `elapsed` iterations; returns the thickness
 /// lost to compaction.
 ///
-/// Row by row, every layer plane's counters advance in a branch-free loop
-/// over 16-bit lanes that also notes whether any layer reached its threshold;
-/// only such rows take the per-column pass that changes materials and merges.
+/// Row by row, the counters of every slot up to the row's highest layer
+/// advance in a branch-free loop over 16-bit lanes that also marks the cells
+/// where a layer reached its threshold; only those cells take the
+/// per-column pass that changes materials and merges. Deposits keep young
+/// regolith and sand coming of age all over a fresh landscape, so nearly
+/// every row has a few such cells, and a pass over the whole row for them
+/// cost several times the counters.
 pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, registers: Registers) -> f64 {
     let n = chunk.size() as usize;
     let block = ROWS * n;
@@ -51,21 +55,22 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .into_par_iter()
         .map(|mut layers| {
             let mut lost = 0.0f64;
-            let (mut count, mut material) = (vec![0u16; n], vec![0u16; n]);
+            let (mut count, mut material, mut due) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);
             for row in 0..layers.count.len() / n {
-                let cells = row * n..(row + 1) * n;
-                let due = registers.run(AgeRow {
+                let start = row * n;
+                let any = registers.run(AgeRow {
                     layers: &mut layers,
-                    cells: cells.clone(),
+                    cells: start..start + n,
                     inc,
                     threshold: &lanes,
                     count: &mut count,
                     material: &mut material,
+                    due: &mut due,
                 });
-                if !due {
+                if !any {
                     continue;
                 }
-                for i in cells {
+                for i in due.iter().enumerate().filter(|(_, d)| **d != 0).map(|(x, _)| start + x) {
                     let mut changed = false;
                     for k in 0..layers.len(i) {
                         let m = usize::from(layers.material[k][i]);
@@ -93,9 +98,10 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .sum()
 }
 
-/// Advances the counters of row `cells` of `layers` by `inc`; returns whether
-/// any live layer reached its threshold (`threshold` by material, 0 for rock
-/// that does not age). `count` and `material` are row buffers.
+/// Advances the counters of row `cells` of `layers` by `inc` and marks in
+/// `due` the cells where a live layer reached its threshold (`threshold` by
+/// material, 0 for rock that does not age); returns whether any did. `count`
+/// and `material` are row buffers.
 struct AgeRow<'a, 'l> {
     layers: &'a mut Layers<'l>,
     cells: Range<usize>,
@@ -103,6 +109,7 @@ struct AgeRow<'a, 'l> {
     threshold: &'a [u16; MATERIAL_COUNT],
     count: &'a mut [u16],
     material: &'a mut [u16],
+    due: &'a mut [u16],
 }
 
 impl Kernel for AgeRow<'_, '_> {
@@ -117,15 +124,19 @@ impl Kernel for AgeRow<'_, '_> {
             threshold,
             count,
             material,
+            due,
         } = self;
-        widen(&layers.count[cells.clone()], count);
-        let mut due = false;
-        for k in 0..layers.material.len() {
+        let counts = &layers.count[cells.clone()];
+        widen(counts, count);
+        due.fill(0);
+        // Slots above the row's highest layer hold no live counter.
+        let highest = counts.iter().copied().fold(0, u8::max);
+        for k in 0..usize::from(highest) {
             widen(&layers.material[k][cells.clone()], material);
             let age = &mut layers.age[k][cells.clone()];
-            due |= age_slot(k as u16, inc, count, material, age, threshold);
+            age_slot(k as u16, inc, count, material, age, threshold, due);
         }
-        due
+        due.iter().fold(0, |any, &d| any | d) != 0
     }
 }
 
@@ -138,8 +149,8 @@ fn widen(bytes: &[u8], lanes: &mut [u16]) {
 }
 
 /// Advances the counters of slot `k` by `inc` (saturating) where the slot is
-/// live; returns whether any live layer reached its material's threshold
-/// (`threshold` is 0 for rock that does not age).
+/// live; marks in `due` the cells whose live layer reached its material's
+/// threshold (`threshold` is 0 for rock that does not age).
 #[inline(always)]
 fn age_slot(
     k: u16,
@@ -148,10 +159,10 @@ fn age_slot(
     material: &[u16],
     age: &mut [u16],
     threshold: &[u16; MATERIAL_COUNT],
-) -> bool {
+    due: &mut [u16],
+) {
     let n = age.len();
-    let (count, material) = (&count[..n], &material[..n]);
-    let mut due = 0u16;
+    let (count, material, due) = (&count[..n], &material[..n], &mut due[..n]);
     for x in 0..n {
         let live = count[x] > k;
         let a = age[x].saturating_add(inc * u16::from(live));
@@ -162,7 +173,6 @@ fn age_slot(
             th = if m == j { t } else { th };
             ages |= (m == j) & (t != 0);
         }
-        due |= u16::from(live & ages & (a >= th));
+        due[x] |= u16::from(live & ages & (a >= th));
     }
-    due != 0
 }

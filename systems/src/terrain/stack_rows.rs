@@ -9,7 +9,8 @@
 //! vectorize. The arithmetic is the same as the per-column methods', in the
 //! same order, so the results are bit for bit the same.
 //!
-//! Only the slots up to one above the row's highest layer are loaded. Two
+//! Only the slots up to one above the row's highest layer are loaded, and
+//! only those a kept column changed are written back. Two
 //! cases are left to the caller: a push onto a full column of another
 //! material, which would merge the two bottom layers first, and a second push
 //! that would need a slot above those loaded. Such columns are marked slow and
@@ -125,6 +126,11 @@ impl StackRows {
 
     /// Writes the changed columns back to `layers` from cell `start` on, with
     /// their ground refreshed; slow and inactive columns stay as they were.
+    ///
+    /// Every change to a slot's material or thickness restarts its counter,
+    /// so a slot with no kept fresh lane is as it was loaded and is not
+    /// written: the low slots of a row, which only its shallowest columns
+    /// reach, are read for the ground but seldom written.
     #[inline(always)]
     pub(crate) fn store(&mut self, layers: &mut Layers<'_>, start: usize) {
         let n = self.n;
@@ -134,17 +140,19 @@ impl StackRows {
         self.ground.resize(n, 0.0);
         for k in 0..self.slots {
             let cells = k * n..(k + 1) * n;
+            let thickness = &self.thickness[cells.clone()];
+            add_slot(k as u32, &self.count, thickness, &mut self.ground);
+            if !changes(keep, &self.fresh[cells.clone()]) {
+                continue;
+            }
             store_slot(
-                k as u32,
                 keep,
-                &self.count,
                 &self.material[cells.clone()],
-                &self.thickness[cells.clone()],
+                thickness,
                 &self.fresh[cells],
                 &mut layers.material[k][start..][..n],
                 &mut layers.thickness[k][start..][..n],
                 &mut layers.age[k][start..][..n],
-                &mut self.ground,
             );
         }
         store_count(
@@ -281,34 +289,45 @@ fn keep_lanes(active: &[u32], slow: &[u32], keep: &mut [u32]) {
     }
 }
 
-/// Writes slot `k` of the kept columns and adds its thickness to their
-/// ground where it is live, bottom up as [`Layers::refresh`] sums.
-#[allow(clippy::too_many_arguments)]
+/// Adds slot `k`'s thickness to the ground of the columns where it is live,
+/// bottom up as [`Layers::refresh`] sums.
+#[inline(always)]
+fn add_slot(k: u32, count: &[u32], thickness: &[f32], sum: &mut [f32]) {
+    let n = sum.len();
+    let (count, thickness) = (&count[..n], &thickness[..n]);
+    for x in 0..n {
+        sum[x] = pick(count[x] > k, sum[x] + thickness[x], sum[x]);
+    }
+}
+
+/// Whether any kept column changed the slot (`fresh` lanes).
+#[inline(always)]
+fn changes(keep: &[u32], fresh: &[u32]) -> bool {
+    let n = keep.len();
+    let fresh = &fresh[..n];
+    let mut any = 0;
+    for x in 0..n {
+        any |= keep[x] & fresh[x];
+    }
+    any != 0
+}
+
+/// Writes a slot of the kept columns.
 #[inline(always)]
 fn store_slot(
-    k: u32,
     keep: &[u32],
-    count: &[u32],
     material: &[u32],
     thickness: &[f32],
     fresh: &[u32],
     out_material: &mut [u8],
     out_thickness: &mut [f32],
     out_age: &mut [u16],
-    sum: &mut [f32],
 ) {
     let n = keep.len();
-    let (count, material, thickness, fresh) = (&count[..n], &material[..n], &thickness[..n], &fresh[..n]);
-    let (out_material, out_thickness, out_age, sum) = (
-        &mut out_material[..n],
-        &mut out_thickness[..n],
-        &mut out_age[..n],
-        &mut sum[..n],
-    );
+    let (material, thickness, fresh) = (&material[..n], &thickness[..n], &fresh[..n]);
+    let (out_material, out_thickness, out_age) = (&mut out_material[..n], &mut out_thickness[..n], &mut out_age[..n]);
     for x in 0..n {
-        let kept = keep[x] != 0;
-        out_thickness[x] = pick(kept, thickness[x], out_thickness[x]);
-        sum[x] = pick(count[x] > k, sum[x] + thickness[x], sum[x]);
+        out_thickness[x] = pick(keep[x] != 0, thickness[x], out_thickness[x]);
     }
     // Byte and u16 lanes by masks: the compiler will not vectorize selects
     // across lane widths.
