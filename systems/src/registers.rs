@@ -15,7 +15,8 @@ pub(crate) enum Registers {
     /// 256-bit AVX2.
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    /// 512-bit AVX-512F.
+    /// 512-bit AVX-512 with byte and word lanes (F, BW, DQ, VL: the
+    /// x86-64-v4 set).
     #[cfg(target_arch = "x86_64")]
     Avx512,
 }
@@ -32,6 +33,9 @@ impl Registers {
                 // AVX2 too: a CPU that runs the AVX-512 build also runs the
                 // AVX2 one (`available`), which the kernels' safety rests on.
                 if std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+                    && std::arch::is_x86_feature_detected!("avx512vl")
                     && std::arch::is_x86_feature_detected!("avx2")
                     && std::arch::is_x86_feature_detected!("fma")
                 {
@@ -87,9 +91,9 @@ impl Registers {
             // detected them for either wide build).
             #[cfg(target_arch = "x86_64")]
             Registers::Avx2 => unsafe { avx2(kernel) },
-            // SAFETY: `avx512` is compiled for AVX-512F and FMA, and the
-            // assert above stopped unless `available` found both on this CPU
-            // (`best` detected them).
+            // SAFETY: `avx512` is compiled for AVX-512 F, BW, DQ, VL and
+            // FMA, and the assert above stopped unless `available` found them
+            // on this CPU (`best` detected them).
             #[cfg(target_arch = "x86_64")]
             Registers::Avx512 => unsafe { avx512(kernel) },
         }
@@ -124,7 +128,7 @@ fn avx2<K: Kernel>(kernel: K) -> K::Output {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,fma")]
 fn avx512<K: Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }

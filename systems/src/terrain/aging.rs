@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::ROWS;
+use super::grid::{ROWS, rewrite};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -56,6 +56,7 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .map(|mut layers| {
             let mut lost = 0.0f64;
             let (mut count, mut material, mut due) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);
+            let mut ages = Vec::new();
             for row in 0..layers.count.len() / n {
                 let start = row * n;
                 let any = registers.run(AgeRow {
@@ -66,6 +67,7 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
                     count: &mut count,
                     material: &mut material,
                     due: &mut due,
+                    ages: &mut ages,
                 });
                 if !any {
                     continue;
@@ -110,6 +112,8 @@ struct AgeRow<'a, 'l> {
     count: &'a mut [u16],
     material: &'a mut [u16],
     due: &'a mut [u16],
+    /// The scratch row the counters are rewritten through (`grid::rewrite`).
+    ages: &'a mut Vec<u16>,
 }
 
 impl Kernel for AgeRow<'_, '_> {
@@ -125,6 +129,7 @@ impl Kernel for AgeRow<'_, '_> {
             count,
             material,
             due,
+            ages,
         } = self;
         let counts = &layers.count[cells.clone()];
         widen(counts, count);
@@ -133,8 +138,9 @@ impl Kernel for AgeRow<'_, '_> {
         let highest = counts.iter().copied().fold(0, u8::max);
         for k in 0..usize::from(highest) {
             widen(&layers.material[k][cells.clone()], material);
-            let age = &mut layers.age[k][cells.clone()];
-            age_slot(k as u16, inc, count, material, age, threshold, due);
+            rewrite(&mut layers.age[k][cells.clone()], ages, |old, new| {
+                age_slot(k as u16, inc, count, material, old, new, threshold, due)
+            });
         }
         due.iter().fold(0, |any, &d| any | d) != 0
     }
@@ -148,25 +154,28 @@ fn widen(bytes: &[u8], lanes: &mut [u16]) {
     }
 }
 
-/// Advances the counters of slot `k` by `inc` (saturating) where the slot is
-/// live; marks in `due` the cells whose live layer reached its material's
-/// threshold (`threshold` is 0 for rock that does not age).
+/// Advances the counters `age` of slot `k` by `inc` (saturating) where the
+/// slot is live, into `new`; marks in `due` the cells whose live layer
+/// reached its material's threshold (`threshold` is 0 for rock that does not
+/// age).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn age_slot(
     k: u16,
     inc: u16,
     count: &[u16],
     material: &[u16],
-    age: &mut [u16],
+    age: &[u16],
+    new: &mut [u16],
     threshold: &[u16; MATERIAL_COUNT],
     due: &mut [u16],
 ) {
-    let n = age.len();
-    let (count, material, due) = (&count[..n], &material[..n], &mut due[..n]);
+    let n = new.len();
+    let (count, material, age, due) = (&count[..n], &material[..n], &age[..n], &mut due[..n]);
     for x in 0..n {
         let live = count[x] > k;
         let a = age[x].saturating_add(inc * u16::from(live));
-        age[x] = a;
+        new[x] = a;
         let m = material[x];
         let (mut th, mut ages) = (0u16, false);
         for (j, &t) in (0u16..).zip(threshold) {

@@ -17,6 +17,7 @@
 //! written back unchanged, for the caller to redo with [`Layers`].
 
 use super::columns::{Layers, MIN_THICKNESS};
+use super::grid::{ScratchRows, rewrite};
 
 /// One row of layer stacks in 32-bit lanes (slot `k` of cell `x` at
 /// `k·n + x`), and which of its cells change.
@@ -39,6 +40,8 @@ pub(crate) struct StackRows {
     lanes: [Vec<u32>; 3],
     /// The ground of each column, summed while storing.
     ground: Vec<f32>,
+    /// Rows that rows changed in a few lanes are rewritten through ([`rewrite`]).
+    rows: ScratchRows,
 }
 
 impl StackRows {
@@ -83,18 +86,22 @@ impl StackRows {
         start_take(&self.active, &amount[..n], &mut removed[..n], taking, done);
         for k in (0..self.slots).rev() {
             let cells = k * n..(k + 1) * n;
-            take_slot(
-                k as u32 + 1,
-                &mut self.thickness[cells.clone()],
-                &mut self.fresh[cells],
-                &mut self.count,
-                amount,
-                removed,
-                taking,
-                done,
-            );
+            let fresh = &mut self.fresh[cells.clone()];
+            rewrite(&mut self.thickness[cells], &mut self.rows.f32, |old, new| {
+                take_slot(
+                    k as u32 + 1,
+                    old,
+                    new,
+                    fresh,
+                    &mut self.count,
+                    amount,
+                    removed,
+                    taking,
+                    done,
+                )
+            });
         }
-        end_take(done, amount, removed);
+        rewrite(removed, &mut self.rows.f32, |old, new| end_take(done, amount, old, new));
     }
 
     /// [`Layers::push`] of `amount[x]` of `material` onto every active
@@ -138,30 +145,34 @@ impl StackRows {
         keep_lanes(&self.active, &self.slow, keep);
         self.ground.clear();
         self.ground.resize(n, 0.0);
+        let rows = &mut self.rows.f32;
         for k in 0..self.slots {
             let cells = k * n..(k + 1) * n;
             let thickness = &self.thickness[cells.clone()];
-            add_slot(k as u32, &self.count, thickness, &mut self.ground);
+            rewrite(&mut self.ground, rows, |old, new| {
+                add_slot(k as u32, &self.count, thickness, old, new)
+            });
             if !changes(keep, &self.fresh[cells.clone()]) {
                 continue;
             }
-            store_slot(
-                keep,
-                &self.material[cells.clone()],
-                thickness,
-                &self.fresh[cells],
-                &mut layers.material[k][start..][..n],
-                &mut layers.thickness[k][start..][..n],
-                &mut layers.age[k][start..][..n],
-            );
+            rewrite(&mut layers.thickness[k][start..][..n], rows, |old, new| {
+                keep_lanes_of(keep, thickness, old, new)
+            });
+            let material = &self.material[cells.clone()];
+            rewrite(&mut layers.material[k][start..][..n], &mut self.rows.u8, |old, new| {
+                keep_bytes_of(keep, material, old, new)
+            });
+            let fresh = &self.fresh[cells];
+            rewrite(&mut layers.age[k][start..][..n], &mut self.rows.u16, |old, new| {
+                restart_kept(keep, fresh, old, new)
+            });
         }
-        store_count(
-            keep,
-            &self.count,
-            &self.ground,
-            &mut layers.count[start..][..n],
-            &mut layers.ground[start..][..n],
-        );
+        rewrite(&mut layers.ground[start..][..n], rows, |old, new| {
+            keep_lanes_of(keep, &self.ground, old, new)
+        });
+        rewrite(&mut layers.count[start..][..n], &mut self.rows.u8, |old, new| {
+            keep_bytes_of(keep, &self.count, old, new)
+        });
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.
@@ -182,12 +193,14 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
     }
 }
 
-/// One round of `take`'s loop for the columns whose top is slot `top − 1`.
+/// One round of `take`'s loop for the columns whose top is slot `top − 1`:
+/// the slot's `thickness` becomes `new`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn take_slot(
     top: u32,
-    thickness: &mut [f32],
+    thickness: &[f32],
+    new: &mut [f32],
     fresh: &mut [u32],
     count: &mut [u32],
     amount: &[f32],
@@ -195,8 +208,8 @@ fn take_slot(
     taking: &mut [u32],
     done: &mut [u32],
 ) {
-    let n = thickness.len();
-    let (fresh, count, amount) = (&mut fresh[..n], &mut count[..n], &amount[..n]);
+    let n = new.len();
+    let (thickness, fresh, count, amount) = (&thickness[..n], &mut fresh[..n], &mut count[..n], &amount[..n]);
     let (removed, taking, done) = (&mut removed[..n], &mut taking[..n], &mut done[..n]);
     for x in 0..n {
         let on = (taking[x] != 0) & (count[x] == top);
@@ -204,7 +217,7 @@ fn take_slot(
         let want = amount[x] - removed[x];
         let part = on & (t - want > MIN_THICKNESS);
         let gone = on & !part;
-        thickness[x] = pick(part, t - want, t);
+        new[x] = pick(part, t - want, t);
         fresh[x] |= u32::from(part);
         done[x] |= u32::from(part);
         let r = pick(gone, removed[x] + t, removed[x]);
@@ -214,13 +227,14 @@ fn take_slot(
     }
 }
 
-/// `take` returns the whole amount when it stopped inside a layer.
+/// `take` returns the whole amount when it stopped inside a layer: what
+/// was `removed` becomes `returned`.
 #[inline(always)]
-fn end_take(done: &[u32], amount: &[f32], removed: &mut [f32]) {
-    let n = done.len();
-    let (amount, removed) = (&amount[..n], &mut removed[..n]);
+fn end_take(done: &[u32], amount: &[f32], removed: &[f32], returned: &mut [f32]) {
+    let n = returned.len();
+    let (done, amount, removed) = (&done[..n], &amount[..n], &removed[..n]);
     for x in 0..n {
-        removed[x] = pick(done[x] != 0, amount[x], removed[x]);
+        returned[x] = pick(done[x] != 0, amount[x], removed[x]);
     }
 }
 
@@ -289,14 +303,24 @@ fn keep_lanes(active: &[u32], slow: &[u32], keep: &mut [u32]) {
     }
 }
 
-/// Adds slot `k`'s thickness to the ground of the columns where it is live,
-/// bottom up as [`Layers::refresh`] sums.
+/// Adds slot `k`'s thickness to the ground `sum` of the columns where it is
+/// live, bottom up as [`Layers::refresh`] sums, into `new`.
 #[inline(always)]
-fn add_slot(k: u32, count: &[u32], thickness: &[f32], sum: &mut [f32]) {
-    let n = sum.len();
-    let (count, thickness) = (&count[..n], &thickness[..n]);
+fn add_slot(k: u32, count: &[u32], thickness: &[f32], sum: &[f32], new: &mut [f32]) {
+    let n = new.len();
+    let (count, thickness, sum) = (&count[..n], &thickness[..n], &sum[..n]);
     for x in 0..n {
-        sum[x] = pick(count[x] > k, sum[x] + thickness[x], sum[x]);
+        new[x] = pick(count[x] > k, sum[x] + thickness[x], sum[x]);
+    }
+}
+
+/// `value` in the kept lanes, `old` in the others, into `new`.
+#[inline(always)]
+fn keep_lanes_of(keep: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
+    let n = new.len();
+    let (keep, value, old) = (&keep[..n], &value[..n], &old[..n]);
+    for x in 0..n {
+        new[x] = pick(keep[x] != 0, value[x], old[x]);
     }
 }
 
@@ -312,51 +336,38 @@ fn changes(keep: &[u32], fresh: &[u32]) -> bool {
     any != 0
 }
 
-/// Writes a slot of the kept columns.
+/// The low bytes of `value` in the kept lanes, `old` in the others, into
+/// `new` (a slot's materials, or the layer counts).
 #[inline(always)]
-fn store_slot(
-    keep: &[u32],
-    material: &[u32],
-    thickness: &[f32],
-    fresh: &[u32],
-    out_material: &mut [u8],
-    out_thickness: &mut [f32],
-    out_age: &mut [u16],
-) {
-    let n = keep.len();
-    let (material, thickness, fresh) = (&material[..n], &thickness[..n], &fresh[..n]);
-    let (out_material, out_thickness, out_age) = (&mut out_material[..n], &mut out_thickness[..n], &mut out_age[..n]);
-    for x in 0..n {
-        out_thickness[x] = pick(keep[x] != 0, thickness[x], out_thickness[x]);
-    }
-    // Byte and u16 lanes by masks: the compiler will not vectorize selects
-    // across lane widths.
+fn keep_bytes_of(keep: &[u32], value: &[u32], old: &[u8], new: &mut [u8]) {
+    let n = new.len();
+    let (keep, value, old) = (&keep[..n], &value[..n], &old[..n]);
+    // Byte lanes by masks: the compiler will not vectorize selects across
+    // lane widths.
     for x in 0..n {
         let kept = 0u8.wrapping_sub(u8::from(keep[x] != 0));
-        out_material[x] = (material[x] as u8 & kept) | (out_material[x] & !kept);
-    }
-    for x in 0..n {
-        let reset = 0u16.wrapping_sub(u16::from((keep[x] != 0) & (fresh[x] != 0)));
-        out_age[x] &= !reset;
+        new[x] = (value[x] as u8 & kept) | (old[x] & !kept);
     }
 }
 
+/// A slot's counters `old`, restarted in the kept lanes where it changed,
+/// into `new`.
 #[inline(always)]
-fn store_count(keep: &[u32], count: &[u32], sum: &[f32], out_count: &mut [u8], ground: &mut [f32]) {
-    let n = keep.len();
-    let (count, sum, out_count, ground) = (&count[..n], &sum[..n], &mut out_count[..n], &mut ground[..n]);
+fn restart_kept(keep: &[u32], fresh: &[u32], old: &[u16], new: &mut [u16]) {
+    let n = new.len();
+    let (keep, fresh, old) = (&keep[..n], &fresh[..n], &old[..n]);
     for x in 0..n {
-        ground[x] = pick(keep[x] != 0, sum[x], ground[x]);
-    }
-    for x in 0..n {
-        let kept = 0u8.wrapping_sub(u8::from(keep[x] != 0));
-        out_count[x] = (count[x] as u8 & kept) | (out_count[x] & !kept);
+        let reset = 0u16.wrapping_sub(u16::from((keep[x] != 0) & (fresh[x] != 0)));
+        new[x] = old[x] & !reset;
     }
 }
 
 /// `if c { a } else { b }` by bit masks. Where `b` was read from the place
 /// the result goes, the compiler turns a select into a conditional store,
-/// which x86's SSE2 cannot vectorize; masks keep the store unconditional.
+/// which x86's SSE2 cannot vectorize; masks keep the store unconditional
+/// there. Under AVX-512 the compiler still sees the select and stores with
+/// a mask, which costs AMD Zen 4 dearly when the mask is empty: such loops
+/// write a separate row instead ([`rewrite`]).
 #[inline(always)]
 pub(crate) fn pick(c: bool, a: f32, b: f32) -> f32 {
     f32::from_bits(pick_u32(c, a.to_bits(), b.to_bits()))

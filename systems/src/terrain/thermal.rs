@@ -367,6 +367,8 @@ fn sum4(parts: [&[f32]; 4], sum: &mut [f32]) {
 struct RowScratch {
     top: Vec<u8>,
     bed: Vec<u8>,
+    /// The next slot's top and bed, swapped in ([`RowScratch::lift`]).
+    lifted: [Vec<u8>; 2],
     talus: Vec<f32>,
     moved: Vec<f32>,
     slide: Vec<u8>,
@@ -440,13 +442,13 @@ impl Planner<'_> {
         let n = self.grid.n;
         let cells = self.chunk.cells();
         let count = &self.chunk.count[z * n..][..n];
-        row.top.clear();
-        row.top.resize(n, NONE);
-        row.bed.clear();
-        row.bed.resize(n, NONE);
+        for plane in [&mut row.top, &mut row.bed] {
+            plane.clear();
+            plane.resize(n, NONE);
+        }
         for k in 0..self.chunk.max_layers() {
             let material = &self.chunk.material[usize::from(k) * cells + z * n..][..n];
-            lift_slot(k, count, material, &mut row.top, &mut row.bed);
+            row.lift(k, count, material);
         }
         row.talus.resize(n, 0.0);
         talus_row(&row.top, self.talus, &mut row.talus);
@@ -487,19 +489,35 @@ impl Planner<'_> {
     }
 }
 
-/// Where slot `k` is live, the top so far becomes the bed and slot `k`'s
-/// material the top. A function of its own, and byte masks rather than
-/// selects, so the loop vectorizes (x86's SSE2 has no unsigned byte compare
-/// and the compiler will not emulate it for a select).
+impl RowScratch {
+    /// Where slot `k` is live, the top so far becomes the bed and slot `k`'s
+    /// `material` the top: written into the other pair of rows and swapped
+    /// in, since rows rewritten in place in a few lanes compile to masked
+    /// stores (see `grid::rewrite`).
+    #[inline(always)]
+    fn lift(&mut self, k: u8, count: &[u8], material: &[u8]) {
+        let [top, bed] = &mut self.lifted;
+        for plane in [&mut *top, &mut *bed] {
+            plane.resize(count.len(), NONE);
+        }
+        lift_slot(k, count, material, [&self.top, &self.bed], [top, bed]);
+        std::mem::swap(&mut self.top, top);
+        std::mem::swap(&mut self.bed, bed);
+    }
+}
+
+/// [`RowScratch::lift`]'s rows. A function of its own, and byte masks rather
+/// than selects, so the loop vectorizes (x86's SSE2 has no unsigned byte
+/// compare and the compiler will not emulate it for a select).
 #[inline(always)]
-fn lift_slot(k: u8, count: &[u8], material: &[u8], top: &mut [u8], bed: &mut [u8]) {
+fn lift_slot(k: u8, count: &[u8], material: &[u8], [top, bed]: [&[u8]; 2], [new_top, new_bed]: [&mut [u8]; 2]) {
     let n = count.len();
-    let (material, top, bed) = (&material[..n], &mut top[..n], &mut bed[..n]);
+    let (material, top, bed) = (&material[..n], &top[..n], &bed[..n]);
+    let (new_top, new_bed) = (&mut new_top[..n], &mut new_bed[..n]);
     for x in 0..n {
         let live = 0u8.wrapping_sub(u8::from(count[x] > k));
-        let t = top[x];
-        bed[x] = (t & live) | (bed[x] & !live);
-        top[x] = (material[x] & live) | (t & !live);
+        new_bed[x] = (top[x] & live) | (bed[x] & !live);
+        new_top[x] = (material[x] & live) | (top[x] & !live);
     }
 }
 
@@ -637,15 +655,19 @@ mod tests {
     fn lift_and_talus_rows_find_the_top() {
         let count = [0u8, 1, 2, 3];
         let planes = [[6u8, 6, 5, 0], [9, 9, 6, 1], [9, 9, 9, 5]];
-        let (mut top, mut bed) = (vec![NONE; 4], vec![NONE; 4]);
+        let mut row = RowScratch {
+            top: vec![NONE; 4],
+            bed: vec![NONE; 4],
+            ..RowScratch::default()
+        };
         for (k, plane) in (0u8..).zip(&planes) {
-            lift_slot(k, &count, plane, &mut top, &mut bed);
+            row.lift(k, &count, plane);
         }
-        assert_eq!(top, [NONE, 6, 6, 5]);
-        assert_eq!(bed, [NONE, NONE, 5, 1]);
+        assert_eq!(row.top, [NONE, 6, 6, 5]);
+        assert_eq!(row.bed, [NONE, NONE, 5, 1]);
         let table = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
         let mut talus = vec![0.0; 4];
-        talus_row(&top, &table, &mut talus);
+        talus_row(&row.top, &table, &mut talus);
         assert_eq!(talus, [f32::INFINITY, 7.0, 7.0, 6.0]);
     }
 }
