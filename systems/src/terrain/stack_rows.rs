@@ -38,8 +38,9 @@ pub(crate) struct StackRows {
     slow: Vec<u32>,
     /// Scratch of `take`, `push` and `store`, one lane per cell.
     lanes: [Vec<u32>; 3],
-    /// The ground of each column, summed while storing.
-    ground: Vec<f32>,
+    /// The ground of each column, summed while storing, and the sum with
+    /// the next slot, swapped in.
+    ground: [Vec<f32>; 2],
     /// Rows that rows changed in a few lanes are rewritten through ([`rewrite`]).
     rows: ScratchRows,
 }
@@ -84,7 +85,13 @@ impl StackRows {
         let n = self.n;
         let [taking, done, _] = &mut self.lanes;
         start_take(&self.active, &amount[..n], &mut removed[..n], taking, done);
-        for k in (0..self.slots).rev() {
+        // From the highest top of a column that takes down, and no further
+        // once none takes: slots outside those change nothing.
+        let [_, highest] = count_range(taking, &self.count);
+        for k in (0..(highest as usize).min(self.slots)).rev() {
+            if !any(taking) {
+                break;
+            }
             let cells = k * n..(k + 1) * n;
             let fresh = &mut self.fresh[cells.clone()];
             rewrite(&mut self.thickness[cells], &mut self.rows.f32, |old, new| {
@@ -113,8 +120,11 @@ impl StackRows {
         let [pushing, joined, _] = &mut self.lanes;
         start_push(&self.active, &amount[..n], pushing, joined);
         // Bottom up, a column's top (slot count − 1) comes before the slot a
-        // new layer fills (slot count), so one pass per slot decides both.
-        for k in 0..slots {
+        // new layer fills (slot count), so one pass per slot decides both,
+        // from the lowest top of a column that pushes: the slots below it
+        // change nothing.
+        let [lowest, _] = count_range(pushing, &self.count);
+        for k in (lowest.saturating_sub(1) as usize)..slots {
             let cells = k * n..(k + 1) * n;
             push_slot(
                 k as u32,
@@ -143,15 +153,17 @@ impl StackRows {
         let n = self.n;
         let [keep, _, _] = &mut self.lanes;
         keep_lanes(&self.active, &self.slow, keep);
-        self.ground.clear();
-        self.ground.resize(n, 0.0);
+        for sum in &mut self.ground {
+            sum.clear();
+            sum.resize(n, 0.0);
+        }
         let rows = &mut self.rows.f32;
         for k in 0..self.slots {
             let cells = k * n..(k + 1) * n;
             let thickness = &self.thickness[cells.clone()];
-            rewrite(&mut self.ground, rows, |old, new| {
-                add_slot(k as u32, &self.count, thickness, old, new)
-            });
+            let [sum, next] = &mut self.ground;
+            add_slot(k as u32, &self.count, thickness, sum, next);
+            std::mem::swap(sum, next);
             if !changes(keep, &self.fresh[cells.clone()]) {
                 continue;
             }
@@ -168,7 +180,7 @@ impl StackRows {
             });
         }
         rewrite(&mut layers.ground[start..][..n], rows, |old, new| {
-            keep_lanes_of(keep, &self.ground, old, new)
+            keep_lanes_of(keep, &self.ground[0], old, new)
         });
         rewrite(&mut layers.count[start..][..n], &mut self.rows.u8, |old, new| {
             keep_bytes_of(keep, &self.count, old, new)
@@ -180,6 +192,27 @@ impl StackRows {
     pub(crate) fn slow(&self) -> &[u32] {
         &self.slow
     }
+}
+
+/// The lowest and highest layer count of the columns whose `on` lane is
+/// set (`[u32::MAX, 0]` for none).
+#[inline(always)]
+fn count_range(on: &[u32], count: &[u32]) -> [u32; 2] {
+    let n = on.len();
+    let count = &count[..n];
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    for x in 0..n {
+        let live = on[x] != 0;
+        lo = lo.min(pick_u32(live, count[x], u32::MAX));
+        hi = hi.max(pick_u32(live, count[x], 0));
+    }
+    [lo, hi]
+}
+
+/// Whether any lane is set.
+#[inline(always)]
+fn any(lanes: &[u32]) -> bool {
+    lanes.iter().fold(0, |a, &l| a | l) != 0
 }
 
 #[inline(always)]

@@ -446,7 +446,9 @@ impl Planner<'_> {
             plane.clear();
             plane.resize(n, NONE);
         }
-        for k in 0..self.chunk.max_layers() {
+        // Slots at or above the row's highest count are live in no column.
+        let highest = count.iter().copied().fold(0, u8::max);
+        for k in 0..highest {
             let material = &self.chunk.material[usize::from(k) * cells + z * n..][..n];
             row.lift(k, count, material);
         }
