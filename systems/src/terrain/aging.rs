@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, rewrite};
+use super::grid::{ROWS, scratch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -112,7 +112,7 @@ struct AgeRow<'a, 'l> {
     count: &'a mut [u16],
     material: &'a mut [u16],
     due: &'a mut [u16],
-    /// The scratch row the counters are rewritten through (`grid::rewrite`).
+    /// The scratch row the counters are rewritten through (`grid::scratch`).
     ages: &'a mut Vec<u16>,
 }
 
@@ -138,9 +138,18 @@ impl Kernel for AgeRow<'_, '_> {
         let highest = counts.iter().copied().fold(0, u8::max);
         for k in 0..usize::from(highest) {
             widen(&layers.material[k][cells.clone()], material);
-            rewrite(&mut layers.age[k][cells.clone()], ages, |old, new| {
-                age_slot(k as u16, inc, count, material, old, new, threshold, due)
-            });
+            let new = scratch(ages, cells.len());
+            age_slot(
+                k as u16,
+                inc,
+                count,
+                material,
+                &layers.age[k][cells.clone()],
+                new,
+                threshold,
+                due,
+            );
+            layers.age[k][cells.clone()].copy_from_slice(new);
         }
         due.iter().fold(0, |any, &d| any | d) != 0
     }

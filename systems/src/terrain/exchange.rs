@@ -15,7 +15,7 @@
 //! layers first), and cells under standing water.
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, rewrite};
+use super::grid::{ScratchRows, scratch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::stack_rows::{pick, pick_u32};
 use super::standing_water::grind;
@@ -130,7 +130,7 @@ pub(crate) struct ExchangeRow {
     /// How many cells need [`column`]: mostly none, and then the row is not
     /// scanned for them.
     slow_cells: u32,
-    /// Rows the changed slots' planes are rewritten through ([`rewrite`]).
+    /// Rows the changed slots' planes are rewritten through ([`scratch`]).
     rows: ScratchRows,
 }
 
@@ -194,20 +194,26 @@ impl ExchangeRow {
         if set != 0 {
             narrow(&self.slot, &mut self.slot16, u16::MAX);
             for k in slots_in(set, slots) {
-                rewrite(&mut layers.thickness[k][cells.clone()], &mut rows.f32, |old, new| {
-                    set_slot(k as u32, &self.slot, &self.value, old, new)
-                });
-                rewrite(&mut layers.age[k][cells.clone()], &mut rows.u16, |old, new| {
-                    restart_counters(k as u16, &self.slot16, old, new)
-                });
+                let new = scratch(&mut rows.f32, n);
+                set_slot(
+                    k as u32,
+                    &self.slot,
+                    &self.value,
+                    &layers.thickness[k][cells.clone()],
+                    new,
+                );
+                layers.thickness[k][cells.clone()].copy_from_slice(new);
+                let new = scratch(&mut rows.u16, n);
+                restart_counters(k as u16, &self.slot16, &layers.age[k][cells.clone()], new);
+                layers.age[k][cells.clone()].copy_from_slice(new);
             }
         }
         if filled != 0 {
             narrow(&self.fill, &mut self.fill8, u8::MAX);
             for k in slots_in(filled, slots) {
-                rewrite(&mut layers.material[k][cells.clone()], &mut rows.u8, |old, new| {
-                    fill_slot(k as u8, &self.fill8, old, new)
-                });
+                let new = scratch(&mut rows.u8, n);
+                fill_slot(k as u8, &self.fill8, &layers.material[k][cells.clone()], new);
+                layers.material[k][cells.clone()].copy_from_slice(new);
             }
         }
     }

@@ -88,7 +88,7 @@ pub(crate) fn shifted(row: &[f32], m: usize) -> [&[f32]; 3] {
     [&row[1..][..m], &row[..m], &row[2..][..m]]
 }
 
-/// Scratch rows of each lane width, for [`rewrite`].
+/// Scratch rows of each lane width, for [`scratch`].
 #[derive(Default)]
 pub(crate) struct ScratchRows {
     pub(crate) f32: Vec<f32>,
@@ -96,8 +96,9 @@ pub(crate) struct ScratchRows {
     pub(crate) u8: Vec<u8>,
 }
 
-/// Rewrites `plane` (a row of cells) as `kernel` computes it from the old
-/// values, by way of the scratch `row`.
+/// The scratch `row` as `len` cells: a kernel that changes a few cells of a
+/// plane writes the plane's new row here from the old one, and the row is
+/// then copied over the plane.
 ///
 /// A loop that stores into a plane a select of what it read from the same
 /// cells compiles to masked stores under AVX-512, which leave the lanes that
@@ -105,10 +106,11 @@ pub(crate) struct ScratchRows {
 /// clear costs about 200 ns, some 3,000 times a full store, and a row that
 /// changes a few cells of a layer plane is mostly such stores: they took
 /// hydraulic erosion 60 % of its time on a fresh landscape. Computed into a
-/// separate row and copied back, every store is a full one.
+/// separate row and copied back, every store is a full one. (The kernel is
+/// called directly, not passed in as a closure: a closure's body is not
+/// compiled for the wider registers of the `Kernel` that calls it.)
 #[inline(always)]
-pub(crate) fn rewrite<T: Copy + Default>(plane: &mut [T], row: &mut Vec<T>, kernel: impl FnOnce(&[T], &mut [T])) {
-    row.resize(plane.len(), T::default());
-    kernel(plane, row);
-    plane.copy_from_slice(row);
+pub(crate) fn scratch<T: Copy + Default>(row: &mut Vec<T>, len: usize) -> &mut [T] {
+    row.resize(len, T::default());
+    &mut row[..len]
 }

@@ -17,7 +17,7 @@
 //! written back unchanged, for the caller to redo with [`Layers`].
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, rewrite};
+use super::grid::{ScratchRows, scratch};
 
 /// One row of layer stacks in 32-bit lanes (slot `k` of cell `x` at
 /// `k·n + x`), and which of its cells change.
@@ -41,7 +41,7 @@ pub(crate) struct StackRows {
     /// The ground of each column, summed while storing, and the sum with
     /// the next slot, swapped in.
     ground: [Vec<f32>; 2],
-    /// Rows that rows changed in a few lanes are rewritten through ([`rewrite`]).
+    /// Rows that rows changed in a few lanes are rewritten through ([`scratch`]).
     rows: ScratchRows,
 }
 
@@ -93,22 +93,23 @@ impl StackRows {
                 break;
             }
             let cells = k * n..(k + 1) * n;
-            let fresh = &mut self.fresh[cells.clone()];
-            rewrite(&mut self.thickness[cells], &mut self.rows.f32, |old, new| {
-                take_slot(
-                    k as u32 + 1,
-                    old,
-                    new,
-                    fresh,
-                    &mut self.count,
-                    amount,
-                    removed,
-                    taking,
-                    done,
-                )
-            });
+            let new = scratch(&mut self.rows.f32, n);
+            take_slot(
+                k as u32 + 1,
+                &self.thickness[cells.clone()],
+                new,
+                &mut self.fresh[cells.clone()],
+                &mut self.count,
+                amount,
+                removed,
+                taking,
+                done,
+            );
+            self.thickness[cells].copy_from_slice(new);
         }
-        rewrite(removed, &mut self.rows.f32, |old, new| end_take(done, amount, old, new));
+        let new = scratch(&mut self.rows.f32, n);
+        end_take(done, amount, removed, new);
+        removed[..n].copy_from_slice(new);
     }
 
     /// [`Layers::push`] of `amount[x]` of `material` onto every active
@@ -157,7 +158,7 @@ impl StackRows {
             sum.clear();
             sum.resize(n, 0.0);
         }
-        let rows = &mut self.rows.f32;
+        let rows = &mut self.rows;
         for k in 0..self.slots {
             let cells = k * n..(k + 1) * n;
             let thickness = &self.thickness[cells.clone()];
@@ -167,24 +168,27 @@ impl StackRows {
             if !changes(keep, &self.fresh[cells.clone()]) {
                 continue;
             }
-            rewrite(&mut layers.thickness[k][start..][..n], rows, |old, new| {
-                keep_lanes_of(keep, thickness, old, new)
-            });
-            let material = &self.material[cells.clone()];
-            rewrite(&mut layers.material[k][start..][..n], &mut self.rows.u8, |old, new| {
-                keep_bytes_of(keep, material, old, new)
-            });
-            let fresh = &self.fresh[cells];
-            rewrite(&mut layers.age[k][start..][..n], &mut self.rows.u16, |old, new| {
-                restart_kept(keep, fresh, old, new)
-            });
+            let new = scratch(&mut rows.f32, n);
+            keep_lanes_of(keep, thickness, &layers.thickness[k][start..][..n], new);
+            layers.thickness[k][start..][..n].copy_from_slice(new);
+            let new = scratch(&mut rows.u8, n);
+            keep_bytes_of(
+                keep,
+                &self.material[cells.clone()],
+                &layers.material[k][start..][..n],
+                new,
+            );
+            layers.material[k][start..][..n].copy_from_slice(new);
+            let new = scratch(&mut rows.u16, n);
+            restart_kept(keep, &self.fresh[cells], &layers.age[k][start..][..n], new);
+            layers.age[k][start..][..n].copy_from_slice(new);
         }
-        rewrite(&mut layers.ground[start..][..n], rows, |old, new| {
-            keep_lanes_of(keep, &self.ground[0], old, new)
-        });
-        rewrite(&mut layers.count[start..][..n], &mut self.rows.u8, |old, new| {
-            keep_bytes_of(keep, &self.count, old, new)
-        });
+        let new = scratch(&mut rows.f32, n);
+        keep_lanes_of(keep, &self.ground[0], &layers.ground[start..][..n], new);
+        layers.ground[start..][..n].copy_from_slice(new);
+        let new = scratch(&mut rows.u8, n);
+        keep_bytes_of(keep, &self.count, &layers.count[start..][..n], new);
+        layers.count[start..][..n].copy_from_slice(new);
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.
@@ -400,7 +404,7 @@ fn restart_kept(keep: &[u32], fresh: &[u32], old: &[u16], new: &mut [u16]) {
 /// which x86's SSE2 cannot vectorize; masks keep the store unconditional
 /// there. Under AVX-512 the compiler still sees the select and stores with
 /// a mask, which costs AMD Zen 4 dearly when the mask is empty: such loops
-/// write a separate row instead ([`rewrite`]).
+/// write a separate row instead ([`scratch`]).
 #[inline(always)]
 pub(crate) fn pick(c: bool, a: f32, b: f32) -> f32 {
     f32::from_bits(pick_u32(c, a.to_bits(), b.to_bits()))

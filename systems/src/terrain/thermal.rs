@@ -495,7 +495,7 @@ impl RowScratch {
     /// Where slot `k` is live, the top so far becomes the bed and slot `k`'s
     /// `material` the top: written into the other pair of rows and swapped
     /// in, since rows rewritten in place in a few lanes compile to masked
-    /// stores (see `grid::rewrite`).
+    /// stores (see `grid::scratch`).
     #[inline(always)]
     fn lift(&mut self, k: u8, count: &[u8], material: &[u8]) {
         let [top, bed] = &mut self.lifted;
