@@ -104,9 +104,10 @@ pub(crate) struct ScratchRows {
 /// cells compiles to masked stores under AVX-512, which leave the lanes that
 /// keep their value unwritten. On AMD Zen 4 a masked store whose mask is all
 /// clear costs about 200 ns, some 3,000 times a full store, and a row that
-/// changes a few cells of a layer plane is mostly such stores: they took
-/// hydraulic erosion 60 % of its time on a fresh landscape. Computed into a
-/// separate row and copied back, every store is a full one. (The kernel is
+/// changes a few cells of a layer plane is mostly such stores: on a loaded
+/// machine they took hydraulic erosion 60 % of its time on a fresh
+/// landscape, and on a quiet one they cost its first iterations most.
+/// Computed into a separate row and copied back, every store is a full one. (The kernel is
 /// called directly, not passed in as a closure: a closure's body is not
 /// compiled for the wider registers of the `Kernel` that calls it.)
 #[inline(always)]
