@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, scratch};
+use super::grid::{ROWS, highest, scratch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -135,7 +135,7 @@ impl Kernel for AgeRow<'_, '_> {
         widen(counts, count);
         due.fill(0);
         // Slots above the row's highest layer hold no live counter.
-        let highest = counts.iter().copied().fold(0, u8::max);
+        let highest = highest(counts);
         for k in 0..usize::from(highest) {
             widen(&layers.material[k][cells.clone()], material);
             let new = scratch(ages, cells.len());

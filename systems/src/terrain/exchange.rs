@@ -15,7 +15,7 @@
 //! layers first), and cells under standing water.
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, scratch};
+use super::grid::{ScratchRows, highest, scratch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::stack_rows::{pick, pick_u32};
 use super::standing_water::grind;
@@ -158,7 +158,7 @@ impl ExchangeRow {
         self.value.resize(n, 0.0);
         self.slot16.resize(n, 0);
         self.fill8.resize(n, 0);
-        let highest = layers.count[start..][..n].iter().copied().fold(0, u8::max);
+        let highest = highest(&layers.count[start..][..n]);
         // Slots above the row's highest layer hold nothing to read; one of
         // them may receive a new layer.
         let slots = (usize::from(highest) + 1).min(layers.material.len());

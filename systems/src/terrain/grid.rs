@@ -88,6 +88,13 @@ pub(crate) fn shifted(row: &[f32], m: usize) -> [&[f32]; 3] {
     [&row[1..][..m], &row[..m], &row[2..][..m]]
 }
 
+/// The most layers any column of a row has (`count`: its layer counts):
+/// slots at or above it are live in no column, and the row kernels skip them.
+#[inline(always)]
+pub(crate) fn highest(count: &[u8]) -> u8 {
+    count.iter().copied().fold(0, u8::max)
+}
+
 /// Scratch rows of each lane width, for [`scratch`].
 #[derive(Default)]
 pub(crate) struct ScratchRows {

@@ -17,7 +17,7 @@
 //! written back unchanged, for the caller to redo with [`Layers`].
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, scratch};
+use super::grid::{ScratchRows, highest, scratch};
 
 /// One row of layer stacks in 32-bit lanes (slot `k` of cell `x` at
 /// `k·n + x`), and which of its cells change.
@@ -54,7 +54,7 @@ impl StackRows {
         let count = &layers.count[start..][..n];
         // Slots above the row's highest layer hold nothing to change: load one
         // for a push and leave the rest.
-        let highest = count.iter().copied().fold(0, u8::max);
+        let highest = highest(count);
         let slots = (usize::from(highest) + 1).min(layers.material.len());
         (self.n, self.slots) = (n, slots);
         self.count.clear();

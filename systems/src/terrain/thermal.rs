@@ -36,7 +36,7 @@
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
-use super::grid::{Grid, ROWS, neighbour_row};
+use super::grid::{Grid, ROWS, highest, neighbour_row};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;
@@ -446,9 +446,7 @@ impl Planner<'_> {
             plane.clear();
             plane.resize(n, NONE);
         }
-        // Slots at or above the row's highest count are live in no column.
-        let highest = count.iter().copied().fold(0, u8::max);
-        for k in 0..highest {
+        for k in 0..highest(count) {
             let material = &self.chunk.material[usize::from(k) * cells + z * n..][..n];
             row.lift(k, count, material);
         }
