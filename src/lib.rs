@@ -140,11 +140,11 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
         let (segments, trees) = (grown.stats.segments as u64, grown.stats.trees as u64);
         estimate.push(memory::forest(segments, grown.stats.leaves as u64, trees));
         limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
-        grown
+        let trees = grown
             .spawn(&mut app.world.entities)
             .map_err(|e| forest_error(scene, ForestError::Tree(e)))?;
         if let Some(mut batch) = app.world.resources.get_mut::<tree::TreeBatch>() {
-            grown.push_leaves(&mut batch.leaves);
+            grown.dress(&trees, &mut batch);
         }
         app.world.resources.insert(grown.stats);
     }
