@@ -154,6 +154,11 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
     }
     let world = scene.world.as_ref().map(|w| world::build(&mut app, w, seed));
     let world = world.transpose().map_err(|e| world_error(scene, e))?;
+    if let (Some(w), Some(streamer)) = (&scene.world, &world) {
+        // The variants are grown by now; the chunks, with their trees, stream in later.
+        estimate.push(memory::world_trees(w, streamer.content()));
+        limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
+    }
     app.world.resources.insert(sway_wind(scene));
     app.world.resources.insert(scene.camera);
     app.world.resources.insert(scene.sun);
