@@ -96,8 +96,7 @@ fn the_shaders_wind_is_the_grass_wind() {
 fn scene_wind(text: &str) -> SwayWind {
     let scene = Scene::from_str(text, "wind.ron").unwrap();
     let app = sylva::build(&scene, 1).unwrap();
-    let wind = app.world.resources.get::<SwayWind>().unwrap().clone();
-    wind
+    app.world.resources.get::<SwayWind>().unwrap().clone()
 }
 
 #[test]
