@@ -1,10 +1,11 @@
 // Leaves: one card per instance (six vertices), centred on the leaf, in the plane its normal
 // gives, turned about the normal by a hash of the position. The whole card sways by a wind
-// offset that is a function of its position and the time only.
+// offset that is a function of its position, the time and the frame's wind only.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
+#include "wind.glsl"
 
 layout(push_constant) uniform Leaf {
     vec4 play; // x: time (s), y: sway amplitude (m)
@@ -34,12 +35,15 @@ vec3 hash3(vec3 p) {
     return fract((p.xxy + p.yxx) * p.zyx);
 }
 
-// Crowns lean with a slow wave that travels across the world, leaves flutter on top.
+// Crowns lean with the wind the grass moves in (wind.glsl at the leaf, the frame's wind time),
+// saturating: half the sway at 4 m/s, never the whole; leaves flutter on top, faster and
+// wider as the wind rises.
 vec3 sway(vec3 p, float phase) {
-    float t = pc.play.x;
-    float wave = sin(t * 1.3 + dot(p.xz, vec2(0.11, 0.07)));
-    float flutter = sin(t * 4.7 + phase * 6.2832);
-    return pc.play.y * vec3(wave + 0.4 * flutter, 0.3 * flutter, 0.6 * wave);
+    vec3 w = wind_sample(p, pc.play.x * g.wind.play.x) * g.wind.play.y;
+    float speed = length(w);
+    vec3 lean = w / (speed + 4.0);
+    float flutter = sin(pc.play.x * (3.0 + 0.5 * speed) + phase * 6.2832) * speed / (speed + 2.0);
+    return pc.play.y * (lean + 0.3 * flutter * vec3(0.6, 0.5, -0.6));
 }
 
 void main() {

@@ -142,11 +142,11 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
         let (segments, trees) = (grown.stats.segments as u64, grown.stats.trees as u64);
         estimate.push(memory::forest(segments, grown.stats.leaves as u64, trees));
         limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
-        grown
+        let trees = grown
             .spawn(&mut app.world.entities)
             .map_err(|e| forest_error(scene, ForestError::Tree(e)))?;
         if let Some(mut batch) = app.world.resources.get_mut::<tree::TreeBatch>() {
-            grown.push_leaves(&mut batch.leaves);
+            grown.dress(&trees, &mut batch);
         }
         app.world.resources.insert(grown.stats);
     }
@@ -156,6 +156,12 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
     }
     let world = scene.world.as_ref().map(|w| world::build(&mut app, w, seed));
     let world = world.transpose().map_err(|e| world_error(scene, e))?;
+    if let (Some(w), Some(streamer)) = (&scene.world, &world) {
+        // The variants are grown by now; the chunks, with their trees, stream in later.
+        estimate.push(memory::world_trees(w, streamer.content()));
+        limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
+    }
+    app.world.resources.insert(sway_wind(scene));
     app.world.resources.insert(scene.camera);
     app.world.resources.insert(scene.sun);
     Ok(Built {
@@ -283,6 +289,17 @@ pub fn simulate_headless(app: &mut App, frames: u32, steps_per_frame: u32, mut o
     }
 }
 
+/// The wind the scene's crowns sway in: its grass's (the `grass` section's, else its world's
+/// when that grows grass), or a breeze.
+fn sway_wind(scene: &Scene) -> sylva_runtime::extract::SwayWind {
+    let world = scene.world.as_ref().map(|w| &w.grass).filter(|g| !g.species.is_empty());
+    match (&scene.grass, world) {
+        (Some(g), _) => g.wind.sway(g.wind_power, g.wave_speed),
+        (None, Some(g)) => g.wind.sway(g.wind_power, g.wave_speed),
+        (None, None) => grass::wind::breeze().sway(1.0, 1.0),
+    }
+}
+
 #[cfg(feature = "render")]
 /// Draws the app's extraction batches — springs, trees and their leaves, attractor points
 /// (when `show_points`), terrain — with the scene's camera and sun.
@@ -296,6 +313,9 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     let mut attractors = res.get_mut::<sylva_systems::colonize::AttractorBatch>();
     let mut terrain = res.get_mut::<TerrainBatch>();
     let mut grass = res.get_mut::<sylva_runtime::extract::GrassBatch>();
+    if let Some(wind) = res.get::<sylva_runtime::extract::SwayWind>() {
+        renderer.set_wind(&wind);
+    }
     let (mut cylinders, mut leaves) = (Vec::new(), Vec::new());
     if let Some(s) = springs.as_deref_mut() {
         cylinders.push(&mut s.cylinders);

@@ -6,8 +6,9 @@
 //! layer slots is valid and needs about 160 GiB). [`build_all`](crate::build_all)
 //! therefore adds up what each section will allocate as soon as its counts are
 //! known — the terrain, chains, attractors, grass (its blades derived) and the
-//! world from the scene alone, a forest once its variants are grown and before its segments are
-//! spawned — and refuses a scene over its [`MemoryLimit`] with an error at the
+//! world's ground from the scene alone, a forest once its variants are grown and before its
+//! segments are spawned, a world's trees once its variants are grown and before a chunk streams
+//! in — and refuses a scene over its [`MemoryLimit`] with an error at the
 //! field that costs the most.
 //!
 //! The bytes per unit are measured (peak RSS over two sizes of each scene kind on
@@ -29,6 +30,7 @@
 use std::fmt;
 
 use sylva_systems::grass::GrassSettings;
+use sylva_systems::world::{WorldContent, WorldParams};
 
 use crate::Scene;
 
@@ -52,6 +54,12 @@ const ATTRACTOR: u64 = 64;
 const WORLD_CELL: u64 = 48;
 /// Bytes per layer slot of a world chunk's cell.
 const WORLD_SLOT: u64 = 7;
+/// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch and
+/// again on the GPU (start, end, two radii, colour: 36 bytes each).
+pub const WORLD_SEGMENT: u64 = 2 * 36;
+/// Bytes per leaf of a resident world chunk: in the chunk's batch (position, normal, size,
+/// colour: 32 bytes) and on the GPU (the same and its rank: 36).
+pub const WORLD_LEAF: u64 = 32 + 36;
 
 /// What one part of a scene will take.
 #[derive(Clone, Debug, PartialEq)]
@@ -243,18 +251,63 @@ pub fn estimate(scene: &Scene) -> Estimate {
         grass(&mut e, &g);
     }
     if let Some(w) = &scene.world {
-        // Chunks within the evict radius of one viewer, the ring around it included.
-        let across = (2.0 * w.evict_radius / w.chunk_size()).ceil() as u64 + 2;
+        let resident = resident_chunks(w);
         let cells = u64::from(w.chunk_cells).pow(2);
         let per_cell = WORLD_CELL + WORLD_SLOT * u64::from(w.terrain.max_layers);
-        let what = format!("up to {} resident chunks of {}² cells", across * across, w.chunk_cells);
-        e.add(
-            "world.evict_radius",
-            what,
-            (across * across).saturating_mul(cells * per_cell),
-        );
+        let what = format!("up to {resident} resident chunks of {}² cells", w.chunk_cells);
+        e.add("world.evict_radius", what, resident.saturating_mul(cells * per_cell));
     }
     e
+}
+
+/// Chunks within the evict radius of one viewer, the ring around it included.
+fn resident_chunks(w: &WorldParams) -> u64 {
+    let across = (2.0 * w.evict_radius / w.chunk_size()).ceil() as u64 + 2;
+    across * across
+}
+
+/// Trees one chunk of `w` holds of each species, expected: its candidates (density × area)
+/// thinned by the spacing as a Matérn type II process (a candidate survives when no
+/// candidate within the min distance has a higher priority, the placement's hashed rule:
+/// share (1 − e^(−m)) / m of m = λπd², λ the candidates of every species per m²). Every
+/// candidate is taken to pass the slope, height and material rules, which depend on ground
+/// not generated yet: on land where the species grows this is the count, elsewhere fewer.
+pub fn trees_per_chunk(w: &WorldParams) -> Vec<f64> {
+    let area = f64::from(w.chunk_size()).powi(2);
+    let candidates: Vec<f64> = (w.trees.iter())
+        .map(|t| f64::from(t.placement.density) * area / 10_000.0)
+        .collect();
+    let lambda = candidates.iter().sum::<f64>() / area;
+    (w.trees.iter().zip(&candidates))
+        .map(|(t, &n)| {
+            let m = lambda * std::f64::consts::PI * f64::from(t.placement.min_distance).powi(2);
+            if m > 0.0 { n * -(-m).exp_m1() / m } else { n }
+        })
+        .collect()
+}
+
+/// The part of a world's trees and leaves, once its variants are grown (`content`): per
+/// resident chunk ([`estimate`]'s count), each species' expected trees ([`trees_per_chunk`])
+/// times its variants' mean segments and leaves, in the chunk's batches and on the GPU.
+pub fn world_trees(w: &WorldParams, content: &WorldContent) -> Part {
+    let mut per_chunk = 0.0;
+    let mut trees = 0.0;
+    for (kind, n) in content.trees.iter().zip(trees_per_chunk(w)) {
+        let variants = kind.variants.len().max(1) as f64;
+        let segments = kind.variants.iter().map(|g| g.len()).sum::<usize>() as f64 / variants;
+        let leaves = kind.leaves.iter().map(|l| l.len()).sum::<usize>() as f64 / variants;
+        per_chunk += n * (segments * WORLD_SEGMENT as f64 + leaves * WORLD_LEAF as f64);
+        trees += n;
+    }
+    let resident = resident_chunks(w);
+    Part {
+        field: "world.trees".into(),
+        what: format!(
+            "up to {resident} resident chunks × about {trees:.0} trees and {:.1} MB of cylinders and leaves",
+            per_chunk / 1e6
+        ),
+        bytes: (per_chunk * resident as f64) as u64,
+    }
 }
 
 /// A grass section: its blades and, per species, the bake's textures.

@@ -211,3 +211,27 @@ fn a_colonize_scene_can_grow_while_the_app_runs() {
         .unwrap();
     assert_eq!(batch.points.len(), expected.attractors_left);
 }
+
+#[test]
+fn forest_trees_wear_their_species_bark() {
+    let mut scene = Scene::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/forest.ron"))).unwrap();
+    let forest = scene.forest.as_mut().unwrap();
+    forest.placement.count = 60;
+    for s in &mut forest.species {
+        s.variants = 1;
+    }
+    let barks: Vec<[u8; 4]> = forest.species.iter().map(|s| s.look.bark).collect();
+    let mut app = sylva::build(&scene, 2).unwrap();
+    app.advance(1);
+    // Every segment in some species' bark, and every species' bark on some segment.
+    let stats = app.world.resources.get::<ForestStats>().unwrap().clone();
+    assert!(stats.per_species.iter().all(|&n| n > 0), "{:?}", stats.per_species);
+    let batch = app.world.resources.get::<sylva::systems::tree::TreeBatch>().unwrap();
+    let mut per_bark = vec![0; barks.len()];
+    for c in &batch.cylinders.colour {
+        let s = barks.iter().position(|b| b == c);
+        per_bark[s.unwrap_or_else(|| panic!("{c:?} is no species' bark"))] += 1;
+    }
+    assert!(per_bark.iter().all(|&n| n > 0), "{per_bark:?}");
+    assert_eq!(per_bark.iter().sum::<usize>(), stats.segments);
+}

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use sylva::memory::{MemoryLimit, estimate};
+use sylva::memory::{self, MemoryLimit, estimate};
 use sylva::{BuildError, Scene, SceneError};
 
 fn refused(scene: &Scene, limit: MemoryLimit) -> SceneError {
@@ -97,4 +97,91 @@ fn the_cli_takes_a_limit_and_refuses_over_it() {
     assert!(run("none").status.success());
     let out = run("lots");
     assert!(String::from_utf8_lossy(&out.stderr).contains("512M or 8G"));
+}
+
+/// Bytes of cylinders and leaves per resident chunk of the bundled world in chunks of 64 m (so
+/// it streams quickly: the estimate is per area), settled around each of its flight's
+/// waypoints in turn, `rules` or not; and the estimate per resident chunk.
+fn world_trees_measured(rules: bool) -> (Vec<u64>, u64) {
+    use sylva::memory::{WORLD_LEAF, WORLD_SEGMENT};
+    use sylva::runtime::glam::Vec3;
+    use sylva::runtime::stream::Viewer;
+    use sylva::systems::placement::Rules;
+    use sylva::systems::world::{WorldBatch, WorldState};
+    let mut scene = Scene::world();
+    let w = scene.world.as_mut().unwrap();
+    w.chunk_cells = 64;
+    w.load_radius = 5.0 * w.chunk_size();
+    w.evict_radius = 5.5 * w.chunk_size();
+    w.near_radius = None;
+    if let Some(b) = &mut w.terrain.basins {
+        b.domain_chunks = 64;
+    }
+    if !rules {
+        for t in &mut w.trees {
+            t.placement.rules = Rules::default();
+        }
+    }
+    let w = w.clone();
+    let mut built = sylva::build_within(&scene, 1, MemoryLimit::NONE).unwrap();
+    let streamer = built.world.as_mut().unwrap();
+    let part = memory::world_trees(&w, streamer.content());
+    let across = (2.0 * w.evict_radius / w.chunk_size()).ceil() as u64 + 2;
+    let mut measured = Vec::new();
+    for &at in &w.flight.waypoints {
+        let viewer = [Viewer {
+            position: at,
+            forward: Vec3::X,
+        }];
+        streamer.settle(&mut built.app, &viewer, |_| {});
+        let res = &built.app.world.resources;
+        let resident = res.get::<WorldState>().unwrap().resident() as u64;
+        let batch = res.get::<WorldBatch>().unwrap();
+        let segments: usize = batch.chunks.iter().map(|c| c.len()).sum();
+        let leaves: usize = batch.leaves.iter().map(|l| l.len()).sum();
+        measured.push((segments as u64 * WORLD_SEGMENT + leaves as u64 * WORLD_LEAF) / resident);
+    }
+    let estimated = part.bytes / (across * across);
+    eprintln!(
+        "rules {rules}: {measured:?} bytes per chunk measured, {estimated} estimated; {}",
+        part.what
+    );
+    (measured, estimated)
+}
+
+#[test]
+fn a_world_counts_its_trees_per_resident_chunk() {
+    // Without rules every candidate may stand: the estimate is the count, up to the spacing's
+    // thinning (Matérn II in the estimate, hashed priorities over 3 × 3 chunks in the world),
+    // the variants picked (their mean in the estimate), and ground that stands none (the
+    // flight's last waypoint is mostly not land).
+    let (measured, estimated) = world_trees_measured(false);
+    let densest = *measured.iter().max().unwrap();
+    let ratio = estimated as f64 / densest as f64;
+    assert!(
+        (0.85..1.25).contains(&ratio),
+        "estimated {estimated}, measured {measured:?}"
+    );
+    assert!(
+        measured.iter().filter(|&&m| m * 5 > estimated * 4).count() >= 3,
+        "{measured:?}"
+    );
+    // With the bundled rules (regolith only, slope and height bands) a fifth of the candidates
+    // stand where trees are densest, fewer elsewhere: the estimate, which cannot know the ground
+    // before it is generated, counts them all, so it bounds what a chunk holds.
+    let (measured, estimated) = world_trees_measured(true);
+    let densest = *measured.iter().max().unwrap();
+    assert!(densest > 0);
+    assert!(estimated >= densest, "{estimated} < {densest}");
+    assert!(estimated <= 6 * densest, "{estimated} > 6 × {densest}");
+}
+
+#[test]
+fn a_world_is_refused_at_its_trees_once_they_are_grown() {
+    let scene = Scene::world();
+    let before = estimate(&scene).total();
+    // Room for the ground, not for the trees of every resident chunk.
+    let e = refused(&scene, MemoryLimit::bytes(before + (1 << 20)));
+    assert_eq!(e.field.as_deref(), Some("world.trees"), "{e}");
+    assert!(e.message.contains("resident chunks × about"), "{e}");
 }

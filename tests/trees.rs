@@ -172,3 +172,24 @@ fn colonization_scenes_grow_the_same_trees_on_any_thread_count() {
         assert!(s.start.is_finite() && s.end.is_finite() && s.end_radius > 0.0);
     }
 }
+
+#[test]
+fn a_scene_tree_wears_its_species_bark() {
+    let mut s = scene("fig6_1b.ron");
+    let bark = [120, 40, 200, 255];
+    s.tree.as_mut().unwrap().look.bark = bark;
+    let mut app = sylva::build(&s, 1).unwrap();
+    let before = app.state_hash().unwrap();
+    app.advance(1);
+    let batch = app.world.resources.get::<TreeBatch>().unwrap();
+    assert_eq!(batch.cylinders.len(), 13_121);
+    assert!(batch.cylinders.colour.iter().all(|&c| c == bark));
+    drop(batch);
+    // The look only shows: it is in no state the hash sees.
+    let mut plain = sylva::build(&scene("fig6_1b.ron"), 1).unwrap();
+    assert_eq!(plain.state_hash().unwrap(), before);
+    plain.advance(1);
+    let default = sylva::systems::tree::TreeLook::default().bark;
+    let batch = plain.world.resources.get::<TreeBatch>().unwrap();
+    assert!(batch.cylinders.colour.iter().all(|&c| c == default));
+}

@@ -375,6 +375,76 @@ pub struct GrassBatch {
     pub time: f32,
 }
 
+/// Most winds a [`SwayWind`] hands the renderer (the grass's `MAX_WINDS`).
+pub const SWAY_WINDS: usize = 4;
+/// Most gusts the renderer sways leaves with in one frame: those active at its time, in
+/// order.
+pub const SWAY_GUSTS: usize = 4;
+
+/// One wind of a [`SwayWind`]: three lattice value noises over ground × time (strength, polar
+/// and azimuth deflection), as sylva-systems' `grass::wind::Wind` evaluates them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SwayNoise {
+    /// Per noise, the node hash's state after the wind's seed and the noise's index (the
+    /// first two of the five words `rng::hash_words` folds), so a shader hashes only the
+    /// lattice point.
+    pub keys: [u64; 3],
+    /// Smallest strength and its modulation, m/s.
+    pub power: [f32; 2],
+    /// Largest polar and azimuth deflection, radians.
+    pub deflection: [f32; 2],
+    /// Lattice nodes per second along time.
+    pub frequency: f32,
+    /// Standard deviation of the node values.
+    pub deviation: f32,
+    /// Metres between lattice nodes on the ground.
+    pub spacing: f32,
+    /// The unit main direction on the ground, (x, z).
+    pub direction: [f32; 2],
+    /// Seconds at which it switches on and off.
+    pub active: [f32; 2],
+}
+
+/// A local, time-limited push of a [`SwayWind`] (sylva-systems' `grass::wind::Gust`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SwayGust {
+    /// Centre on the ground (y ignored).
+    pub center: Vec3,
+    /// Reach, metres.
+    pub radius: f32,
+    /// Start, seconds.
+    pub start: f32,
+    /// Duration, seconds.
+    pub duration: f32,
+    /// Peak wind velocity, m/s.
+    pub velocity: Vec3,
+}
+
+/// The wind crowns sway in: the scene's grass wind (or a breeze where there is no grass), as
+/// the renderer evaluates it per leaf at time `frame time × time_scale`. Default: still air.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SwayWind {
+    /// The winds, summed; at most [`SWAY_WINDS`] reach the renderer.
+    pub winds: Vec<SwayNoise>,
+    /// The gusts, added; the renderer takes the first [`SWAY_GUSTS`] active at its time.
+    pub gusts: Vec<SwayGust>,
+    /// Wind velocity factor (the grass's `wind_power`).
+    pub power: f32,
+    /// Wind seconds per frame second (the grass's `wave_speed`).
+    pub time_scale: f32,
+}
+
+impl SwayWind {
+    /// Whether any wind blows at some time.
+    ///
+    /// ```
+    /// assert!(!sylva_runtime::extract::SwayWind::default().blows());
+    /// ```
+    pub fn blows(&self) -> bool {
+        self.power > 0.0 && !(self.winds.is_empty() && self.gusts.is_empty())
+    }
+}
+
 /// A perspective camera.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -81,7 +81,7 @@ pub struct TreeRecipe<'a> {
 }
 
 /// Builds a scene's L-system tree (scene section `tree`) into `app`: grows it on the app's pool,
-/// spawns it at `placement`, adds its leaves (the grammar's and the tip clusters of its look) to
+/// spawns it at `placement` in its look's bark, adds its leaves (the grammar's and the tip clusters of its look) to
 /// the [`TreeBatch`], puts its [`TreeStats`] into the app, and returns it (for export), its
 /// leaves included.
 pub fn build(app: &mut App, recipe: TreeRecipe<'_>, placement: Placement, seed: u64) -> Result<GrownTree, GrowError> {
@@ -92,10 +92,11 @@ pub fn build(app: &mut App, recipe: TreeRecipe<'_>, placement: Placement, seed: 
         look,
     } = recipe;
     let mut grown = app.in_pool(|| grow_lsystem_tree(lsystem, radii, mesh, seed))?;
-    spawn_tree(&mut app.world.entities, &grown.graph, placement)?;
+    let tree = spawn_tree(&mut app.world.entities, &grown.graph, placement)?;
     let seed = seed.wrapping_add(lsystem.seed_offset);
     grown.leaves = grow_leaves(&grown.graph, &grown.leaves, look, placement.scale, seed);
     if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
+        batch.set_bark(tree, look.bark);
         push_leaves(&mut batch.leaves, &grown.leaves, placement, 0.0, look.leaf_colour);
     }
     app.world.resources.insert(grown.stats);

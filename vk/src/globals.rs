@@ -17,11 +17,21 @@ use crate::frame::{Atmosphere, View};
 use crate::memory::{Buffer, Memory};
 use crate::pod::{Pod, bytes_of};
 use crate::shadow::{SHADOW_TEXELS, ShadowMap};
+use crate::wind::WindBlock;
+
+/// The bytes of a frame's constants that hold only `wind` (the wind probe's), the rest zero.
+pub(crate) fn with_wind(wind: WindBlock) -> Vec<u8> {
+    bytes_of(&Block {
+        wind,
+        ..Block::default()
+    })
+    .to_vec()
+}
 
 /// The `Globals` block of `shaders/globals.glsl` (std140). New fields go at the
 /// end: a shader declaring an older prefix of the block still reads it right.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Block {
     view_proj: [f32; 16],
     camera: [f32; 4],
@@ -35,9 +45,11 @@ struct Block {
     ground_haze: [f32; 4],
     light_view_proj: [f32; 16],
     shadow: [f32; 4],
+    wind: WindBlock,
 }
 
-// SAFETY: repr(C) of 64- and 16-byte arrays of `f32`: no padding.
+// SAFETY: repr(C) of 64- and 16-byte arrays of `f32` and a `WindBlock` (16-byte arrays of
+// 4-byte elements): no padding.
 unsafe impl Pod for Block {}
 
 /// The frame's constants twice: as the camera sees (the surfaces' set) and as the sun
@@ -100,15 +112,15 @@ impl Globals {
         self.slots[slot].sun.0.raw()
     }
 
-    /// Writes frame slot `slot`'s constants, with the sun's view-projection `light`; the
-    /// slot's last frame must be finished.
+    /// Writes frame slot `slot`'s constants, with the sun's view-projection `light` and the
+    /// `wind`; the slot's last frame must be finished.
     pub fn write(
         &mut self,
         slot: usize,
         view: &View,
-        sun: &Sun,
-        a: &Atmosphere,
+        (sun, a): (&Sun, &Atmosphere),
         light: Mat4,
+        wind: WindBlock,
     ) -> Result<(), RenderError> {
         let mut block = Block {
             view_proj: view.view_proj.to_cols_array(),
@@ -123,6 +135,7 @@ impl Globals {
             ground_haze: a.ground_haze.extend(0.0).to_array(),
             light_view_proj: light.to_cols_array(),
             shadow: [a.shadow_strength.clamp(0.0, 1.0), 1.0 / SHADOW_TEXELS as f32, 0.0, 0.0],
+            wind,
         };
         let slot = &mut self.slots[slot];
         slot.camera.1.write(bytes_of(&block), "globals")?;

@@ -128,7 +128,7 @@ fn check(layer: &GrassLayer, queries: &[(u32, f32, f32, f32)]) -> Result<(), Ren
 }
 
 /// A host-visible buffer holding `data`.
-fn host_buffer(
+pub(crate) fn host_buffer(
     memory: &Arc<Memory>,
     data: &[u8],
     usage: vk::BufferUsageFlags,
@@ -140,7 +140,7 @@ fn host_buffer(
 }
 
 /// Records: one invocation per query (64 per group), its results made visible to the host.
-fn record_dispatch(d: &ash::Device, cmd: vk::CommandBuffer, queries: u32) {
+pub(crate) fn record_dispatch(d: &ash::Device, cmd: vk::CommandBuffer, queries: u32) {
     let to_host = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::SHADER_WRITE)
         .dst_access_mask(vk::AccessFlags::HOST_READ);
@@ -160,7 +160,7 @@ fn record_dispatch(d: &ash::Device, cmd: vk::CommandBuffer, queries: u32) {
 }
 
 /// The first three values of each of `count` results.
-fn results(output: &Buffer, count: usize) -> Result<Vec<Vec3>, RenderError> {
+pub(crate) fn results(output: &Buffer, count: usize) -> Result<Vec<Vec3>, RenderError> {
     let out = output
         .mapped()
         .ok_or_else(|| RenderError::Memory("probe results are not host-visible".into()))?;

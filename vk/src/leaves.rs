@@ -34,8 +34,9 @@ const INSTANCE: &[Attribute] = &[
     Attribute::FLOAT,
 ];
 
-/// How far a crown sways, metres (the wind offset's amplitude at a leaf).
-const SWAY: f32 = 0.05;
+/// How far a crown sways, metres: the lean approaches it in a gale (half of it at 4 m/s), the
+/// flutter adds under a third of it, so a card moves less than 2 · SWAY.
+const SWAY: f32 = 0.2;
 
 /// Leaf length on screen, pixels, from which every leaf is drawn; below it a cluster
 /// draws the share (length / this)² of its leaves, each grown by 1 / √share.

@@ -67,6 +67,7 @@ mod terrain;
 pub mod testing;
 mod upload;
 mod validation;
+mod wind;
 pub mod window;
 
 pub use cull::{Aabb, Frustum};

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ash::vk;
-use sylva_runtime::extract::GrassLayer;
+use sylva_runtime::extract::{GrassLayer, SwayWind};
 use sylva_runtime::glam::Vec3;
 
 use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame};
@@ -33,6 +33,7 @@ use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
 use crate::validation::ValidationLog;
+use crate::wind::{WindBlock, WindProbe};
 
 /// Totals over the renderer's life, for reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -80,6 +81,9 @@ pub struct Renderer {
     sky: Sky,
     overlay: Overlay,
     probe: GrassProbe,
+    wind_probe: WindProbe,
+    /// The wind crowns sway in ([`Renderer::set_wind`]).
+    wind: SwayWind,
     globals: Globals,
     shadow: ShadowMap,
     uploads: Uploads,
@@ -135,6 +139,8 @@ impl Renderer {
             sky: Sky::new(&device, globals.layout())?,
             overlay: Overlay::new(&device, globals.layout())?,
             probe: GrassProbe::new(&memory)?,
+            wind_probe: WindProbe::new(&memory)?,
+            wind: SwayWind::default(),
             globals,
             shadow,
             uploads,
@@ -214,6 +220,12 @@ impl Renderer {
     /// is not counted in `FrameStats::draw_calls`.
     pub fn set_overlay(&mut self, lines: &[OverlayLine]) {
         self.overlay.set(lines);
+    }
+
+    /// The wind leaves sway in from the next frame on, evaluated per leaf at the frame's
+    /// time (`sylva::render` sets a scene's). Default: still air, the leaves hold still.
+    pub fn set_wind(&mut self, wind: &SwayWind) {
+        self.wind.clone_from(wind);
     }
 
     /// Uploads what changed in `input`'s batches, records the frame and submits it,
@@ -302,7 +314,9 @@ impl Renderer {
         self.overlay.prepare(&self.memory, slot, view.width, view.height)?;
         self.frames[slot].staging.stage(&self.memory, &self.uploads)?;
         stats.upload_bytes = self.uploads.bytes();
-        self.globals.write(slot, view, &sun, &self.atmosphere, light)
+        let time = if time.is_finite() { time } else { 0.0 };
+        let wind = WindBlock::at(&self.wind, time);
+        self.globals.write(slot, view, (&sun, &self.atmosphere), light, wind)
     }
 
     /// Records uploads, the passes and the readback into frame slot `slot` and submits them.
@@ -369,6 +383,16 @@ impl Renderer {
         // No frame in flight: the probe's temporaries are then freed as it drops them.
         self.wait_last()?;
         self.probe.run(&self.memory, layer, (wind_power, wave_speed), queries)
+    }
+
+    /// The wind `shaders/wind.glsl` evaluates for the leaves: for each query `(position, wind
+    /// time)`, the velocity of `wind` there (m/s, before its `power`), every gust counted (at
+    /// most `SWAY_GUSTS`). The same code as the leaves' vertex shader, run as a compute shader;
+    /// mirrors `WindField::sample` of sylva-systems, and tests compare the two.
+    pub fn probe_wind(&mut self, wind: &SwayWind, queries: &[(Vec3, f32)]) -> Result<Vec<Vec3>, RenderError> {
+        // No frame in flight: the probe's temporaries are then freed as it drops them.
+        self.wait_last()?;
+        self.wind_probe.run(&self.memory, wind, queries)
     }
 
     /// The last frame, once the GPU has finished it: RGBA8 (sRGB), rows top to bottom.

@@ -91,6 +91,11 @@ pub const GRASS_PROBE_COMP: Shader = Shader {
     name: "grass_probe.comp",
     spirv: spirv!("grass_probe.comp"),
 };
+/// The leaves' wind evaluated for a list of queries (what tests read back).
+pub const WIND_PROBE_COMP: Shader = Shader {
+    name: "wind_probe.comp",
+    spirv: spirv!("wind_probe.comp"),
+};
 
 /// Leaves as cards turned by their normals, swaying in the wind.
 pub const LEAF_VERT: Shader = Shader {
@@ -120,7 +125,7 @@ pub const OVERLAY_FRAG: Shader = Shader {
 };
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 16] = [
+pub const ALL: [Shader; 17] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -132,6 +137,7 @@ pub const ALL: [Shader; 16] = [
     GRASS_VERT,
     GRASS_FRAG,
     GRASS_PROBE_COMP,
+    WIND_PROBE_COMP,
     LEAF_VERT,
     LEAF_FRAG,
     LEAF_SHADOW_FRAG,

@@ -2,7 +2,7 @@
 //! Without a Vulkan driver these tests print `SKIPPED` and pass, unless
 //! `SYLVA_REQUIRE_VULKAN=1`.
 
-use sylva_runtime::extract::{Camera, LeafBatch, Sun};
+use sylva_runtime::extract::{Camera, LeafBatch, Sun, SwayNoise, SwayWind};
 use sylva_runtime::glam::Vec3;
 use sylva_vk::testing::{assert_clean_shutdown, assert_validation_clean, renderer_or_skip};
 use sylva_vk::{FrameInput, FrameStats, Renderer};
@@ -113,7 +113,7 @@ fn the_wind_moves_leaves_with_time_only() {
         let p = Vec3::new((i % 3) as f32 - 1.0, (i / 3) as f32 - 1.0, 0.0);
         leaves.push(p, Vec3::new(0.3, 0.2, 1.0).normalize(), 0.9, [220, 20, 20, 255]);
     }
-    let mut at = |time: f32| {
+    let mut at = |r: &mut Renderer, time: f32| {
         r.render(FrameInput {
             leaves: vec![&mut leaves],
             time,
@@ -123,9 +123,27 @@ fn the_wind_moves_leaves_with_time_only() {
         .unwrap();
         r.read_pixels()
     };
-    let (a, again, later) = (at(1.0), at(1.0), at(2.0));
+    let (a, later) = (at(&mut r, 1.0), at(&mut r, 2.0));
+    assert_eq!(a, later, "in still air (the default) the leaves hold still");
+    let breeze = SwayNoise {
+        keys: [1, 2, 3],
+        power: [2.0, 3.0],
+        deflection: [0.2, 0.5],
+        frequency: 0.5,
+        deviation: 1.0,
+        spacing: 4.0,
+        direction: [1.0, 0.0],
+        active: [0.0, f32::INFINITY],
+    };
+    r.set_wind(&SwayWind {
+        winds: vec![breeze],
+        gusts: Vec::new(),
+        power: 1.0,
+        time_scale: 1.0,
+    });
+    let (a, again, later) = (at(&mut r, 1.0), at(&mut r, 1.0), at(&mut r, 2.0));
     assert_eq!(a, again, "the same time draws the same frame");
-    assert_ne!(a, later, "leaves sway as time passes");
+    assert_ne!(a, later, "leaves sway in the wind as time passes");
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
 }

@@ -15,7 +15,8 @@
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::rng::{hash_words, unit_f32};
+use sylva_runtime::extract::{SWAY_WINDS, SwayGust, SwayNoise, SwayWind};
+use sylva_runtime::rng::{hash_words, mix64, unit_f32};
 use sylva_runtime::{FieldError, Validate};
 
 use super::lane::{LANES, Lane, V3};
@@ -326,7 +327,76 @@ impl Validate for WindField {
     }
 }
 
+/// Where the fold of `rng::hash_words` starts.
+const HASH_START: u64 = 0x5359_4C56_4100_0001;
+
+/// The wind trees sway in where a scene has no grass: a breeze of 1–4 m/s from about
+/// north-east, turning slowly, changing every few seconds over about 12 m.
+pub fn breeze() -> WindField {
+    WindField {
+        winds: vec![Wind {
+            seed: 1,
+            power_offset: 1.0,
+            power_amplitude: 3.0,
+            polar_amplitude: 0.2,
+            azimuth_amplitude: 0.6,
+            frequency: 0.3,
+            deviation: 1.0,
+            spacing: 12.0,
+            direction: 0.6,
+            ..Wind::default()
+        }],
+        gusts: Vec::new(),
+    }
+}
+
+impl Wind {
+    /// The render contract's form of this wind ([`SwayNoise`]): its node hash started on its
+    /// seed and each noise's index.
+    fn sway(&self) -> SwayNoise {
+        let seeded = mix64(HASH_START ^ mix64(self.seed));
+        let d = self.main_direction();
+        SwayNoise {
+            keys: [0, 1, 2].map(|which| mix64(seeded ^ mix64(which))),
+            power: [self.power_offset, self.power_amplitude],
+            deflection: [self.polar_amplitude, self.azimuth_amplitude],
+            frequency: self.frequency,
+            deviation: self.deviation,
+            spacing: self.spacing,
+            direction: [d.x, d.z],
+            active: [self.from, self.until],
+        }
+    }
+}
+
 impl WindField {
+    /// This field as the renderer sways crowns in it: [`WindField::sample`] times `power`
+    /// at `time_scale` wind seconds per frame second (the grass's wind power and wave speed).
+    /// Winds past [`SWAY_WINDS`] are left out.
+    ///
+    /// ```
+    /// use sylva_systems::grass::wind::breeze;
+    /// let sway = breeze().sway(1.0, 1.0);
+    /// assert_eq!(sway.winds.len(), 1);
+    /// assert!(sway.blows());
+    /// ```
+    pub fn sway(&self, power: f32, time_scale: f32) -> SwayWind {
+        SwayWind {
+            winds: self.winds.iter().take(SWAY_WINDS).map(Wind::sway).collect(),
+            gusts: (self.gusts.iter())
+                .map(|g| SwayGust {
+                    center: g.center,
+                    radius: g.radius,
+                    start: g.start,
+                    duration: g.duration,
+                    velocity: g.velocity,
+                })
+                .collect(),
+            power,
+            time_scale,
+        }
+    }
+
     /// The summed wind at `pos`, time `t`, evaluated from scratch.
     pub fn sample(&self, pos: Vec3, t: f32) -> Vec3 {
         let winds: Vec3 = self.winds.iter().map(|w| w.sample(pos, t)).sum();
@@ -441,6 +511,22 @@ impl WindField {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sway_keys_continue_the_node_hash() {
+        let wind = Wind {
+            seed: 77,
+            ..Wind::default()
+        };
+        let sway = wind.sway();
+        for which in 0..3u64 {
+            let (ix, iz, it) = (-3i64, 5i64, 9i64);
+            let folded = [ix, iz, it]
+                .iter()
+                .fold(sway.keys[which as usize], |acc, &w| mix64(acc ^ mix64(w as u64)));
+            assert_eq!(folded, hash_words(&[77, which, ix as u64, iz as u64, it as u64]));
+        }
+    }
 
     #[test]
     fn polynomial_sin_cos_matches_the_library_within_a_few_ulps() {

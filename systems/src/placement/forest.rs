@@ -205,7 +205,7 @@ pub struct Forest {
 }
 
 /// Builds a scene's forest (scene section `forest`) into `app`: grows it on the app's pool
-/// ([`grow_forest`]), spawns its trees ([`Forest::spawn`]) and puts its [`ForestStats`] into the
+/// ([`grow_forest`]), spawns its trees ([`Forest::spawn`]) in their looks ([`Forest::dress`]) and puts its [`ForestStats`] into the
 /// app.
 pub fn build(
     app: &mut App,
@@ -214,9 +214,9 @@ pub fn build(
     seed: u64,
 ) -> Result<(), ForestError> {
     let forest = app.in_pool(|| grow_forest(params, ground, seed))?;
-    forest.spawn(&mut app.world.entities)?;
+    let trees = forest.spawn(&mut app.world.entities)?;
     if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
-        forest.push_leaves(&mut batch.leaves);
+        forest.dress(&trees, &mut batch);
     }
     app.world.resources.insert(forest.stats);
     Ok(())
@@ -355,6 +355,15 @@ impl Forest {
                 spawn_tree(world, &self.variants[t.species as usize][t.variant as usize], placement)
             })
             .collect()
+    }
+
+    /// Gives `batch` what the forest looks like: each of the tree entities [`Forest::spawn`]
+    /// returned (`trees`, in placement order) its species' bark, and every tree's leaves.
+    pub fn dress(&self, trees: &[hecs::Entity], batch: &mut TreeBatch) {
+        for (entity, t) in trees.iter().zip(&self.trees) {
+            batch.set_bark(*entity, self.looks[t.species as usize].bark);
+        }
+        self.push_leaves(&mut batch.leaves);
     }
 
     /// Appends every placed tree's leaves to `batch`, in placement order, world space.

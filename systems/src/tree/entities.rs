@@ -1,13 +1,15 @@
 //! Trees as entities: one entity per tree and one per branch segment, so
 //! users can query, pick and extend trees like anything else in the world.
 
+use std::collections::HashMap;
+
 use glam::Vec3;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{CylinderBatch, LeafBatch};
 use sylva_runtime::{Access, App, System};
 
-use super::{BranchGraph, NO_PARENT, Placement, TreeError};
+use super::{BranchGraph, NO_PARENT, Placement, TreeError, TreeLook};
 
 /// A tree; its segments point at it with [`TreeMember`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,7 +80,7 @@ pub fn spawn_tree(world: &mut hecs::World, graph: &BranchGraph, placement: Place
 /// Every tree segment as a cylinder: the extraction batch renderers read.
 #[derive(Debug, Default)]
 pub struct TreeBatch {
-    /// One cylinder per segment, coloured by branch depth.
+    /// One cylinder per segment, in its tree's bark colour ([`TreeBatch::set_bark`]).
     pub cylinders: CylinderBatch,
     /// The leaves of the trees a scene builds (its tree and forest), world space. They are
     /// render data, not entities: builders add them when they spawn the trees, and the
@@ -87,13 +89,34 @@ pub struct TreeBatch {
     /// Segments in the world when the batch was last filled. Trees are static
     /// until they grow, so the batch is refilled only when this changes.
     segments: usize,
+    /// Bark colour per tree entity. It lives here, not in a component, because the look only
+    /// shows: a component would be part of snapshots and state hashes. Snapshots restore
+    /// entities at their own indices, so the keys stay valid across a load.
+    barks: HashMap<Entity, [u8; 4]>,
 }
 
-/// Bark at the trunk, lighter toward the twigs.
-fn depth_colour(depth: u32) -> [u8; 4] {
-    let t = (depth as f32 / 8.0).min(1.0);
-    let mix = |a: f32, b: f32| (a + (b - a) * t) as u8;
-    [mix(88.0, 140.0), mix(62.0, 120.0), mix(44.0, 70.0), 255]
+impl TreeBatch {
+    /// Colours the segments of `tree` (an entity [`spawn_tree`] returned) `bark`, its species'
+    /// [`TreeLook::bark`], from the next extraction on; trees never given one wear the default
+    /// look's bark.
+    ///
+    /// ```
+    /// use sylva_systems::tree::{BranchGraph, NO_PARENT, Placement, TreeBatch, install_extraction, spawn_tree};
+    /// let mut app = sylva_runtime::App::new(Default::default()).unwrap();
+    /// install_extraction(&mut app);
+    /// let mut graph = BranchGraph::new();
+    /// graph.push(glam::Vec3::ZERO, glam::Vec3::Z, NO_PARENT, 0);
+    /// let at = Placement { position: glam::Vec3::ZERO, scale: 1.0 };
+    /// let tree = spawn_tree(&mut app.world.entities, &graph, at).unwrap();
+    /// app.world.resources.get_mut::<TreeBatch>().unwrap().set_bark(tree, [10, 20, 30, 255]);
+    /// app.advance(1);
+    /// assert_eq!(app.world.resources.get::<TreeBatch>().unwrap().cylinders.colour, [[10, 20, 30, 255]]);
+    /// ```
+    pub fn set_bark(&mut self, tree: Entity, bark: [u8; 4]) {
+        self.barks.insert(tree, bark);
+        // Force a refill: the segment count alone would not notice a new colour.
+        self.segments = usize::MAX;
+    }
 }
 
 /// Name of the frame system [`install_extraction`] adds.
@@ -113,7 +136,7 @@ pub fn install_extraction(app: &mut App) {
         EXTRACT_SYSTEM,
         Access::new()
             .read::<Segment>()
-            .read::<BranchDepth>()
+            .read::<TreeMember>()
             .write_res::<TreeBatch>(),
         |ctx| {
             let count: usize = ctx.archetypes_with::<Segment>().map(|a| a.len() as usize).sum();
@@ -122,15 +145,17 @@ pub fn install_extraction(app: &mut App) {
                 return;
             }
             batch.segments = count;
-            let out = &mut batch.cylinders;
-            out.clear();
+            let TreeBatch { cylinders, barks, .. } = &mut *batch;
+            cylinders.clear();
+            let default = TreeLook::default().bark;
             for archetype in ctx.archetypes_with::<Segment>() {
                 let segments = ctx.column::<Segment>(archetype).expect("archetype has Segment");
-                let Some(depths) = ctx.column::<BranchDepth>(archetype) else {
+                let Some(members) = ctx.column::<TreeMember>(archetype) else {
                     continue;
                 };
-                for (s, d) in segments.iter().zip(depths.iter()) {
-                    out.push(s.start, s.end, s.start_radius, s.end_radius, depth_colour(d.0));
+                for (s, m) in segments.iter().zip(members.iter()) {
+                    let bark = barks.get(&m.0).copied().unwrap_or(default);
+                    cylinders.push(s.start, s.end, s.start_radius, s.end_radius, bark);
                 }
             }
         },
