@@ -54,12 +54,12 @@ const ATTRACTOR: u64 = 64;
 const WORLD_CELL: u64 = 48;
 /// Bytes per layer slot of a world chunk's cell.
 const WORLD_SLOT: u64 = 7;
-/// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch and
-/// again on the GPU (start, end, two radii, colour: 36 bytes each).
-pub const WORLD_SEGMENT: u64 = 2 * 36;
+/// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch (start,
+/// end, two radii, colour). The renderer's copy is device memory, not the host's, on a GPU.
+pub const WORLD_SEGMENT: u64 = 36;
 /// Bytes per leaf of a resident world chunk: in the chunk's batch (position, normal, size,
-/// colour: 32 bytes) and on the GPU (the same and its rank: 36).
-pub const WORLD_LEAF: u64 = 32 + 36;
+/// colour). The renderer's copy (the same and its rank) is device memory on a GPU.
+pub const WORLD_LEAF: u64 = 32;
 
 /// What one part of a scene will take.
 #[derive(Clone, Debug, PartialEq)]
@@ -288,7 +288,7 @@ pub fn trees_per_chunk(w: &WorldParams) -> Vec<f64> {
 
 /// The part of a world's trees and leaves, once its variants are grown (`content`): per
 /// resident chunk ([`estimate`]'s count), each species' expected trees ([`trees_per_chunk`])
-/// times its variants' mean segments and leaves, in the chunk's batches and on the GPU.
+/// times its variants' mean segments and leaves, in the chunk's batches.
 pub fn world_trees(w: &WorldParams, content: &WorldContent) -> Part {
     let mut per_chunk = 0.0;
     let mut trees = 0.0;
