@@ -144,20 +144,35 @@ fn add_cylinder(bounds: &mut Aabb, batch: &CylinderBatch, i: usize) {
 
 impl Cluster {
     /// The instances to draw with each ring (coarse to fine) as `view` sees them: thicker
-    /// cylinders get more sides, those thinner than [`MIN_RADIUS_PIXELS`] none. `None`
-    /// when all of it is too thin. `radius` is the slot's radii in GPU order. Culling is
-    /// the caller's: the view and the shadow map cull by different frusta.
+    /// cylinders get more sides, those thinner than [`MIN_RADIUS_PIXELS`] none. Around each
+    /// threshold of [`RING_FROM`] a band of instances is in both neighbouring rings (or in the
+    /// coarsest and none), which the shader splits by dither as each instance's own size on
+    /// screen asks; a ring's range holds every instance that may have a share of it anywhere
+    /// in the cluster (from its nearest to its farthest point). `None` when all of it is too
+    /// thin. `radius` is the slot's radii in GPU order. Culling is the caller's: the view and
+    /// the shadow map cull by different frusta.
     pub fn rings(&self, view: &View, radius: &[f32]) -> Option<[Range<u32>; 3]> {
-        let d = self.bounds.distance(view.camera.position);
+        let eye = view.camera.position;
+        let d = self.bounds.distance(eye);
         let radii = &radius[self.range.start as usize..self.range.end as usize];
         let first = self.range.start;
         let rings = if self.sorted {
-            let upto = |px: f32| first + radii.partition_point(|&r| view.pixels(r, d) >= px) as u32;
-            let (fine, middle, coarse) = (upto(RING_PIXELS[1]), upto(RING_PIXELS[0]), upto(MIN_RADIUS_PIXELS));
-            [middle..coarse, fine..middle, first..fine]
+            let far = self.bounds.farthest(eye);
+            let upto = |px: f32, d: f32| first + radii.partition_point(|&r| view.pixels(r, d) >= px) as u32;
+            let ring = |k: usize| {
+                let end = upto(RING_FROM[k] / (FADE * SLACK), d);
+                let start = RING_FROM
+                    .get(k + 1)
+                    .map_or(first, |&finer| upto(finer * FADE * SLACK, far));
+                start..end.max(start)
+            };
+            [ring(0), ring(1), ring(2)]
         } else {
             let thickest = radii.iter().fold(0.0f32, |a, &r| a.max(r));
-            let ring = RING_PIXELS.iter().filter(|&&px| view.pixels(thickest, d) >= px).count();
+            let ring = RING_FROM[1..]
+                .iter()
+                .filter(|&&px| view.pixels(thickest, d) >= px)
+                .count();
             let mut rings = [first..first, first..first, first..first];
             rings[ring] = self.range.clone();
             rings
@@ -166,8 +181,17 @@ impl Cluster {
     }
 }
 
-/// Radii on screen, pixels, from which a cylinder takes the 8-sided and the 16-sided ring.
-const RING_PIXELS: [f32; 2] = [2.0, 8.0];
+/// Radii on screen, pixels, at which each ring (coarse to fine) has faded in halfway: the
+/// 4-sided ring over nothing (the sub-pixel cut), the 8-sided over it, the 16-sided over that.
+pub const RING_FROM: [f32; 3] = [MIN_RADIUS_PIXELS, 2.0, 8.0];
+/// How far around each threshold of [`RING_FROM`] two levels cross-fade, as a factor of the
+/// radius on screen: the finer level fades in from threshold / `FADE` to threshold × `FADE`.
+/// Wide enough that a step of the camera changes a few pixels of each, narrow enough that
+/// the bands stay apart and few instances are drawn twice.
+pub const FADE: f32 = 1.5;
+/// The picked ranges reach this factor past each band, so the shader's own arithmetic never
+/// gives an instance a share of a ring it was not drawn with.
+const SLACK: f32 = 1.02;
 
 #[cfg(test)]
 mod tests {
@@ -211,10 +235,13 @@ mod tests {
             };
             View::new(camera, 1280, 720)
         };
-        // Radii 0.5, 0.17, 0.056 and 0.019 m: near, trunk and branch take 16 sides and the
-        // twigs 8; far, only the two thickest are drawn, with 4 sides.
-        assert_eq!(c[0].rings(&at(10.0), &r), Some([4..4, 2..4, 0..2]));
-        assert_eq!(c[0].rings(&at(400.0), &r), Some([0..2, 0..0, 0..0]));
+        // Radii 0.5, 0.17, 0.056 and 0.019 m. Near, from 5.5 to 7.4 m, they are 57, 19, 6.3 and
+        // 2.1 px at most and 42, 14, 4.7 and 1.6 px at least: the 16-sided ring takes the three
+        // that may reach its band (above 8 / 1.5 px), the 8-sided the two that may be below 8 ×
+        // 1.5 px, the 4-sided the one that may be below 2 × 1.5 px. Far, the twig of 0.09 px is
+        // in the band of the sub-pixel cut, the thinnest is left out.
+        assert_eq!(c[0].rings(&at(10.0), &r), Some([3..4, 2..4, 0..3]));
+        assert_eq!(c[0].rings(&at(400.0), &r), Some([0..3, 0..0, 0..0]));
         assert_eq!(c[0].rings(&at(9000.0), &r), None, "thinner than a tenth of a pixel");
         let unsorted = whole(&two_trees());
         assert_eq!(

@@ -3,16 +3,18 @@
 //! batch that holds still is uploaded in cluster order (`clusters.rs`): each
 //! cluster is culled, gets a ring for its size on screen and drops its
 //! sub-pixel twigs; the frame's picks become one indirect draw per ring and
-//! batch, so draw calls stay bounded whatever the tree count. A batch that
-//! changes every frame (springs, a tree still growing) stays in batch order,
-//! one cluster, updated by its dirty ranges.
+//! batch, so draw calls stay bounded whatever the tree count. Near a ring's
+//! threshold an instance is drawn with both rings, and each keeps a dithered
+//! share of the pixels (its push constants say which), so rings cross-fade
+//! instead of popping. A batch that changes every frame (springs, a tree still
+//! growing) stays in batch order, one cluster, updated by its dirty ranges.
 
 use std::sync::Arc;
 
 use ash::vk;
 use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 
-use crate::clusters::{self, CLUSTER_MIN, Cluster, STILL_FRAMES};
+use crate::clusters::{self, CLUSTER_MIN, Cluster, FADE, RING_FROM, STILL_FRAMES};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::indirect::Indirect;
@@ -45,6 +47,18 @@ const DOME_BANDS: [u32; 3] = [0, 1, 2];
 // SAFETY: repr(C) of five 4-byte integers: no padding.
 unsafe impl Pod for vk::DrawIndexedIndirectCommand {}
 
+/// The push constants of one ring's draws (matches `cylinder.vert`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct RingConstants {
+    /// x: the ring's threshold, pixels ([`RING_FROM`]); y: the next finer ring's (0: none);
+    /// z: pixels per metre at 1 m, 0 where the slot does not fade; w: [`FADE`].
+    fade: [f32; 4],
+}
+
+// SAFETY: repr(C) of a 16-byte array of `f32`: no padding.
+unsafe impl Pod for RingConstants {}
+
 /// One batch's GPU copy.
 struct Slot {
     instances: Instances,
@@ -59,6 +73,9 @@ struct Slot {
 struct Draw {
     slot: usize,
     ring: usize,
+    /// The slot is in cluster order, each ring's ranges reaching into its neighbours' fade
+    /// bands; a slot in batch order draws each cluster whole with one ring.
+    fade: bool,
     first: u32,
     count: u32,
 }
@@ -74,6 +91,8 @@ pub(crate) struct Cylinders {
     /// Where `commands` go for the GPU.
     indirect: Indirect,
     rings: Vec<Mesh>,
+    /// The frame's pixels per metre at 1 m, for the shader's size on screen.
+    pixel_scale: f32,
     pipeline: DrawPipeline,
     shadow: DrawPipeline,
 }
@@ -91,7 +110,7 @@ impl Cylinders {
             vertices: VERTEX,
             instances: INSTANCE,
             sets: &[globals],
-            push_bytes: 0,
+            push_bytes: std::mem::size_of::<RingConstants>() as u32,
         };
         let pipeline = DrawPipeline::new(memory.device(), &desc)?;
         let shadow = DrawPipeline::shadow(memory.device(), &desc, None)?;
@@ -110,6 +129,7 @@ impl Cylinders {
             draws: Vec::new(),
             indirect: Indirect::new("cylinder draws", memory.device().multi_draw),
             rings,
+            pixel_scale: 0.0,
             pipeline,
             shadow,
         })
@@ -143,22 +163,25 @@ impl Cylinders {
                 }
             }
         }
-        push_draws(&mut self.commands, &mut self.draws, i, seen);
-        push_draws(&mut self.commands, &mut self.shadow_draws, i, cast);
+        let fade = slot.clusters.first().is_some_and(|c| c.sorted);
+        push_draws(&mut self.commands, &mut self.draws, (i, fade), seen);
+        push_draws(&mut self.commands, &mut self.shadow_draws, (i, fade), cast);
     }
 }
 
-/// Appends slot `slot`'s commands, ring by ring, to `commands`, and a draw per ring to `draws`.
+/// Appends slot `slot`'s commands, ring by ring, to `commands`, and a draw per ring to `draws`
+/// (cross-fading where `fade`).
 fn push_draws(
     commands: &mut Vec<vk::DrawIndexedIndirectCommand>,
     draws: &mut Vec<Draw>,
-    slot: usize,
+    (slot, fade): (usize, bool),
     by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()],
 ) {
     for (ring, ring_commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
         draws.push(Draw {
             slot,
             ring,
+            fade,
             first: commands.len() as u32,
             count: ring_commands.len() as u32,
         });
@@ -171,6 +194,7 @@ impl DrawPass for Cylinders {
     type Batch<'b> = Vec<&'b mut CylinderBatch>;
 
     fn prepare(&mut self, frame: &mut Prepare<'_>, mut batches: Self::Batch<'_>) -> Result<(), RenderError> {
+        self.pixel_scale = frame.view.pixels(1.0, 1.0);
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
             instances: Instances::new(INSTANCE, "cylinder instances"),
@@ -214,6 +238,15 @@ impl Cylinders {
         pipeline.bind(rec);
         let mut calls = 0;
         for d in draws {
+            let constants = RingConstants {
+                fade: [
+                    RING_FROM[d.ring],
+                    RING_FROM.get(d.ring + 1).copied().unwrap_or(0.0),
+                    if d.fade { self.pixel_scale } else { 0.0 },
+                    FADE,
+                ],
+            };
+            pipeline.push(rec, &constants);
             self.rings[d.ring].bind(rec);
             self.slots[d.slot].instances.bind(rec, 1);
             let commands = &self.commands[d.first as usize..(d.first + d.count) as usize];
