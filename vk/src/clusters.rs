@@ -22,6 +22,23 @@ pub const CLUSTER_MIN: usize = 1024;
 /// Frames a batch in batch order must hold still before it is reordered into clusters.
 pub const STILL_FRAMES: u32 = 30;
 
+/// The instances a cluster draws with one ring.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RingRange {
+    /// Every instance that may have a share of the ring somewhere in the cluster.
+    pub range: Range<u32>,
+    /// The part of `range` that is wholly this ring's everywhere in the cluster: drawn without
+    /// dither, so its depth is tested before shading.
+    pub solid: Range<u32>,
+}
+
+impl RingRange {
+    /// The parts of the range that may fade against a neighbour: before and after `solid`.
+    pub fn fading(&self) -> [Range<u32>; 2] {
+        [self.range.start..self.solid.start, self.solid.end..self.range.end]
+    }
+}
+
 /// One cluster: a range of the batch in its GPU order.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Cluster {
@@ -148,10 +165,11 @@ impl Cluster {
     /// threshold of [`RING_FROM`] a band of instances is in both neighbouring rings (or in the
     /// coarsest and none), which the shader splits by dither as each instance's own size on
     /// screen asks; a ring's range holds every instance that may have a share of it anywhere
-    /// in the cluster (from its nearest to its farthest point). `None` when all of it is too
-    /// thin. `radius` is the slot's radii in GPU order. Culling is the caller's: the view and
-    /// the shadow map cull by different frusta.
-    pub fn rings(&self, view: &View, radius: &[f32]) -> Option<[Range<u32>; 3]> {
+    /// in the cluster (from its nearest to its farthest point), its solid part those that are
+    /// wholly its own everywhere. `None` when all of it is too thin. `radius` is the slot's
+    /// radii in GPU order. Culling is the caller's: the view and the shadow map cull by
+    /// different frusta.
+    pub fn rings(&self, view: &View, radius: &[f32]) -> Option<[RingRange; 3]> {
         let eye = view.camera.position;
         let d = self.bounds.distance(eye);
         let radii = &radius[self.range.start as usize..self.range.end as usize];
@@ -159,12 +177,18 @@ impl Cluster {
         let rings = if self.sorted {
             let far = self.bounds.farthest(eye);
             let upto = |px: f32, d: f32| first + radii.partition_point(|&r| view.pixels(r, d) >= px) as u32;
+            let band = FADE * SLACK;
             let ring = |k: usize| {
-                let end = upto(RING_FROM[k] / (FADE * SLACK), d);
-                let start = RING_FROM
-                    .get(k + 1)
-                    .map_or(first, |&finer| upto(finer * FADE * SLACK, far));
-                start..end.max(start)
+                let end = upto(RING_FROM[k] / band, d);
+                let start = RING_FROM.get(k + 1).map_or(first, |&finer| upto(finer * band, far));
+                let range = start..end.max(start);
+                let whole_from = RING_FROM.get(k + 1).map_or(first, |&finer| upto(finer / band, d));
+                let whole_to = upto(RING_FROM[k] * band, far);
+                let lo = whole_from.clamp(range.start, range.end);
+                RingRange {
+                    solid: lo..whole_to.clamp(lo, range.end),
+                    range,
+                }
             };
             [ring(0), ring(1), ring(2)]
         } else {
@@ -175,9 +199,12 @@ impl Cluster {
                 .count();
             let mut rings = [first..first, first..first, first..first];
             rings[ring] = self.range.clone();
-            rings
+            rings.map(|range| RingRange {
+                solid: range.clone(),
+                range,
+            })
         };
-        rings.iter().any(|r| !r.is_empty()).then_some(rings)
+        rings.iter().any(|r| !r.range.is_empty()).then_some(rings)
     }
 }
 
@@ -240,13 +267,22 @@ mod tests {
         // that may reach its band (above 8 / 1.5 px), the 8-sided the two that may be below 8 ×
         // 1.5 px, the 4-sided the one that may be below 2 × 1.5 px. Far, the twig of 0.09 px is
         // in the band of the sub-pixel cut, the thinnest is left out.
-        assert_eq!(c[0].rings(&at(10.0), &r), Some([3..4, 2..4, 0..3]));
-        assert_eq!(c[0].rings(&at(400.0), &r), Some([0..3, 0..0, 0..0]));
+        let ranges = |rings: Option<[RingRange; 3]>| rings.map(|r| r.map(|r| (r.range, r.solid)));
+        // Only the trunk and the branch are wholly 16-sided (at least 12 px); the rest fades.
+        assert_eq!(
+            ranges(c[0].rings(&at(10.0), &r)),
+            Some([(3..4, 4..4), (2..4, 3..3), (0..3, 0..2)])
+        );
+        // Trunk and branch are wholly 4-sided; the twig of 0.09 px fades out.
+        assert_eq!(
+            ranges(c[0].rings(&at(400.0), &r)),
+            Some([(0..3, 0..2), (0..0, 0..0), (0..0, 0..0)])
+        );
         assert_eq!(c[0].rings(&at(9000.0), &r), None, "thinner than a tenth of a pixel");
         let unsorted = whole(&two_trees());
         assert_eq!(
-            unsorted.rings(&at(400.0), &radii(&two_trees())),
-            Some([0..8, 0..0, 0..0])
+            ranges(unsorted.rings(&at(400.0), &radii(&two_trees()))),
+            Some([(0..8, 0..8), (0..0, 0..0), (0..0, 0..0)])
         );
     }
 }

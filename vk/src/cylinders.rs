@@ -6,7 +6,8 @@
 //! batch, so draw calls stay bounded whatever the tree count. Near a ring's
 //! threshold an instance is drawn with both rings, and each keeps a dithered
 //! share of the pixels (its push constants say which), so rings cross-fade
-//! instead of popping. A batch that changes every frame (springs, a tree still
+//! instead of popping; what is wholly one ring's is drawn by a pipeline without
+//! `discard`, so depth is tested before shading (two draws per ring at most). A batch that changes every frame (springs, a tree still
 //! growing) stays in batch order, one cluster, updated by its dirty ranges.
 
 use std::sync::Arc;
@@ -69,6 +70,9 @@ struct Slot {
     still: u32,
 }
 
+/// Groups of a slot's commands: per ring (coarse to fine), the solid ranges, then the fading.
+const GROUPS: usize = 2 * SIDES.len();
+
 /// The draws of one slot with one ring: `count` commands from `first`.
 struct Draw {
     slot: usize,
@@ -76,6 +80,8 @@ struct Draw {
     /// The slot is in cluster order, each ring's ranges reaching into its neighbours' fade
     /// bands; a slot in batch order draws each cluster whole with one ring.
     fade: bool,
+    /// The commands' instances may share pixels with another ring: drawn with dither.
+    dither: bool,
     first: u32,
     count: u32,
 }
@@ -94,6 +100,8 @@ pub(crate) struct Cylinders {
     /// The frame's pixels per metre at 1 m, for the shader's size on screen.
     pixel_scale: f32,
     pipeline: DrawPipeline,
+    /// `pipeline` keeping each instance's dithered share of the pixels.
+    fading: DrawPipeline,
     shadow: DrawPipeline,
 }
 
@@ -113,6 +121,13 @@ impl Cylinders {
             push_bytes: std::mem::size_of::<RingConstants>() as u32,
         };
         let pipeline = DrawPipeline::new(memory.device(), &desc)?;
+        let fading = DrawPipeline::new(
+            memory.device(),
+            &PipelineDesc {
+                frag: shaders::LIT_FADE_FRAG,
+                ..desc
+            },
+        )?;
         let shadow = DrawPipeline::shadow(memory.device(), &desc, None)?;
         let rings = SIDES
             .iter()
@@ -131,6 +146,7 @@ impl Cylinders {
             rings,
             pixel_scale: 0.0,
             pipeline,
+            fading,
             shadow,
         })
     }
@@ -140,26 +156,31 @@ impl Cylinders {
     /// (or too thin) count as culled in the frame's stats.
     fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
         let slot = &self.slots[i];
-        let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
-        let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
+        let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
+        let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
         for c in &slot.clusters {
             let in_view = frame.view.frustum.intersects(&c.bounds);
             let casts = frame.sun.intersects(&c.bounds);
             let rings = (in_view || casts).then(|| c.rings(frame.view, &slot.radius)).flatten();
             frame.stats.batches_culled += u32::from(!in_view || rings.is_none());
-            for (ring, range) in rings.into_iter().flatten().enumerate().filter(|(_, r)| !r.is_empty()) {
-                let command = vk::DrawIndexedIndirectCommand {
-                    index_count: self.rings[ring].index_count,
-                    instance_count: range.len() as u32,
-                    first_index: 0,
-                    vertex_offset: 0,
-                    first_instance: range.start,
-                };
-                if in_view {
-                    seen[ring].push(command);
-                }
-                if casts {
-                    cast[ring].push(command);
+            for (ring, picked) in rings.into_iter().flatten().enumerate() {
+                let [before, after] = picked.fading();
+                let parts = [(picked.solid, 0), (before, 1), (after, 1)];
+                for (range, group) in parts.into_iter().filter(|(r, _)| !r.is_empty()) {
+                    let command = vk::DrawIndexedIndirectCommand {
+                        index_count: self.rings[ring].index_count,
+                        instance_count: range.len() as u32,
+                        first_index: 0,
+                        vertex_offset: 0,
+                        first_instance: range.start,
+                    };
+                    if in_view {
+                        seen[2 * ring + group].push(command);
+                    }
+                    // The shadow map draws solid and fading alike (depth only, no dither).
+                    if casts {
+                        cast[2 * ring].push(command);
+                    }
                 }
             }
         }
@@ -169,19 +190,20 @@ impl Cylinders {
     }
 }
 
-/// Appends slot `slot`'s commands, ring by ring, to `commands`, and a draw per ring to `draws`
-/// (cross-fading where `fade`).
+/// Appends slot `slot`'s commands, group by group ([`GROUPS`]), to `commands`, and a draw per
+/// group to `draws` (cross-fading where `fade`).
 fn push_draws(
     commands: &mut Vec<vk::DrawIndexedIndirectCommand>,
     draws: &mut Vec<Draw>,
     (slot, fade): (usize, bool),
-    by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()],
+    by_group: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS],
 ) {
-    for (ring, ring_commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+    for (group, ring_commands) in by_group.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
         draws.push(Draw {
             slot,
-            ring,
+            ring: group / 2,
             fade,
+            dither: group % 2 == 1,
             first: commands.len() as u32,
             count: ring_commands.len() as u32,
         });
@@ -221,17 +243,20 @@ impl DrawPass for Cylinders {
             .flat_map(|d| &self.commands[d.first as usize..(d.first + d.count) as usize])
             .map(|c| u64::from(c.instance_count))
             .sum::<u64>();
-        stats.draw_calls += self.record_with(&self.pipeline, rec, &self.draws);
+        let (fading, solid): (Vec<&Draw>, Vec<&Draw>) = self.draws.iter().partition(|d| d.dither);
+        stats.draw_calls += self.record_with(&self.pipeline, rec, &solid);
+        stats.draw_calls += self.record_with(&self.fading, rec, &fading);
     }
 
     fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws);
+        let all: Vec<&Draw> = self.shadow_draws.iter().collect();
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &all);
     }
 }
 
 impl Cylinders {
     /// Records `draws` with `pipeline`; returns the draw calls.
-    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[Draw]) -> u32 {
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[&Draw]) -> u32 {
         if draws.is_empty() {
             return 0;
         }
