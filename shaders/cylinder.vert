@@ -12,7 +12,9 @@
 layout(push_constant) uniform Ring {
     // x: radius on screen (px) at which this ring has faded in halfway, y: at which the next
     // finer ring has (0: none), z: pixels per metre at 1 m (0: no fade, keep every pixel),
-    // w: the fade band's half width as a factor of the radius on screen
+    // w: the fade band's half width as a factor of the radius on screen, negative in the
+    // shadow map (depth only, no dither: each instance is drawn by the ring with the larger
+    // share, so the band is not rasterised twice)
     vec4 fade;
 } pc;
 
@@ -31,7 +33,7 @@ layout(location = 3) flat out vec2 v_keep;
 // How far a level whose threshold is `from` pixels has faded in at `px` pixels: 0 below
 // from / band, 1 above from × band, even in log(px) between (a fixed share per zoom step).
 float faded_in(float px, float from) {
-    return from <= 0.0 ? 0.0 : clamp(0.5 + 0.5 * log2(px / from) / log2(pc.fade.w), 0.0, 1.0);
+    return from <= 0.0 ? 0.0 : clamp(0.5 + 0.5 * log2(px / from) / log2(abs(pc.fade.w)), 0.0, 1.0);
 }
 
 void main() {
@@ -45,6 +47,9 @@ void main() {
     float along = len > 1e-8 ? clamp(dot(eye - i_start, w), 0.0, len) : 0.0;
     float px = max(i_start_radius, i_end_radius) * pc.fade.z / max(distance(eye, i_start + w * along), 1e-3);
     v_keep = pc.fade.z > 0.0 ? vec2(faded_in(px, pc.fade.y), faded_in(px, pc.fade.x)) : vec2(0.0, 1.0);
+    if (pc.fade.w < 0.0) {
+        v_keep = v_keep.x <= 0.5 && 0.5 < v_keep.y ? vec2(0.0, 1.0) : vec2(0.0);
+    }
     if (v_keep.y <= v_keep.x) {
         // Wholly the other level's: outside the clip volume, dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);

@@ -9,7 +9,7 @@
 layout(push_constant) uniform Leaf {
     vec4 play; // x: time (s), y: sway amplitude (m)
     vec4 lod;  // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share,
-               // w: the fade band's width as a share of the drawn share
+               // w: the fade band's largest half width, as a share of the drawn share
 } pc;
 
 layout(location = 0) in vec3 i_position;
@@ -50,9 +50,10 @@ void main() {
     float pixels = i_size * pc.lod.x / max(distance(i_position, g.camera.xyz), 1e-3);
     // Ranks around the share fade out over a band (wholly drawn below it, gone above it), so
     // a leaf leaving thins out by dither.glsl instead of popping; the band is even about the
-    // share, so as many leaves are drawn on average, and it closes as every leaf is drawn.
+    // share, so as many leaves are drawn on average, and it closes where the share stops
+    // changing: every leaf drawn, or the smallest share.
     float share = clamp(pow(pixels / pc.lod.y, 2.0), pc.lod.z, 1.0);
-    float half_band = pc.lod.w * share * (1.0 - share);
+    float half_band = pc.lod.w * (share - pc.lod.z) * (1.0 - share) / (1.0 - pc.lod.z);
     v_keep = half_band > 0.0 ? clamp((share + half_band - i_rank) / (2.0 * half_band), 0.0, 1.0) : float(i_rank < share);
     if (v_keep <= 0.0) {
         // Outside the clip volume: the card is dropped before rasterisation.

@@ -53,7 +53,8 @@ unsafe impl Pod for vk::DrawIndexedIndirectCommand {}
 #[derive(Clone, Copy, Debug, Default)]
 struct RingConstants {
     /// x: the ring's threshold, pixels ([`RING_FROM`]); y: the next finer ring's (0: none);
-    /// z: pixels per metre at 1 m, 0 where the slot does not fade; w: [`FADE`].
+    /// z: pixels per metre at 1 m, 0 where the slot does not fade; w: [`FADE`], negated in the
+    /// shadow map (each instance drawn by one ring only).
     fade: [f32; 4],
 }
 
@@ -244,19 +245,20 @@ impl DrawPass for Cylinders {
             .map(|c| u64::from(c.instance_count))
             .sum::<u64>();
         let (fading, solid): (Vec<&Draw>, Vec<&Draw>) = self.draws.iter().partition(|d| d.dither);
-        stats.draw_calls += self.record_with(&self.pipeline, rec, &solid);
-        stats.draw_calls += self.record_with(&self.fading, rec, &fading);
+        stats.draw_calls += self.record_with(&self.pipeline, rec, &solid, FADE);
+        stats.draw_calls += self.record_with(&self.fading, rec, &fading, FADE);
     }
 
     fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
         let all: Vec<&Draw> = self.shadow_draws.iter().collect();
-        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &all);
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &all, -FADE);
     }
 }
 
 impl Cylinders {
-    /// Records `draws` with `pipeline`; returns the draw calls.
-    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[&Draw]) -> u32 {
+    /// Records `draws` with `pipeline` and the fade band `band` (see [`RingConstants`]); returns
+    /// the draw calls.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[&Draw], band: f32) -> u32 {
         if draws.is_empty() {
             return 0;
         }
@@ -268,7 +270,7 @@ impl Cylinders {
                     RING_FROM[d.ring],
                     RING_FROM.get(d.ring + 1).copied().unwrap_or(0.0),
                     if d.fade { self.pixel_scale } else { 0.0 },
-                    FADE,
+                    band,
                 ],
             };
             pipeline.push(rec, &constants);

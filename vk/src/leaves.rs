@@ -42,9 +42,10 @@ const SWAY: f32 = 0.05;
 pub const LEAF_FULL_PIXELS: f32 = 3.0;
 /// The smallest share of a cluster's leaves drawn (each grown 4×).
 const MIN_SHARE: f32 = 1.0 / 16.0;
-/// Leaves whose rank is within `LEAF_FADE · share · (1 − share)` of the share fade out by
-/// dither over that band instead of dropping at once; the band closes as the share nears 1
-/// (every leaf drawn whole) and is even about the share (as many drawn on average).
+/// Leaves whose rank is within `LEAF_FADE · (share − MIN_SHARE) · (1 − share) / (1 − MIN_SHARE)`
+/// of the share fade out by dither over that band instead of dropping at once. The band is
+/// even about the share (as many drawn on average) and closes where the share stops changing:
+/// at 1 (every leaf drawn whole) and at [`MIN_SHARE`] (far crowns, drawn at no extra cost).
 const LEAF_FADE: f32 = 0.5;
 /// How far a grown leaf card reaches from its centre, in leaf sizes (half the diagonal of
 /// a card 4× grown); an ungrown card reaches less than one.
@@ -229,7 +230,7 @@ impl LeafCluster {
         }
         let pixels = view.pixels(self.largest, self.bounds.distance(view.camera.position));
         let share = (pixels / LEAF_FULL_PIXELS).powi(2).clamp(MIN_SHARE, 1.0);
-        let faded = share + LEAF_FADE * share * (1.0 - share);
+        let faded = share + LEAF_FADE * (share - MIN_SHARE) * (1.0 - share) / (1.0 - MIN_SHARE);
         ((n * faded).ceil() as u32).clamp(1, n as u32)
     }
 }
