@@ -7,16 +7,18 @@
 #include "atmosphere.glsl"
 #include "shadow.glsl"
 #include "leaf_shape.glsl"
+#include "dither.glsl"
 
 layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
 layout(location = 2) in vec3 v_world;
 layout(location = 3) in vec2 v_card;
+layout(location = 4) flat in float v_keep;
 
 layout(location = 0) out vec4 o_colour;
 
 void main() {
-    if (outside_leaf(v_card)) {
+    if (outside_leaf(v_card) || dithered_out(vec2(0.0, v_keep))) {
         discard;
     }
     vec3 n = normalize(v_normal);

@@ -9,7 +9,8 @@
 
 layout(push_constant) uniform Leaf {
     vec4 play; // x: time (s), y: sway amplitude (m)
-    vec4 lod;  // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share
+    vec4 lod;  // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share,
+               // w: the fade band's largest half width, as a share of the drawn share
 } pc;
 
 layout(location = 0) in vec3 i_position;
@@ -22,6 +23,7 @@ layout(location = 0) out vec3 v_colour;
 layout(location = 1) out vec3 v_normal;
 layout(location = 2) out vec3 v_world;
 layout(location = 3) out vec2 v_card;
+layout(location = 4) flat out float v_keep;
 
 const vec2 CORNERS[6] = vec2[](
     vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
@@ -50,8 +52,14 @@ void main() {
     // Far leaves: only the share (length on screen / full length)² of them is drawn, the
     // lowest ranks, each grown by 1/√share so the crown keeps its cover.
     float pixels = i_size * pc.lod.x / max(distance(i_position, g.camera.xyz), 1e-3);
+    // Ranks around the share fade out over a band (wholly drawn below it, gone above it), so
+    // a leaf leaving thins out by dither.glsl instead of popping; the band is even about the
+    // share, so as many leaves are drawn on average, and it closes where the share stops
+    // changing: every leaf drawn, or the smallest share.
     float share = clamp(pow(pixels / pc.lod.y, 2.0), pc.lod.z, 1.0);
-    if (i_rank >= share) {
+    float half_band = pc.lod.w * (share - pc.lod.z) * (1.0 - share) / (1.0 - pc.lod.z);
+    v_keep = half_band > 0.0 ? clamp((share + half_band - i_rank) / (2.0 * half_band), 0.0, 1.0) : float(i_rank < share);
+    if (v_keep <= 0.0) {
         // Outside the clip volume: the card is dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
         v_colour = vec3(0.0);

@@ -1,10 +1,12 @@
-// Sun, sky ambient and fog toward the sky for lit surfaces (cylinders).
+// Sun, sky ambient and fog toward the sky for lit surfaces (cylinders) drawn whole: no
+// discard, so the depth test may run before shading.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
 #include "atmosphere.glsl"
 #include "shadow.glsl"
+#include "lit.glsl"
 
 layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
@@ -13,7 +15,5 @@ layout(location = 2) in vec3 v_world;
 layout(location = 0) out vec4 o_colour;
 
 void main() {
-    vec3 n = normalize(v_normal);
-    vec3 lit = v_colour * (g.ambient.rgb + g.sun_colour.rgb * sunlight(v_world) * max(dot(n, to_sun()), 0.0));
-    o_colour = vec4(fogged(lit, v_world), 1.0);
+    o_colour = lit_surface(v_colour, v_normal, v_world);
 }

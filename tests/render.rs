@@ -399,10 +399,11 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let render = &report["render"];
     assert_eq!(render["frames"], 1);
-    // One indirect draw per ring; springs thinner than a tenth of a pixel are left out at 96 × 64.
+    // One indirect draw per ring. At 96 × 64 most springs are in the sub-pixel cut's fade band
+    // (a tenth of a pixel, ÷ 1.5): they go to the GPU, which keeps their dithered share.
     assert!(render["draw_calls_per_frame"].as_f64().unwrap() <= 3.0, "{render}");
     let drawn = render["instances"].as_u64().unwrap();
-    assert!((4_000..16_384).contains(&drawn), "{render}");
+    assert!((4_000..=16_384).contains(&drawn), "{render}");
     assert_eq!(render["validation_errors"], 0);
     assert_eq!(render["validation_warnings"], 0);
     for key in ["device", "upload_bytes_per_frame", "gpu_memory_bytes", "frame_ms"] {

@@ -22,6 +22,23 @@ pub const CLUSTER_MIN: usize = 1024;
 /// Frames a batch in batch order must hold still before it is reordered into clusters.
 pub const STILL_FRAMES: u32 = 30;
 
+/// The instances a cluster draws with one ring.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RingRange {
+    /// Every instance that may have a share of the ring somewhere in the cluster.
+    pub range: Range<u32>,
+    /// The part of `range` that is wholly this ring's everywhere in the cluster: drawn without
+    /// dither, so its depth is tested before shading.
+    pub solid: Range<u32>,
+}
+
+impl RingRange {
+    /// The parts of the range that may fade against a neighbour: before and after `solid`.
+    pub fn fading(&self) -> [Range<u32>; 2] {
+        [self.range.start..self.solid.start, self.solid.end..self.range.end]
+    }
+}
+
 /// One cluster: a range of the batch in its GPU order.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Cluster {
@@ -144,30 +161,64 @@ fn add_cylinder(bounds: &mut Aabb, batch: &CylinderBatch, i: usize) {
 
 impl Cluster {
     /// The instances to draw with each ring (coarse to fine) as `view` sees them: thicker
-    /// cylinders get more sides, those thinner than [`MIN_RADIUS_PIXELS`] none. `None`
-    /// when all of it is too thin. `radius` is the slot's radii in GPU order. Culling is
-    /// the caller's: the view and the shadow map cull by different frusta.
-    pub fn rings(&self, view: &View, radius: &[f32]) -> Option<[Range<u32>; 3]> {
-        let d = self.bounds.distance(view.camera.position);
+    /// cylinders get more sides, those thinner than [`MIN_RADIUS_PIXELS`] none. Around each
+    /// threshold of [`RING_FROM`] a band of instances is in both neighbouring rings (or in the
+    /// coarsest and none), which the shader splits by dither as each instance's own size on
+    /// screen asks; a ring's range holds every instance that may have a share of it anywhere
+    /// in the cluster (from its nearest to its farthest point), its solid part those that are
+    /// wholly its own everywhere. `None` when all of it is too thin. `radius` is the slot's
+    /// radii in GPU order. Culling is the caller's: the view and the shadow map cull by
+    /// different frusta.
+    pub fn rings(&self, view: &View, radius: &[f32]) -> Option<[RingRange; 3]> {
+        let eye = view.camera.position;
+        let d = self.bounds.distance(eye);
         let radii = &radius[self.range.start as usize..self.range.end as usize];
         let first = self.range.start;
         let rings = if self.sorted {
-            let upto = |px: f32| first + radii.partition_point(|&r| view.pixels(r, d) >= px) as u32;
-            let (fine, middle, coarse) = (upto(RING_PIXELS[1]), upto(RING_PIXELS[0]), upto(MIN_RADIUS_PIXELS));
-            [middle..coarse, fine..middle, first..fine]
+            let far = self.bounds.farthest(eye);
+            let upto = |px: f32, d: f32| first + radii.partition_point(|&r| view.pixels(r, d) >= px) as u32;
+            let band = FADE * SLACK;
+            let ring = |k: usize| {
+                let end = upto(RING_FROM[k] / band, d);
+                let start = RING_FROM.get(k + 1).map_or(first, |&finer| upto(finer * band, far));
+                let range = start..end.max(start);
+                let whole_from = RING_FROM.get(k + 1).map_or(first, |&finer| upto(finer / band, d));
+                let whole_to = upto(RING_FROM[k] * band, far);
+                let lo = whole_from.clamp(range.start, range.end);
+                RingRange {
+                    solid: lo..whole_to.clamp(lo, range.end),
+                    range,
+                }
+            };
+            [ring(0), ring(1), ring(2)]
         } else {
             let thickest = radii.iter().fold(0.0f32, |a, &r| a.max(r));
-            let ring = RING_PIXELS.iter().filter(|&&px| view.pixels(thickest, d) >= px).count();
+            let ring = RING_FROM[1..]
+                .iter()
+                .filter(|&&px| view.pixels(thickest, d) >= px)
+                .count();
             let mut rings = [first..first, first..first, first..first];
             rings[ring] = self.range.clone();
-            rings
+            rings.map(|range| RingRange {
+                solid: range.clone(),
+                range,
+            })
         };
-        rings.iter().any(|r| !r.is_empty()).then_some(rings)
+        rings.iter().any(|r| !r.range.is_empty()).then_some(rings)
     }
 }
 
-/// Radii on screen, pixels, from which a cylinder takes the 8-sided and the 16-sided ring.
-const RING_PIXELS: [f32; 2] = [2.0, 8.0];
+/// Radii on screen, pixels, at which each ring (coarse to fine) has faded in halfway: the
+/// 4-sided ring over nothing (the sub-pixel cut), the 8-sided over it, the 16-sided over that.
+pub const RING_FROM: [f32; 3] = [MIN_RADIUS_PIXELS, 2.0, 8.0];
+/// How far around each threshold of [`RING_FROM`] two levels cross-fade, as a factor of the
+/// radius on screen: the finer level fades in from threshold / `FADE` to threshold × `FADE`.
+/// Wide enough that a step of the camera changes a few pixels of each, narrow enough that
+/// the bands stay apart and few instances are drawn twice.
+pub const FADE: f32 = 1.5;
+/// The picked ranges reach this factor past each band, so the shader's own arithmetic never
+/// gives an instance a share of a ring it was not drawn with.
+const SLACK: f32 = 1.02;
 
 #[cfg(test)]
 mod tests {
@@ -211,15 +262,27 @@ mod tests {
             };
             View::new(camera, 1280, 720)
         };
-        // Radii 0.5, 0.17, 0.056 and 0.019 m: near, trunk and branch take 16 sides and the
-        // twigs 8; far, only the two thickest are drawn, with 4 sides.
-        assert_eq!(c[0].rings(&at(10.0), &r), Some([4..4, 2..4, 0..2]));
-        assert_eq!(c[0].rings(&at(400.0), &r), Some([0..2, 0..0, 0..0]));
+        // Radii 0.5, 0.17, 0.056 and 0.019 m. Near, from 5.5 to 7.4 m, they are 57, 19, 6.3 and
+        // 2.1 px at most and 42, 14, 4.7 and 1.6 px at least: the 16-sided ring takes the three
+        // that may reach its band (above 8 / 1.5 px), the 8-sided the two that may be below 8 ×
+        // 1.5 px, the 4-sided the one that may be below 2 × 1.5 px. Far, the twig of 0.09 px is
+        // in the band of the sub-pixel cut, the thinnest is left out.
+        let ranges = |rings: Option<[RingRange; 3]>| rings.map(|r| r.map(|r| (r.range, r.solid)));
+        // Only the trunk and the branch are wholly 16-sided (at least 12 px); the rest fades.
+        assert_eq!(
+            ranges(c[0].rings(&at(10.0), &r)),
+            Some([(3..4, 4..4), (2..4, 3..3), (0..3, 0..2)])
+        );
+        // Trunk and branch are wholly 4-sided; the twig of 0.09 px fades out.
+        assert_eq!(
+            ranges(c[0].rings(&at(400.0), &r)),
+            Some([(0..3, 0..2), (0..0, 0..0), (0..0, 0..0)])
+        );
         assert_eq!(c[0].rings(&at(9000.0), &r), None, "thinner than a tenth of a pixel");
         let unsorted = whole(&two_trees());
         assert_eq!(
-            unsorted.rings(&at(400.0), &radii(&two_trees())),
-            Some([0..8, 0..0, 0..0])
+            ranges(unsorted.rings(&at(400.0), &radii(&two_trees()))),
+            Some([(0..8, 0..8), (0..0, 0..0), (0..0, 0..0)])
         );
     }
 }

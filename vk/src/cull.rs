@@ -33,6 +33,11 @@ impl Aabb {
     pub fn distance(&self, p: Vec3) -> f32 {
         (self.min - p).max(p - self.max).max(Vec3::ZERO).length()
     }
+
+    /// Distance from `p` to the box's farthest corner: nothing in the box is farther.
+    pub fn farthest(&self, p: Vec3) -> f32 {
+        (self.min - p).abs().max((self.max - p).abs()).length()
+    }
 }
 
 /// The six planes of a view-projection's frustum (Vulkan depth 0..1), inside positive.

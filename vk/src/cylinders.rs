@@ -3,16 +3,19 @@
 //! batch that holds still is uploaded in cluster order (`clusters.rs`): each
 //! cluster is culled, gets a ring for its size on screen and drops its
 //! sub-pixel twigs; the frame's picks become one indirect draw per ring and
-//! batch, so draw calls stay bounded whatever the tree count. A batch that
-//! changes every frame (springs, a tree still growing) stays in batch order,
-//! one cluster, updated by its dirty ranges.
+//! batch, so draw calls stay bounded whatever the tree count. Near a ring's
+//! threshold an instance is drawn with both rings, and each keeps a dithered
+//! share of the pixels (its push constants say which), so rings cross-fade
+//! instead of popping; what is wholly one ring's is drawn by a pipeline without
+//! `discard`, so depth is tested before shading (two draws per ring at most). A batch that changes every frame (springs, a tree still
+//! growing) stays in batch order, one cluster, updated by its dirty ranges.
 
 use std::sync::Arc;
 
 use ash::vk;
 use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 
-use crate::clusters::{self, CLUSTER_MIN, Cluster, STILL_FRAMES};
+use crate::clusters::{self, CLUSTER_MIN, Cluster, FADE, RING_FROM, STILL_FRAMES};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::indirect::Indirect;
@@ -45,6 +48,19 @@ const DOME_BANDS: [u32; 3] = [0, 1, 2];
 // SAFETY: repr(C) of five 4-byte integers: no padding.
 unsafe impl Pod for vk::DrawIndexedIndirectCommand {}
 
+/// The push constants of one ring's draws (matches `cylinder.vert`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct RingConstants {
+    /// x: the ring's threshold, pixels ([`RING_FROM`]); y: the next finer ring's (0: none);
+    /// z: pixels per metre at 1 m, 0 where the slot does not fade; w: [`FADE`], negated in the
+    /// shadow map (each instance drawn by one ring only).
+    fade: [f32; 4],
+}
+
+// SAFETY: repr(C) of a 16-byte array of `f32`: no padding.
+unsafe impl Pod for RingConstants {}
+
 /// One batch's GPU copy.
 struct Slot {
     instances: Instances,
@@ -55,10 +71,18 @@ struct Slot {
     still: u32,
 }
 
+/// Groups of a slot's commands: per ring (coarse to fine), the solid ranges, then the fading.
+const GROUPS: usize = 2 * SIDES.len();
+
 /// The draws of one slot with one ring: `count` commands from `first`.
 struct Draw {
     slot: usize,
     ring: usize,
+    /// The slot is in cluster order, each ring's ranges reaching into its neighbours' fade
+    /// bands; a slot in batch order draws each cluster whole with one ring.
+    fade: bool,
+    /// The commands' instances may share pixels with another ring: drawn with dither.
+    dither: bool,
     first: u32,
     count: u32,
 }
@@ -74,7 +98,11 @@ pub(crate) struct Cylinders {
     /// Where `commands` go for the GPU.
     indirect: Indirect,
     rings: Vec<Mesh>,
+    /// The frame's pixels per metre at 1 m, for the shader's size on screen.
+    pixel_scale: f32,
     pipeline: DrawPipeline,
+    /// `pipeline` keeping each instance's dithered share of the pixels.
+    fading: DrawPipeline,
     shadow: DrawPipeline,
 }
 
@@ -91,9 +119,16 @@ impl Cylinders {
             vertices: VERTEX,
             instances: INSTANCE,
             sets: &[globals],
-            push_bytes: 0,
+            push_bytes: std::mem::size_of::<RingConstants>() as u32,
         };
         let pipeline = DrawPipeline::new(memory.device(), &desc)?;
+        let fading = DrawPipeline::new(
+            memory.device(),
+            &PipelineDesc {
+                frag: shaders::LIT_FADE_FRAG,
+                ..desc
+            },
+        )?;
         let shadow = DrawPipeline::shadow(memory.device(), &desc, None)?;
         let rings = SIDES
             .iter()
@@ -110,7 +145,9 @@ impl Cylinders {
             draws: Vec::new(),
             indirect: Indirect::new("cylinder draws", memory.device().multi_draw),
             rings,
+            pixel_scale: 0.0,
             pipeline,
+            fading,
             shadow,
         })
     }
@@ -120,45 +157,54 @@ impl Cylinders {
     /// (or too thin) count as culled in the frame's stats.
     fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
         let slot = &self.slots[i];
-        let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
-        let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()] = Default::default();
+        let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
+        let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
         for c in &slot.clusters {
             let in_view = frame.view.frustum.intersects(&c.bounds);
             let casts = frame.sun.intersects(&c.bounds);
             let rings = (in_view || casts).then(|| c.rings(frame.view, &slot.radius)).flatten();
             frame.stats.batches_culled += u32::from(!in_view || rings.is_none());
-            for (ring, range) in rings.into_iter().flatten().enumerate().filter(|(_, r)| !r.is_empty()) {
-                let command = vk::DrawIndexedIndirectCommand {
-                    index_count: self.rings[ring].index_count,
-                    instance_count: range.len() as u32,
-                    first_index: 0,
-                    vertex_offset: 0,
-                    first_instance: range.start,
-                };
-                if in_view {
-                    seen[ring].push(command);
-                }
-                if casts {
-                    cast[ring].push(command);
+            for (ring, picked) in rings.into_iter().flatten().enumerate() {
+                let [before, after] = picked.fading();
+                let parts = [(picked.solid, 0), (before, 1), (after, 1)];
+                for (range, group) in parts.into_iter().filter(|(r, _)| !r.is_empty()) {
+                    let command = vk::DrawIndexedIndirectCommand {
+                        index_count: self.rings[ring].index_count,
+                        instance_count: range.len() as u32,
+                        first_index: 0,
+                        vertex_offset: 0,
+                        first_instance: range.start,
+                    };
+                    if in_view {
+                        seen[2 * ring + group].push(command);
+                    }
+                    // The shadow map draws solid and fading alike (depth only, no dither).
+                    if casts {
+                        cast[2 * ring].push(command);
+                    }
                 }
             }
         }
-        push_draws(&mut self.commands, &mut self.draws, i, seen);
-        push_draws(&mut self.commands, &mut self.shadow_draws, i, cast);
+        let fade = slot.clusters.first().is_some_and(|c| c.sorted);
+        push_draws(&mut self.commands, &mut self.draws, (i, fade), seen);
+        push_draws(&mut self.commands, &mut self.shadow_draws, (i, fade), cast);
     }
 }
 
-/// Appends slot `slot`'s commands, ring by ring, to `commands`, and a draw per ring to `draws`.
+/// Appends slot `slot`'s commands, group by group ([`GROUPS`]), to `commands`, and a draw per
+/// group to `draws` (cross-fading where `fade`).
 fn push_draws(
     commands: &mut Vec<vk::DrawIndexedIndirectCommand>,
     draws: &mut Vec<Draw>,
-    slot: usize,
-    by_ring: [Vec<vk::DrawIndexedIndirectCommand>; SIDES.len()],
+    (slot, fade): (usize, bool),
+    by_group: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS],
 ) {
-    for (ring, ring_commands) in by_ring.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+    for (group, ring_commands) in by_group.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
         draws.push(Draw {
             slot,
-            ring,
+            ring: group / 2,
+            fade,
+            dither: group % 2 == 1,
             first: commands.len() as u32,
             count: ring_commands.len() as u32,
         });
@@ -171,6 +217,7 @@ impl DrawPass for Cylinders {
     type Batch<'b> = Vec<&'b mut CylinderBatch>;
 
     fn prepare(&mut self, frame: &mut Prepare<'_>, mut batches: Self::Batch<'_>) -> Result<(), RenderError> {
+        self.pixel_scale = frame.view.pixels(1.0, 1.0);
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
             instances: Instances::new(INSTANCE, "cylinder instances"),
@@ -197,23 +244,36 @@ impl DrawPass for Cylinders {
             .flat_map(|d| &self.commands[d.first as usize..(d.first + d.count) as usize])
             .map(|c| u64::from(c.instance_count))
             .sum::<u64>();
-        stats.draw_calls += self.record_with(&self.pipeline, rec, &self.draws);
+        let (fading, solid): (Vec<&Draw>, Vec<&Draw>) = self.draws.iter().partition(|d| d.dither);
+        stats.draw_calls += self.record_with(&self.pipeline, rec, &solid, FADE);
+        stats.draw_calls += self.record_with(&self.fading, rec, &fading, FADE);
     }
 
     fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws);
+        let all: Vec<&Draw> = self.shadow_draws.iter().collect();
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &all, -FADE);
     }
 }
 
 impl Cylinders {
-    /// Records `draws` with `pipeline`; returns the draw calls.
-    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[Draw]) -> u32 {
+    /// Records `draws` with `pipeline` and the fade band `band` (see [`RingConstants`]); returns
+    /// the draw calls.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[&Draw], band: f32) -> u32 {
         if draws.is_empty() {
             return 0;
         }
         pipeline.bind(rec);
         let mut calls = 0;
         for d in draws {
+            let constants = RingConstants {
+                fade: [
+                    RING_FROM[d.ring],
+                    RING_FROM.get(d.ring + 1).copied().unwrap_or(0.0),
+                    if d.fade { self.pixel_scale } else { 0.0 },
+                    band,
+                ],
+            };
+            pipeline.push(rec, &constants);
             self.rings[d.ring].bind(rec);
             self.slots[d.slot].instances.bind(rec, 1);
             let commands = &self.commands[d.first as usize..(d.first + d.count) as usize];

@@ -43,6 +43,11 @@ const SWAY: f32 = 0.2;
 pub const LEAF_FULL_PIXELS: f32 = 3.0;
 /// The smallest share of a cluster's leaves drawn (each grown 4×).
 const MIN_SHARE: f32 = 1.0 / 16.0;
+/// Leaves whose rank is within `LEAF_FADE · (share − MIN_SHARE) · (1 − share) / (1 − MIN_SHARE)`
+/// of the share fade out by dither over that band instead of dropping at once. The band is
+/// even about the share (as many drawn on average) and closes where the share stops changing:
+/// at 1 (every leaf drawn whole) and at [`MIN_SHARE`] (far crowns, drawn at no extra cost).
+const LEAF_FADE: f32 = 0.5;
 /// How far a grown leaf card reaches from its centre, in leaf sizes (half the diagonal of
 /// a card 4× grown); an ungrown card reaches less than one.
 const GROWN_REACH: f32 = 3.0;
@@ -53,7 +58,7 @@ const GROWN_REACH: f32 = 3.0;
 struct LeafConstants {
     /// x: time, seconds; y: sway amplitude, metres.
     play: [f32; 4],
-    /// x: pixels per metre at 1 m; y: [`LEAF_FULL_PIXELS`]; z: [`MIN_SHARE`].
+    /// x: pixels per metre at 1 m; y: [`LEAF_FULL_PIXELS`]; z: [`MIN_SHARE`]; w: [`LEAF_FADE`].
     lod: [f32; 4],
 }
 
@@ -161,7 +166,7 @@ impl DrawPass for Leaves {
     fn prepare(&mut self, frame: &mut Prepare<'_>, (mut batches, time): Self::Batch<'_>) -> Result<(), RenderError> {
         self.constants = LeafConstants {
             play: [if time.is_finite() { time } else { 0.0 }, SWAY, 0.0, 0.0],
-            lod: [frame.view.pixels(1.0, 1.0), LEAF_FULL_PIXELS, MIN_SHARE, 0.0],
+            lod: [frame.view.pixels(1.0, 1.0), LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
         };
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
@@ -216,8 +221,9 @@ impl Leaves {
 
 impl LeafCluster {
     /// How many leaves to draw as `view` sees them: all, or the share their size on screen
-    /// asks for (at the cluster's nearest point, so no leaf's own share is larger). Culling
-    /// is the caller's: the view and the shadow map cull by different frusta.
+    /// asks for (at the cluster's nearest point, so no leaf's own share is larger) and the
+    /// fade band above it. Culling is the caller's: the view and the shadow map cull by
+    /// different frusta.
     fn count(&self, view: &View) -> u32 {
         let n = self.range.len() as f32;
         if !self.ranked {
@@ -225,7 +231,8 @@ impl LeafCluster {
         }
         let pixels = view.pixels(self.largest, self.bounds.distance(view.camera.position));
         let share = (pixels / LEAF_FULL_PIXELS).powi(2).clamp(MIN_SHARE, 1.0);
-        ((n * share).ceil() as u32).clamp(1, n as u32)
+        let faded = share + LEAF_FADE * (share - MIN_SHARE) * (1.0 - share) / (1.0 - MIN_SHARE);
+        ((n * faded).ceil() as u32).clamp(1, n as u32)
     }
 }
 

@@ -70,6 +70,11 @@ pub const LIT_FRAG: Shader = Shader {
     name: "lit.frag",
     spirv: spirv!("lit.frag"),
 };
+/// Lit surfaces keeping a dithered share of their pixels (rings cross-fading).
+pub const LIT_FADE_FRAG: Shader = Shader {
+    name: "lit_fade.frag",
+    spirv: spirv!("lit_fade.frag"),
+};
 /// Unlit fogged points.
 pub const POINT_FRAG: Shader = Shader {
     name: "point.frag",
@@ -125,7 +130,7 @@ pub const OVERLAY_FRAG: Shader = Shader {
 };
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 17] = [
+pub const ALL: [Shader; 18] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -133,6 +138,7 @@ pub const ALL: [Shader; 17] = [
     SKY_FRAG,
     POINT_VERT,
     LIT_FRAG,
+    LIT_FADE_FRAG,
     POINT_FRAG,
     GRASS_VERT,
     GRASS_FRAG,
