@@ -16,7 +16,7 @@
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{SWAY_WINDS, SwayGust, SwayNoise, SwayWind};
-use sylva_runtime::rng::{hash_words, mix64, unit_f32};
+use sylva_runtime::rng::{hash_words, unit_f32};
 use sylva_runtime::{FieldError, Validate};
 
 use super::lane::{LANES, Lane, V3};
@@ -327,9 +327,6 @@ impl Validate for WindField {
     }
 }
 
-/// Where the fold of `rng::hash_words` starts.
-const HASH_START: u64 = 0x5359_4C56_4100_0001;
-
 /// The wind trees sway in where a scene has no grass: a breeze of 1–4 m/s from about
 /// north-east, turning slowly, changing every few seconds over about 12 m.
 pub fn breeze() -> WindField {
@@ -354,10 +351,9 @@ impl Wind {
     /// The render contract's form of this wind ([`SwayNoise`]): its node hash started on its
     /// seed and each noise's index.
     fn sway(&self) -> SwayNoise {
-        let seeded = mix64(HASH_START ^ mix64(self.seed));
         let d = self.main_direction();
         SwayNoise {
-            keys: [0, 1, 2].map(|which| mix64(seeded ^ mix64(which))),
+            keys: [0, 1, 2].map(|which| hash_words(&[self.seed, which])),
             power: [self.power_offset, self.power_amplitude],
             deflection: [self.polar_amplitude, self.azimuth_amplitude],
             frequency: self.frequency,
@@ -510,6 +506,8 @@ impl WindField {
 
 #[cfg(test)]
 mod tests {
+    use sylva_runtime::rng::mix64;
+
     use super::*;
 
     #[test]
