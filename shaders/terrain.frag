@@ -33,11 +33,20 @@ const vec3 DEEP_WATER = vec3(0.006, 0.035, 0.06);
 // What flowing water carries: silt scatters a dull green-brown.
 const vec3 SILT = vec3(0.05, 0.06, 0.04);
 
+// Cubic Hermite weights at t for (value 0, slope 0, value 1, slope 1).
+vec4 hermite(float t) {
+    float t2 = t * t;
+    float t3 = t2 * t;
+    return vec4(2.0 * t3 - 3.0 * t2 + 1.0, t3 - 2.0 * t2 + t, 3.0 * t2 - 2.0 * t3, t3 - t2);
+}
+
 // The ground under this pixel: height (metres above the chunk's origin) and
 // normal. Four gathers fetch the 4 × 4 samples around the pixel's cell; the
-// normal blends the central differences at its four corners (one-sided at
-// the patch's border, where the texture clamps), so it is smooth across cells
-// whatever grid the chunk is drawn with.
+// central differences at its four corners (one-sided at the patch's border,
+// where the texture clamps) are its slopes. The normal blends them, so it is
+// smooth across cells whatever grid the chunk is drawn with; the height is
+// a cubic through the corners with those slopes, whose contours (the shore)
+// run smoothly instead of in the arcs a bilinear height draws in each cell.
 float ground_here(out vec3 normal) {
     float n = float(v_size);
     vec2 p = clamp(v_cell.xy, vec2(0.0), vec2(n - 1.0));
@@ -54,11 +63,15 @@ float ground_here(out vec3 normal) {
     vec4 dz = vec4(c.z - a.z, d.w - b.w, c.y - a.y, d.x - b.x);
     vec2 span0 = min(i0 + 1.0, n - 1.0) - max(i0 - 1.0, 0.0);
     vec2 span1 = min(i0 + 2.0, n - 1.0) - i0;
+    vec4 sx = dx / vec4(span0.x, span1.x, span0.x, span1.x);
+    vec4 sz = dz / vec4(span0.y, span0.y, span1.y, span1.y);
     vec4 w = vec4((1.0 - f.x) * (1.0 - f.y), f.x * (1.0 - f.y), (1.0 - f.x) * f.y, f.x * f.y);
-    vec2 grad = vec2(dot(dx / vec4(span0.x, span1.x, span0.x, span1.x), w),
-                     dot(dz / vec4(span0.y, span0.y, span1.y, span1.y), w)) / v_snow.w;
+    vec2 grad = vec2(dot(sx, w), dot(sz, w)) / v_snow.w;
     normal = normalize(vec3(-grad.x, 1.0, -grad.y));
-    return dot(h, w);
+    vec4 hx = hermite(f.x);
+    float row0 = dot(hx, vec4(h.x, sx.x, h.y, sx.y));
+    float row1 = dot(hx, vec4(h.z, sx.z, h.w, sx.w));
+    return dot(hermite(f.y), vec4(row0, mix(sz.x, sz.y, f.x), row1, mix(sz.z, sz.w, f.x)));
 }
 
 // Value noise (ground.glsl's) with its gradient: (value in [0, 1], d/dx, d/dy).
@@ -102,9 +115,33 @@ vec3 fine_detail(vec2 xz, float footprint) {
     return sum;
 }
 
+// Fine detail on ground of normal `n`: laid over x and z on gentle ground,
+// over a vertical plane on steep faces (where noise over x and z would
+// stretch down the fall line in streaks), blended between. x: value; yzw:
+// the slope it tilts the normal by, per world axis.
+vec4 surface_detail(vec3 n, float footprint) {
+    vec3 w = n * n;
+    w *= w;
+    w /= w.x + w.y + w.z;
+    vec4 sum = vec4(0.0);
+    if (w.y > 0.02) {
+        vec3 d = fine_detail(v_world.xz, footprint);
+        sum += w.y * vec4(d.x, d.y, 0.0, d.z);
+    }
+    if (w.x > 0.02) {
+        vec3 d = fine_detail(v_world.zy, footprint);
+        sum += w.x * vec4(d.x, 0.0, d.z, d.y);
+    }
+    if (w.z > 0.02) {
+        vec3 d = fine_detail(v_world.xy, footprint);
+        sum += w.z * vec4(d.x, d.y, d.z, 0.0);
+    }
+    return sum;
+}
+
 // The dry ground's colour by material, slope and height, with the fine
 // detail `fine`; `bump` is how strongly that detail tilts the normal there.
-vec3 land_albedo(vec3 n, vec3 fine, out float bump) {
+vec3 land_albedo(vec3 n, vec4 fine, out float bump) {
     float macro = v_ground.z;
     float detail = v_ground.w;
     // Slope: 0 flat, 0.23 at 40°, 0.36 at 50°; the noise frays the rock line.
@@ -171,11 +208,11 @@ void main() {
         ground = ground_here(n);
     }
     vec3 base = n;
-    float footprint = max(length(dFdx(v_world.xz)), length(dFdy(v_world.xz))) + 1e-4;
-    vec3 fine = fine_detail(v_world.xz, footprint);
+    float footprint = max(length(dFdx(v_world)), length(dFdy(v_world))) + 1e-4;
+    vec4 fine = surface_detail(base, footprint);
     float bump;
     vec3 albedo = land_albedo(base, fine, bump);
-    n = normalize(n - vec3(fine.y, 0.0, fine.z) * bump);
+    n = normalize(n - fine.yzw * bump);
     // The shadow map holds this same surface: looked up a texel and a half off
     // it along the normal, a lit slope does not shadow itself.
     float texel = 2.0 * g.shadow.y / length(vec3(g.light_view_proj[0][0], g.light_view_proj[1][0], g.light_view_proj[2][0]));

@@ -79,13 +79,20 @@ void main() {
     vec4 s = vec4(l.r + l.g, r.r + r.g, b.r + b.g, f.r + f.g);
     vec4 wet = step(vec4(WET), vec4(l.g, r.g, b.g, f.g));
     float top = hw.g < WET ? hw.r : water_top(hw, s, wet);
-    // A dry sample beside water takes its wet neighbours' mean level (as a wet
-    // one takes its neighbourhood's, so levels along a shore agree), and the
-    // level minus the ground per pixel crosses zero where the ground rises out
-    // of the water (a smooth shore) rather than halfway between samples; far
-    // from water the level lies well below the ground.
-    float wet_count = dot(wet, vec4(1.0));
-    float beside = wet_count > 0.0 ? dot(s, wet) / wet_count : 1e9;
+    // A dry sample beside water (diagonals too: they share a cell with it)
+    // takes its wet neighbours' mean level, as a wet one takes its
+    // neighbourhood's, so levels along a shore agree; the level minus the
+    // ground per pixel then crosses zero where the ground rises out of the
+    // water (a smooth shore) rather than halfway between samples. Far from
+    // water the level lies well below the ground.
+    vec2 dl = fetch(c + ivec2(-1, -1));
+    vec2 dr = fetch(c + ivec2(1, -1));
+    vec2 ul = fetch(c + ivec2(-1, 1));
+    vec2 ur = fetch(c + ivec2(1, 1));
+    vec4 sd = vec4(dl.r + dl.g, dr.r + dr.g, ul.r + ul.g, ur.r + ur.g);
+    vec4 wet_d = step(vec4(WET), vec4(dl.g, dr.g, ul.g, ur.g));
+    float wet_count = dot(wet + wet_d, vec4(1.0));
+    float beside = wet_count > 0.0 ? (dot(s, wet) + dot(sd, wet_d)) / wet_count : 1e9;
     // A lone wet sample keeps a shallow pool where its level was clamped.
     float level = hw.g >= WET ? max(top, hw.r + min(hw.g, 0.25)) : beside < 1e8 ? beside : hw.r - 1.0;
     // How steeply the water's surface falls: rivers on a slope flow, seas and

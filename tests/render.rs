@@ -535,8 +535,9 @@ fn the_world_renders_like_its_golden_images() {
 }
 
 /// Where a river meets the sea among the resident chunks: the sample under water above
-/// sea level (the lowest water surface) nearest a sea sample, and the way to that sea.
-fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3)> {
+/// sea level (the lowest water surface) nearest a sea sample, that sea sample, and the
+/// nearest open water to it (over 4 m deep).
+fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3, Vec3)> {
     let batch = app
         .world
         .resources
@@ -572,7 +573,11 @@ fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3)> {
             }
         }
     }
-    best.map(|(_, river, sea)| (river, (sea - river).with_y(0.0).normalize()))
+    let open = samples(&|water, _| water > 4.0);
+    best.and_then(|(_, river, sea)| {
+        let nearest = open.iter().min_by(|a, b| a.distance(sea).total_cmp(&b.distance(sea)))?;
+        Some((river, sea, *nearest))
+    })
 }
 
 /// Pictures of the default world at 1280×720 for people to judge the look by, written
@@ -606,16 +611,25 @@ fn pictures_of_the_world_at_720p() {
         ),
     ];
     let mouth = river_mouth(&built.app);
-    eprintln!("river mouth (place, toward the sea): {mouth:?}");
-    if let Some((mouth, down)) = mouth {
+    eprintln!("river mouth (river, sea, open water): {mouth:?}");
+    if let Some((river, sea, open)) = mouth {
+        let down = (sea - river).with_y(0.0).normalize();
+        let camera = |position, target| Camera {
+            position,
+            target,
+            far: 3000.0,
+            ..Camera::default()
+        };
         cameras.push((
-            "river-mouth",
-            Camera {
-                position: mouth + down * 40.0 + Vec3::new(0.0, 15.0, 0.0),
-                target: mouth - down * 10.0,
-                far: 3000.0,
-                ..Camera::default()
-            },
+            "river",
+            camera(river - down * 10.0 + Vec3::new(0.0, 35.0, 0.0), river + down * 5.0),
+        ));
+        cameras.push((
+            "shore",
+            camera(
+                open + (open - sea).with_y(0.0).normalize_or_zero() * 40.0 + Vec3::new(0.0, 14.0, 0.0),
+                sea,
+            ),
         ));
     }
     for (name, camera) in cameras {
