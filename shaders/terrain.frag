@@ -149,8 +149,8 @@ vec3 land_albedo(vec3 n, vec4 fine, out float bump) {
     float steep = smoothstep(0.22, 0.36, slope + (detail - 0.5) * 0.1 + fine.x * 0.06);
     // Rock: banded and speckled.
     vec3 rock = v_rock * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
-    // Grass: tufts light and dark, bare earth showing where the fine noise is lowest.
-    vec3 grass = grass_albedo(vec2(macro, detail)) * (1.0 + fine.x * 1.1);
+    // Grass: tufts light and dark, lush and dry, bare earth showing where the fine noise is lowest.
+    vec3 grass = grass_albedo(vec2(macro, detail + fine.x * 0.8)) * (1.0 + fine.x * 1.2);
     grass = mix(grass, EARTH, smoothstep(-0.22, -0.36, fine.x) * 0.8);
     // Soil below 1 grows grass in patches where the noise is high enough.
     float cover = smoothstep(0.8 - v_ground.x, 1.2 - v_ground.x, detail * 0.5 + macro * 0.5 + v_ground.x * 0.5 + fine.x * 0.3);
