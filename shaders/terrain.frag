@@ -23,6 +23,7 @@ layout(location = 4) in vec3 v_water;  // x: water level, y: water depth next do
 layout(location = 5) flat in vec4 v_snow; // xy: snow line and fade, z: time, w: cell size
 layout(location = 6) in vec3 v_cell;   // xy: sample coordinates, z: > 0 on the skirt
 layout(location = 7) flat in int v_size;
+layout(location = 8) in float v_floor;
 
 layout(location = 0) out vec4 o_colour;
 
@@ -89,8 +90,9 @@ vec3 noise_grad(vec2 p) {
 }
 
 // Fine ground detail at world (x, z): five octaves with wavelengths from
-// 3.2 m down to 6 cm (clumps to tufts and grains), each faded out before a
-// pixel (`footprint` metres) spans half of it. x: value around 0 (within
+// 3.2 m down to 6 cm (clumps to tufts and grains), each faded out as a
+// pixel (`footprint` metres) grows to a third of it, early, since a CPU
+// rasterizer pays for every octave it runs. x: value around 0 (within
 // ±0.6); yz: the slope of a relief whose bumps are as high as they are
 // wide times the octave's amplitude, so fine octaves roughen the light no
 // more than coarse ones.
@@ -99,7 +101,7 @@ vec3 fine_detail(vec2 xz, float footprint) {
     float freq = 0.31;
     float amp = 0.36;
     for (int k = 0; k < 5; k++) {
-        float keep = 1.0 - smoothstep(0.2, 0.5, footprint * freq);
+        float keep = 1.0 - smoothstep(0.12, 0.35, footprint * freq);
         if (keep <= 0.0) {
             break;
         }
@@ -124,15 +126,15 @@ vec4 surface_detail(vec3 n, float footprint) {
     w *= w;
     w /= w.x + w.y + w.z;
     vec4 sum = vec4(0.0);
-    if (w.y > 0.02) {
+    if (w.y > 0.1) {
         vec3 d = fine_detail(v_world.xz, footprint);
         sum += w.y * vec4(d.x, d.y, 0.0, d.z);
     }
-    if (w.x > 0.02) {
+    if (w.x > 0.1) {
         vec3 d = fine_detail(v_world.zy, footprint);
         sum += w.x * vec4(d.x, 0.0, d.z, d.y);
     }
-    if (w.z > 0.02) {
+    if (w.z > 0.1) {
         vec3 d = fine_detail(v_world.xy, footprint);
         sum += w.z * vec4(d.x, d.y, d.z, 0.0);
     }
@@ -203,12 +205,13 @@ vec3 water(vec3 floor_lit, float depth, float flow, float near, float sun) {
 void main() {
     bool skirt = v_cell.z > 0.0;
     vec3 n = normalize(v_normal);
-    float ground = v_world.y;
-    if (!skirt) {
+    float footprint = max(length(dFdx(v_world)), length(dFdy(v_world))) + 1e-4;
+    // Where a pixel spans cells, the grid's own heights and normals are as good and cheaper.
+    float ground = v_floor;
+    if (!skirt && footprint < 2.0 * v_snow.w) {
         ground = ground_here(n);
     }
     vec3 base = n;
-    float footprint = max(length(dFdx(v_world)), length(dFdy(v_world))) + 1e-4;
     vec4 fine = surface_detail(base, footprint);
     float bump;
     vec3 albedo = land_albedo(base, fine, bump);

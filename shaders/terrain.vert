@@ -31,6 +31,7 @@ layout(location = 4) out vec3 v_water;  // x: water level, y: water depth next d
 layout(location = 5) flat out vec4 v_snow; // xy: snow line and fade, z: time, w: cell size
 layout(location = 6) out vec3 v_cell;   // xy: sample coordinates, z: 1 on the skirt
 layout(location = 7) flat out int v_size;
+layout(location = 8) out float v_floor; // ground height above the chunk's origin
 
 // Linear colours of exposed rock in material byte order: granite, marble,
 // slate, limestone, sandstone, sand, regolith (loose ground on a steep face
@@ -111,6 +112,7 @@ void main() {
     v_snow = vec4(pc.snow.xyz, cell);
     v_cell = vec3(a_sample.xy, skirt ? 1.0 : 0.0);
     v_size = pc.size.x;
+    v_floor = hw.r - a_sample.z * cell;
     v_world = p;
     gl_Position = g.view_proj * vec4(p, 1.0);
 }
