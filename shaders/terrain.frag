@@ -89,8 +89,8 @@ vec3 noise_grad(vec2 p) {
     return vec3(a + (b - a) * u.x + (c - a) * u.y + k * u.x * u.y, du * vec2(b - a + k * u.y, c - a + k * u.x));
 }
 
-// Fine ground detail at world (x, z): five octaves with wavelengths from
-// 3.2 m down to 6 cm (clumps to tufts and grains), each faded out as a
+// Fine ground detail at world (x, z): four octaves with wavelengths from
+// 3.2 m down to 16 cm (clumps to tufts), each faded out as a
 // pixel (`footprint` metres) grows to a third of it, early, since a CPU
 // rasterizer pays for every octave it runs. x: value around 0 (within
 // ±0.6); yz: the slope of a relief whose bumps are as high as they are
@@ -100,7 +100,7 @@ vec3 fine_detail(vec2 xz, float footprint) {
     vec3 sum = vec3(0.0);
     float freq = 0.31;
     float amp = 0.36;
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 4; k++) {
         float keep = 1.0 - smoothstep(0.12, 0.35, footprint * freq);
         if (keep <= 0.0) {
             break;
