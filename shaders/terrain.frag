@@ -1,8 +1,10 @@
 // Terrain colour: slope, height and water decide what shows: rock on steep
-// slopes, grass on gentle soil (patchy on weathered
-// rock), sand on sand and by the water, snow above the snow line, and water
-// tinted by its depth with the sky reflected. Fogged toward the sky. The
-// material properties and noise come interpolated from terrain.vert.
+// slopes, grass on gentle soil (patchy on weathered rock, with bare earth
+// between tufts close up), sand on sand and by the water, snow above the
+// snow line, and water tinted by its depth with the sky reflected. The
+// ground's height and normal are per pixel, from the chunk's heights; close
+// up, a few octaves of noise roughen colour and normal, fading out as a
+// pixel grows larger than they are. Fogged toward the sky.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -11,67 +13,230 @@
 #include "shadow.glsl"
 #include "ground.glsl"
 
+layout(set = 1, binding = 0) uniform sampler2D u_surface; // r: ground height, g: water depth
+
 layout(location = 0) in vec3 v_world;
 layout(location = 1) in vec3 v_normal;
 layout(location = 2) in vec3 v_rock;
 layout(location = 3) in vec4 v_ground; // x: soil, y: sand, z: macro noise, w: detail noise
-layout(location = 4) in vec2 v_water;  // x: water depth, y: water depth next door
-layout(location = 5) flat in vec2 v_snow;
+layout(location = 4) in vec3 v_water;  // x: water level, y: water depth next door, z: flow
+layout(location = 5) flat in vec4 v_snow; // xy: snow line and fade, z: time, w: cell size
+layout(location = 6) in vec3 v_cell;   // xy: sample coordinates, z: > 0 on the skirt
+layout(location = 7) flat in int v_size;
+layout(location = 8) in float v_floor;
 
 layout(location = 0) out vec4 o_colour;
 
 const vec3 SAND = vec3(0.38, 0.31, 0.20);
 const vec3 SNOW = vec3(0.82, 0.85, 0.90);
+const vec3 EARTH = vec3(0.13, 0.095, 0.065);
 const vec3 DEEP_WATER = vec3(0.006, 0.035, 0.06);
+// What flowing water carries: silt scatters a dull green-brown.
+const vec3 SILT = vec3(0.05, 0.06, 0.04);
 
-// The dry ground's colour by material, slope and height.
-vec3 land_albedo(vec3 n) {
+// Cubic Hermite weights at t for (value 0, slope 0, value 1, slope 1).
+vec4 hermite(float t) {
+    float t2 = t * t;
+    float t3 = t2 * t;
+    return vec4(2.0 * t3 - 3.0 * t2 + 1.0, t3 - 2.0 * t2 + t, 3.0 * t2 - 2.0 * t3, t3 - t2);
+}
+
+// The ground under this pixel: height (metres above the chunk's origin) and
+// normal. Four gathers fetch the 4 × 4 samples around the pixel's cell; the
+// central differences at its four corners (one-sided at the patch's border,
+// where the texture clamps) are its slopes. The normal blends them, so it is
+// smooth across cells whatever grid the chunk is drawn with; the height is
+// a cubic through the corners with those slopes, whose contours (the shore)
+// run smoothly instead of in the arcs a bilinear height draws in each cell.
+float ground_here(out vec3 normal) {
+    float n = float(v_size);
+    vec2 p = clamp(v_cell.xy, vec2(0.0), vec2(n - 1.0));
+    vec2 i0 = min(floor(p), vec2(n - 2.0));
+    vec2 f = p - i0;
+    // Each gather returns the 2 × 2 texels around a texel corner: x (0, 1), y (1, 1), z (1, 0), w (0, 0).
+    vec4 a = textureGather(u_surface, i0 / n, 0);
+    vec4 b = textureGather(u_surface, (i0 + vec2(2.0, 0.0)) / n, 0);
+    vec4 c = textureGather(u_surface, (i0 + vec2(0.0, 2.0)) / n, 0);
+    vec4 d = textureGather(u_surface, (i0 + vec2(2.0, 2.0)) / n, 0);
+    // Corners (0, 0), (1, 0), (0, 1), (1, 1) of the cell.
+    vec4 h = vec4(a.y, b.x, c.z, d.w);
+    vec4 dx = vec4(b.x - a.x, b.y - a.y, d.w - c.w, d.z - c.z);
+    vec4 dz = vec4(c.z - a.z, d.w - b.w, c.y - a.y, d.x - b.x);
+    vec2 span0 = min(i0 + 1.0, n - 1.0) - max(i0 - 1.0, 0.0);
+    vec2 span1 = min(i0 + 2.0, n - 1.0) - i0;
+    vec4 sx = dx / vec4(span0.x, span1.x, span0.x, span1.x);
+    vec4 sz = dz / vec4(span0.y, span0.y, span1.y, span1.y);
+    vec4 w = vec4((1.0 - f.x) * (1.0 - f.y), f.x * (1.0 - f.y), (1.0 - f.x) * f.y, f.x * f.y);
+    vec2 grad = vec2(dot(sx, w), dot(sz, w)) / v_snow.w;
+    normal = normalize(vec3(-grad.x, 1.0, -grad.y));
+    vec4 hx = hermite(f.x);
+    float row0 = dot(hx, vec4(h.x, sx.x, h.y, sx.y));
+    float row1 = dot(hx, vec4(h.z, sx.z, h.w, sx.w));
+    return dot(hermite(f.y), vec4(row0, mix(sz.x, sz.y, f.x), row1, mix(sz.z, sz.w, f.x)));
+}
+
+// Value noise (ground.glsl's) with its gradient: (value in [0, 1], d/dx, d/dy).
+vec3 noise_grad(vec2 p) {
+    vec2 i = floor(p);
+    vec2 f = p - i;
+    vec2 u = f * f * (3.0 - 2.0 * f);
+    vec2 du = 6.0 * f * (1.0 - f);
+    float a = hash(i);
+    float b = hash(i + vec2(1.0, 0.0));
+    float c = hash(i + vec2(0.0, 1.0));
+    float d = hash(i + vec2(1.0, 1.0));
+    float k = a - b - c + d;
+    return vec3(a + (b - a) * u.x + (c - a) * u.y + k * u.x * u.y, du * vec2(b - a + k * u.y, c - a + k * u.x));
+}
+
+// Fine ground detail at world (x, z): four octaves with wavelengths from
+// 3.2 m down to 16 cm (clumps to tufts), each faded out as a
+// pixel (`footprint` metres) grows to a third of it, early, since a CPU
+// rasterizer pays for every octave it runs. x: value around 0 (within
+// ±0.6); yz: the slope of a relief whose bumps are as high as they are
+// wide times the octave's amplitude, so fine octaves roughen the light no
+// more than coarse ones.
+vec3 fine_detail(vec2 xz, float footprint) {
+    vec3 sum = vec3(0.0);
+    float freq = 0.31;
+    float amp = 0.36;
+    for (int k = 0; k < 4; k++) {
+        float keep = 1.0 - smoothstep(0.12, 0.35, footprint * freq);
+        if (keep <= 0.0) {
+            break;
+        }
+        // Each octave turned, so the lattices do not line up.
+        bool turn = (k & 1) == 1;
+        vec2 q = (turn ? vec2(xz.y, -xz.x) : xz) + float(k) * 17.0;
+        vec3 v = noise_grad(q * freq);
+        vec2 g = turn ? vec2(-v.z, v.y) : v.yz;
+        sum += keep * amp * vec3(v.x - 0.5, g);
+        freq *= 2.7;
+        amp *= 0.78;
+    }
+    return sum;
+}
+
+// Fine detail on ground of normal `n`: laid over x and z on gentle ground,
+// over a vertical plane on steep faces (where noise over x and z would
+// stretch down the fall line in streaks), blended between. x: value; yzw:
+// the slope it tilts the normal by, per world axis.
+vec4 surface_detail(vec3 n, float footprint) {
+    vec3 w = n * n;
+    w *= w;
+    w /= w.x + w.y + w.z;
+    vec4 sum = vec4(0.0);
+    if (w.y > 0.1) {
+        vec3 d = fine_detail(v_world.xz, footprint);
+        sum += w.y * vec4(d.x, d.y, 0.0, d.z);
+    }
+    if (w.x > 0.1) {
+        vec3 d = fine_detail(v_world.zy, footprint);
+        sum += w.x * vec4(d.x, 0.0, d.z, d.y);
+    }
+    if (w.z > 0.1) {
+        vec3 d = fine_detail(v_world.xy, footprint);
+        sum += w.z * vec4(d.x, d.y, d.z, 0.0);
+    }
+    return sum;
+}
+
+// The dry ground's colour by material, slope and height, with the fine
+// detail `fine`; `bump` is how strongly that detail tilts the normal there.
+vec3 land_albedo(vec3 n, vec4 fine, out float bump) {
     float macro = v_ground.z;
     float detail = v_ground.w;
     // Slope: 0 flat, 0.23 at 40°, 0.36 at 50°; the noise frays the rock line.
     float slope = 1.0 - n.y;
-    float steep = smoothstep(0.22, 0.36, slope + (detail - 0.5) * 0.1);
-    vec3 rock = v_rock * mix(0.88, 1.12, detail);
-    vec3 grass = grass_albedo(vec2(macro, detail));
+    float steep = smoothstep(0.22, 0.36, slope + (detail - 0.5) * 0.1 + fine.x * 0.06);
+    // Rock: banded and speckled.
+    vec3 rock = v_rock * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
+    // Grass: tufts light and dark, lush and dry, bare earth showing where the fine noise is lowest.
+    vec3 grass = grass_albedo(vec2(macro, detail + fine.x * 0.8)) * (1.0 + fine.x * 1.2);
+    grass = mix(grass, EARTH, smoothstep(-0.22, -0.36, fine.x) * 0.8);
     // Soil below 1 grows grass in patches where the noise is high enough.
-    float cover = smoothstep(0.8 - v_ground.x, 1.2 - v_ground.x, detail * 0.5 + macro * 0.5 + v_ground.x * 0.5);
-    vec3 c = mix(rock, grass, cover * (1.0 - steep));
+    float cover = smoothstep(0.8 - v_ground.x, 1.2 - v_ground.x, detail * 0.5 + macro * 0.5 + v_ground.x * 0.5 + fine.x * 0.3);
+    float green = cover * (1.0 - steep);
+    vec3 c = mix(rock, grass, green);
     float sand = max(v_ground.y, smoothstep(0.02, 0.25, v_water.y)) * (1.0 - steep);
-    c = mix(c, SAND * mix(0.85, 1.1, detail), sand);
+    c = mix(c, SAND * mix(0.85, 1.1, detail) * (1.0 + fine.x * 0.35), sand);
+    bump = mix(mix(0.6, 0.3, green), 0.1, sand);
     float snow_line = v_snow.x + (macro - 0.5) * v_snow.y * 2.0;
     // By hand rather than smoothstep: without snow the line is at the float maximum.
     float t = clamp((v_world.y - snow_line) / v_snow.y, 0.0, 1.0);
     float snow = t * t * (3.0 - 2.0 * t) * (1.0 - smoothstep(0.25, 0.45, slope));
-    c = mix(c, SNOW, snow);
+    c = mix(c, SNOW * (1.0 + fine.x * 0.1), snow);
+    bump = mix(bump, 0.1, snow);
     return c * mix(0.92, 1.08, macro);
 }
 
 // Lambert sun plus sky light, stronger on faces that see more sky.
-vec3 light(vec3 albedo, vec3 n) {
+vec3 light(vec3 albedo, vec3 n, float sun) {
     vec3 sky = g.ambient.rgb * (0.55 + 0.45 * n.y);
-    return albedo * (sky + g.sun_colour.rgb * sunlight(v_world) * max(dot(n, to_sun()), 0.0));
+    return albedo * (sky + g.sun_colour.rgb * sun * max(dot(n, to_sun()), 0.0));
 }
 
-// Water over lit ground `floor_lit`: the ground fades with depth into dark
-// blue (red is absorbed first, so shallows look green), the sky reflects at
-// grazing angles and the sun glints.
-vec3 water(vec3 floor_lit, float depth) {
+// Water `depth` metres deep over lit ground `floor_lit`: the ground fades
+// with depth into dark blue (red is absorbed first, so shallows look green;
+// flowing water is murkier with silt); the sky reflects, less so where
+// ripples break the mirror (flowing or shallow water) and darker near the
+// horizon, which valleys hide; ripples drift with time and the sun glints.
+vec3 water(vec3 floor_lit, float depth, float flow, float near, float sun) {
     vec3 view = normalize(v_world - g.camera.xyz);
-    vec3 through = exp(-depth * vec3(1.6, 0.55, 0.35));
-    vec3 body = floor_lit * through + DEEP_WATER * (g.ambient.rgb + g.sun_colour.rgb) * (1.0 - through);
-    float fresnel = 0.02 + 0.98 * pow(1.0 - max(-view.y, 0.0), 5.0);
-    vec3 r = vec3(view.x, -view.y, view.z);
-    vec3 glint = g.sun_colour.rgb * 4.0 * pow(max(dot(r, to_sun()), 0.0), 400.0);
-    return mix(body, sky_colour(r), fresnel) + glint;
+    float t = v_snow.z;
+    vec2 q = v_world.xz;
+    vec3 r1 = noise_grad(q * 0.45 + vec2(0.21, 0.13) * t);
+    vec3 r2 = noise_grad(vec2(q.y, -q.x) * 1.3 + vec2(-0.17, 0.29) * t * (1.0 + 2.0 * flow));
+    vec2 slope = (r1.yz * 0.45 + r2.yz * 1.3 * 0.5) * mix(0.04, 0.16, flow) * near;
+    vec3 n = normalize(vec3(-slope.x, 1.0, -slope.y));
+    vec3 through = exp(-depth * mix(vec3(1.6, 0.55, 0.35), vec3(2.4, 1.6, 1.4), flow));
+    vec3 scatter = mix(DEEP_WATER, SILT, flow);
+    vec3 body = floor_lit * through + scatter * (g.ambient.rgb + g.sun_colour.rgb * sun) * (1.0 - through);
+    float fresnel = 0.02 + 0.98 * pow(1.0 - max(-dot(view, n), 0.0), 5.0);
+    float calm = (1.0 - flow) * smoothstep(0.1, 1.5, depth);
+    fresnel = min(fresnel, mix(0.3, 1.0, calm));
+    vec3 r = reflect(view, n);
+    r.y = max(r.y, 0.01);
+    vec3 sky = sky_colour(normalize(r)) * mix(mix(0.45, 0.9, calm), 1.0, smoothstep(0.0, 0.25, r.y));
+    vec3 glint = g.sun_colour.rgb * 4.0 * sun * pow(max(dot(r, to_sun()), 0.0), 400.0);
+    return mix(body, sky, fresnel) + glint;
 }
 
 void main() {
+    bool skirt = v_cell.z > 0.0;
     vec3 n = normalize(v_normal);
-    float wet = smoothstep(0.01, 0.08, v_water.x);
-    // Ground under water is darker (wet) before the water tints it.
-    vec3 c = light(land_albedo(n) * mix(1.0, 0.6, wet), n);
+    float footprint = max(length(dFdx(v_world)), length(dFdy(v_world))) + 1e-4;
+    // Where a pixel spans cells, the grid's own heights and normals are as good and cheaper.
+    float ground = v_floor;
+    if (!skirt && footprint < 2.0 * v_snow.w) {
+        ground = ground_here(n);
+    }
+    vec3 base = n;
+    vec4 fine = surface_detail(base, footprint);
+    float bump;
+    vec3 albedo = land_albedo(base, fine, bump);
+    n = normalize(n - fine.yzw * bump);
+    // The shadow map holds this same surface: looked up a texel and a half off
+    // it along the normal, a lit slope does not shadow itself.
+    float texel = 2.0 * g.shadow.y / length(vec3(g.light_view_proj[0][0], g.light_view_proj[1][0], g.light_view_proj[2][0]));
+    float sun = sunlight(v_world + base * 1.5 * texel);
+    float depth = skirt ? -1.0 : v_water.x - ground;
+    // The shore is where the level crosses the ground, soft over about a pixel.
+    float edge = max(fwidth(depth) * 1.5, 0.01);
+    float wet = smoothstep(0.0, edge, depth);
+    // Ground just above the water's edge is damp and darker.
+    float damp = 1.0 - smoothstep(0.0, 0.25, -depth);
+    vec3 c = light(albedo * mix(1.0, 0.6, max(wet, damp * 0.7)), n, sun);
     if (wet > 0.0) {
-        c = mix(c, water(c, v_water.x), wet);
+        float flow = v_water.z;
+        float near = 1.0 - smoothstep(0.15, 0.6, footprint * 0.45);
+        vec3 w = water(c, max(depth, 0.0), flow, near, sun);
+        // Foam where the water thins out on the shore, and in streaks on rapids.
+        float streak = noise_grad(vec2(v_world.x * 0.9, v_world.z * 0.9) + v_snow.z * vec2(0.3, -0.4)).x;
+        float foam = (1.0 - smoothstep(0.0, 0.12, depth)) * mix(0.6, 0.3 + 0.5 * streak, near);
+        foam = max(foam, flow * smoothstep(0.55, 0.8, streak) * 0.5 * near);
+        w = mix(w, light(vec3(0.75), vec3(0.0, 1.0, 0.0), sun), foam * 0.6);
+        c = mix(c, w, wet);
     }
     o_colour = vec4(fogged(c, v_world), 1.0);
 }

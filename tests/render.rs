@@ -534,3 +534,113 @@ fn the_world_renders_like_its_golden_images() {
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
 }
+
+/// Where a river meets the sea among the resident chunks: the sample under water above
+/// sea level (the lowest water surface) nearest a sea sample, that sea sample, and the
+/// nearest open water to it (over 4 m deep).
+fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3, Vec3)> {
+    let batch = app
+        .world
+        .resources
+        .get::<sylva::runtime::extract::TerrainBatch>()
+        .unwrap();
+    let samples = |wanted: &dyn Fn(f32, f32) -> bool| -> Vec<Vec3> {
+        batch
+            .patches
+            .iter()
+            .flat_map(|p| {
+                let n = p.resolution as usize;
+                (0..p.water.len()).step_by(2).filter_map(move |k| {
+                    let (i, j) = ((k % n) as f32, (k / n) as f32);
+                    let level = p.origin.y + p.height[k] + p.water[k];
+                    wanted(p.water[k], level)
+                        .then(|| Vec3::new(p.origin.x + i * p.cell_size, level, p.origin.z + j * p.cell_size))
+                })
+            })
+            .collect()
+    };
+    let sea = samples(&|water, _| water > 1.0)
+        .iter()
+        .fold(f32::INFINITY, |lo, p| lo.min(p.y));
+    let rivers = samples(&|water, level| water > 0.05 && level > sea + 1.0);
+    let seas = samples(&|water, level| water > 1.0 && level < sea + 0.3);
+    eprintln!("sea level {sea}: {} river and {} sea samples", rivers.len(), seas.len());
+    let mut best: Option<(f32, Vec3, Vec3)> = None;
+    for r in &rivers {
+        for s in &seas {
+            let d = (*s - *r).with_y(0.0).length();
+            if best.is_none_or(|b| d < b.0) {
+                best = Some((d, *r, *s));
+            }
+        }
+    }
+    let open = samples(&|water, _| water > 4.0);
+    best.and_then(|(_, river, sea)| {
+        let nearest = open.iter().min_by(|a, b| a.distance(sea).total_cmp(&b.distance(sea)))?;
+        Some((river, sea, *nearest))
+    })
+}
+
+/// Pictures of the default world at 1280×720 for people to judge the look by, written
+/// to `SYLVA_PICTURES` (a folder; the temporary folder by default): the valley floor and
+/// the forest edge (`docs/pictures/`), the aerial view, the ground close up and a river
+/// mouth. `SYLVA_MSAA=4` smooths their edges.
+#[test]
+#[ignore]
+fn pictures_of_the_world_at_720p() {
+    let Some(mut r) = renderer_or_skip(1280, 720) else {
+        return;
+    };
+    let dir = std::env::var_os("SYLVA_PICTURES").map_or_else(std::env::temp_dir, PathBuf::from);
+    let mut built = settled_world();
+    let trees = tree_roots(&built.app);
+    let valley = valley_floor_camera(&built.app, &trees);
+    let ground = valley.position - Vec3::new(0.0, 1.7, 0.0);
+    let ahead = (valley.target - valley.position).with_y(0.0).normalize();
+    let mut cameras = vec![
+        ("world-valley", valley),
+        ("world-forest-edge", forest_edge_camera(&trees)),
+        ("world-aerial", aerial_camera()),
+        (
+            "ground-close",
+            Camera {
+                position: ground + Vec3::new(0.0, 4.0, 0.0),
+                target: ground + ahead * 14.0 - Vec3::new(0.0, 1.0, 0.0),
+                far: 3000.0,
+                ..Camera::default()
+            },
+        ),
+    ];
+    let mouth = river_mouth(&built.app);
+    eprintln!("river mouth (river, sea, open water): {mouth:?}");
+    if let Some((river, sea, open)) = mouth {
+        let down = (sea - river).with_y(0.0).normalize();
+        let camera = |position, target| Camera {
+            position,
+            target,
+            far: 3000.0,
+            ..Camera::default()
+        };
+        cameras.push((
+            "river",
+            camera(river - down * 10.0 + Vec3::new(0.0, 35.0, 0.0), river + down * 5.0),
+        ));
+        cameras.push((
+            "shore",
+            camera(
+                open + (open - sea).with_y(0.0).normalize_or_zero() * 40.0 + Vec3::new(0.0, 14.0, 0.0),
+                sea,
+            ),
+        ));
+    }
+    for (name, camera) in cameras {
+        built.app.world.resources.insert(camera);
+        // Two frames: the second draws with everything uploaded.
+        sylva::render(&mut r, &built.app, false).unwrap();
+        let stats = sylva::render(&mut r, &built.app, false).unwrap();
+        let path = dir.join(format!("{name}.png"));
+        r.save_png(&path).unwrap();
+        eprintln!("{}: {stats:?}", path.display());
+    }
+    assert_validation_clean(&r);
+}

@@ -80,7 +80,7 @@ pub struct FrameStats {
     /// Draw calls recorded for the frame's batches (the sky's one full-screen
     /// triangle is not counted, nor the shadow map's draws).
     pub draw_calls: u32,
-    /// Draw calls recorded into the shadow map (the trees' cylinders and leaves).
+    /// Draw calls recorded into the shadow map (terrain chunks, the trees' cylinders and leaves).
     pub shadow_draw_calls: u32,
     /// Cylinder instances drawn.
     pub cylinders: u64,

@@ -306,7 +306,7 @@ impl Renderer {
             stats: &mut *stats,
             slot,
         };
-        self.terrain.prepare(&mut frame, terrain)?;
+        self.terrain.prepare(&mut frame, (terrain, time))?;
         self.cylinders.prepare(&mut frame, cylinders)?;
         self.leaves.prepare(&mut frame, (leaves, time))?;
         self.grass.prepare(&mut frame, grass)?;
@@ -324,7 +324,8 @@ impl Renderer {
         let d = &self.device.raw;
         let cmd = self.frames[slot].commands.begin()?;
         record_uploads(d, cmd, self.frames[slot].staging.raw(), &self.uploads);
-        // The trees' shadows first, drawn with the sun's constants; the surfaces sample them.
+        // The shadows first (terrain and trees), drawn with the sun's constants; the
+        // surfaces sample them.
         self.shadow.begin(d, cmd);
         let sun = Recording {
             device: d,
@@ -332,6 +333,7 @@ impl Renderer {
             globals: self.globals.sun_set(slot),
         };
         if self.atmosphere.shadow_strength > 0.0 {
+            self.terrain.record_shadow(&sun, stats);
             self.cylinders.record_shadow(&sun, stats);
             self.leaves.record_shadow(&sun, stats);
         }

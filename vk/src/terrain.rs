@@ -1,9 +1,13 @@
 //! Terrain: one shared grid mesh per (resolution, level of detail), skirted
 //! so chunks on different grids meet without cracks; each chunk has a surface
 //! texture (ground height, water depth) and a material texture that the
-//! vertex shader fetches. Chunks are culled by their
-//! boxes and take coarser grids with distance. Snow lies above a line set by
-//! the height range of all chunks.
+//! vertex shader fetches (and the fragment shader, for per-pixel heights and
+//! normals). Chunks are culled by their boxes and take coarser grids with
+//! distance. Snow lies above a line set by the height range of all chunks.
+//!
+//! Terrain casts into the sun's shadow map: the chunks inside what the map
+//! covers, one draw each, on the grid the view would draw them with, so the
+//! surface in the map is the surface that samples it.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -67,38 +71,47 @@ pub(crate) struct Terrain {
     grids: HashMap<(u32, u32), Mesh>,
     /// (chunk, grid) per visible chunk, decided in `prepare`.
     draws: Vec<([i32; 2], (u32, u32))>,
+    /// (chunk, grid) per chunk inside what the shadow map covers.
+    shadow_draws: Vec<([i32; 2], (u32, u32))>,
+    /// The frame's time, seconds: the water's ripples drift with it.
+    time: f32,
     /// Snow line and fade-in height, metres, from every chunk's heights.
     snow: [f32; 2],
     scratch: Vec<[f32; 2]>,
     pipeline: DrawPipeline,
+    shadow: DrawPipeline,
     sets: SetPool,
     sampler: Owned<vk::Sampler>,
 }
 
 impl Terrain {
-    /// The pipeline over the globals at set 0 and a chunk's two textures at set 1.
+    /// The pipelines (the view's, and the shadow map's: depth only) over the globals at
+    /// set 0 and a chunk's two textures at set 1.
     pub fn new(memory: &Arc<Memory>, globals: vk::DescriptorSetLayout) -> Result<Terrain, RenderError> {
         let device = memory.device();
         let kinds = [vk::DescriptorType::COMBINED_IMAGE_SAMPLER; 2];
-        let sets = SetPool::new(memory, vk::ShaderStageFlags::VERTEX, &kinds, MAX_CHUNKS)?;
-        let pipeline = DrawPipeline::new(
-            device,
-            &PipelineDesc {
-                vert: shaders::TERRAIN_VERT,
-                frag: shaders::TERRAIN_FRAG,
-                vertices: VERTEX,
-                instances: &[],
-                sets: &[globals, sets.layout()],
-                push_bytes: std::mem::size_of::<ChunkConstants>() as u32,
-            },
-        )?;
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        let sets = SetPool::new(memory, stages, &kinds, MAX_CHUNKS)?;
+        let desc = PipelineDesc {
+            vert: shaders::TERRAIN_VERT,
+            frag: shaders::TERRAIN_FRAG,
+            vertices: VERTEX,
+            instances: &[],
+            sets: &[globals, sets.layout()],
+            push_bytes: std::mem::size_of::<ChunkConstants>() as u32,
+        };
+        let pipeline = DrawPipeline::new(device, &desc)?;
+        let shadow = DrawPipeline::shadow(device, &desc, None)?;
         Ok(Terrain {
             chunks: BTreeMap::new(),
             grids: HashMap::new(),
             draws: Vec::new(),
+            shadow_draws: Vec::new(),
+            time: 0.0,
             snow: [f32::MAX, 1.0],
             scratch: Vec::new(),
             pipeline,
+            shadow,
             sets,
             sampler: descriptors::nearest_sampler(device)?,
         })
@@ -174,12 +187,17 @@ impl Terrain {
         };
     }
 
-    /// Picks the visible chunks and their grids, making grids on first use.
+    /// Picks the visible chunks and those casting into the shadow map, with their grids
+    /// (by distance from the camera for both), making grids on first use.
     fn pick(&mut self, frame: &mut Prepare<'_>) -> Result<(), RenderError> {
         for (key, c) in &self.chunks {
-            if !frame.view.frustum.intersects(&c.bounds) {
+            let seen = frame.view.frustum.intersects(&c.bounds);
+            let casts = frame.sun.intersects(&c.bounds);
+            if !seen {
                 frame.stats.chunks_culled += 1;
-                continue;
+                if !casts {
+                    continue;
+                }
             }
             let extent = (c.samples - 1) as f32 * c.cell_size;
             let d = c.bounds.distance(frame.view.camera.position);
@@ -198,9 +216,42 @@ impl Terrain {
                 let (v, i) = mesh::grid(c.samples, step);
                 slot.insert(Mesh::new(frame.memory, frame.uploads, &v, &i, "terrain grid")?);
             }
-            self.draws.push((*key, grid));
+            if seen {
+                self.draws.push((*key, grid));
+            }
+            if casts {
+                self.shadow_draws.push((*key, grid));
+            }
         }
         Ok(())
+    }
+
+    /// Records `draws` with `pipeline`; returns how many.
+    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[([i32; 2], (u32, u32))]) -> u32 {
+        if draws.is_empty() {
+            return 0;
+        }
+        pipeline.bind(rec);
+        for (key, grid) in draws {
+            let c = &self.chunks[key];
+            let mesh = &self.grids[grid];
+            mesh.bind(rec);
+            pipeline.bind_set(rec, 1, c.set.raw());
+            pipeline.push(
+                rec,
+                &ChunkConstants {
+                    origin_cell: [c.origin.x, c.origin.y, c.origin.z, c.cell_size],
+                    size: [c.samples as i32, 0, 0, 0],
+                    snow: [self.snow[0], self.snow[1], self.time, 0.0],
+                },
+            );
+            // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, the
+            // mesh, the chunk's set and its constants bound.
+            unsafe {
+                rec.device.cmd_draw_indexed(rec.cmd, mesh.index_count, 1, 0, 0, 0);
+            }
+        }
+        draws.len() as u32
     }
 
     fn create_chunk(&self, memory: &Arc<Memory>, patch: &TerrainPatch) -> Result<Chunk, RenderError> {
@@ -233,13 +284,16 @@ impl Terrain {
 }
 
 impl DrawPass for Terrain {
-    /// The patches (`None` frees every chunk).
-    type Batch<'b> = Option<&'b mut TerrainBatch>;
+    /// The patches (`None` frees every chunk) and the frame's time, seconds.
+    type Batch<'b> = (Option<&'b mut TerrainBatch>, f32);
 
     /// Frees evicted and vanished chunks, uploads new and dirty ones, and
-    /// picks the visible chunks with their level of detail.
-    fn prepare(&mut self, frame: &mut Prepare<'_>, batch: Self::Batch<'_>) -> Result<(), RenderError> {
+    /// picks the visible and the casting chunks with their level of detail.
+    fn prepare(&mut self, frame: &mut Prepare<'_>, (batch, time): Self::Batch<'_>) -> Result<(), RenderError> {
         self.draws.clear();
+        self.shadow_draws.clear();
+        // Wrapped at a period the ripples' noise needs no precision for.
+        self.time = if time.is_finite() { time.rem_euclid(3600.0) } else { 0.0 };
         let Some(batch) = batch else {
             self.chunks.clear();
             return Ok(());
@@ -251,31 +305,14 @@ impl DrawPass for Terrain {
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        if self.draws.is_empty() {
-            return;
-        }
-        self.pipeline.bind(rec);
-        for (key, grid) in &self.draws {
-            let c = &self.chunks[key];
-            let mesh = &self.grids[grid];
-            mesh.bind(rec);
-            self.pipeline.bind_set(rec, 1, c.set.raw());
-            self.pipeline.push(
-                rec,
-                &ChunkConstants {
-                    origin_cell: [c.origin.x, c.origin.y, c.origin.z, c.cell_size],
-                    size: [c.samples as i32, 0, 0, 0],
-                    snow: [self.snow[0], self.snow[1], 0.0, 0.0],
-                },
-            );
-            // SAFETY: `rec.cmd` is recording inside the frame's rendering with the pipeline,
-            // the mesh, the chunk's set and its constants bound.
-            unsafe {
-                rec.device.cmd_draw_indexed(rec.cmd, mesh.index_count, 1, 0, 0, 0);
-            }
-            stats.draw_calls += 1;
-            stats.chunks += 1;
-        }
+        let n = self.record_with(&self.pipeline, rec, &self.draws);
+        stats.draw_calls += n;
+        stats.chunks += n;
+    }
+
+    /// One draw per chunk inside what the map covers: hills shadow valleys and themselves.
+    fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws);
     }
 }
 

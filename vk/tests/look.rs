@@ -242,3 +242,83 @@ fn a_caster_outside_the_view_shadows_the_ground_in_it() {
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
 }
+
+/// The mean of the 3 × 3 pixels around `(x, y)`: the ground's fine detail varies pixel
+/// to pixel, light and shadow do not.
+fn around(pixels: &[u8], (x, y): (u32, u32)) -> Rgb {
+    let mut sum = Rgb(0.0, 0.0, 0.0);
+    for dy in 0..3 {
+        for dx in 0..3 {
+            let p = pixel(pixels, (x + dx).saturating_sub(1), (y + dy).saturating_sub(1));
+            sum = Rgb(sum.0 + p.0 / 9.0, sum.1 + p.1 / 9.0, sum.2 + p.2 / 9.0);
+        }
+    }
+    sum
+}
+
+/// Hills shadow the ground behind them: a ridge under a low sun leaves a dark band on
+/// the flat ground on its far side, while lit ground, flat or facing the sun, shows no
+/// shadow of itself (acne): it is as bright as with shadows off.
+#[test]
+fn a_ridge_under_a_low_sun_shadows_the_ground_behind_it() {
+    let Some(mut r) = renderer_or_skip(WIDTH, HEIGHT) else {
+        return;
+    };
+    // Flat soil with a ridge 12 m high along z, its crest at x = 23, its faces at 76°.
+    let res = 65;
+    let mut p = patch(res, REGOLITH);
+    for j in 0..res {
+        for i in 0..res {
+            p.height[(j * res + i) as usize] = (12.0 - 4.0 * (i as f32 - 23.0).abs()).max(0.0);
+        }
+    }
+    // The sun 22° up, its rays toward +x: the ridge's shadow reaches about 30 m past it.
+    let sun = Sun {
+        direction: Vec3::new(1.0, -0.4, 0.0).normalize(),
+        colour: Vec3::ONE,
+    };
+    let camera = Camera {
+        position: Vec3::new(32.0, 50.0, 32.01),
+        target: Vec3::new(32.0, 0.0, 32.0),
+        ..Camera::default()
+    };
+    let frame = |r: &mut Renderer, strength: f32| {
+        r.atmosphere.shadow_strength = strength;
+        let mut terrain = TerrainBatch {
+            patches: vec![p.clone()],
+            evicted: Vec::new(),
+        };
+        let stats = r
+            .render(FrameInput {
+                terrain: Some(&mut terrain),
+                camera,
+                sun,
+                ..FrameInput::default()
+            })
+            .unwrap();
+        assert_validation_clean(r);
+        (stats, r.read_pixels())
+    };
+    let (stats, shadowed) = frame(&mut r, 0.85);
+    let (_, open) = frame(&mut r, 0.0);
+    assert!(stats.shadow_draw_calls >= 1, "the terrain casts: {stats:?}");
+    let front = project(&camera, Vec3::new(10.0, 0.0, 32.0));
+    let behind = project(&camera, Vec3::new(38.0, 0.0, 32.0));
+    let face = project(&camera, Vec3::new(21.5, 6.0, 32.0));
+    // Brightness with shadows over brightness without, at `at`.
+    let kept = |at| around(&shadowed, at).luma() / around(&open, at).luma();
+    assert!(
+        kept(behind) < 0.85,
+        "behind the ridge keeps {} of its light, in front {}",
+        kept(behind),
+        kept(front)
+    );
+    for (name, at) in [("flat ground", front), ("the sunny face", face)] {
+        assert!(
+            kept(at) > 0.95,
+            "{name} shadows itself: it keeps {} of its light",
+            kept(at)
+        );
+    }
+    assert_clean_shutdown(r);
+}
