@@ -145,19 +145,24 @@ mod tests {
     /// Fills `n` bytes at `p` with a pattern of `seed`.
     unsafe fn fill(p: *mut u8, n: usize, seed: u8) {
         for i in (0..n).step_by(4093) {
+            // SAFETY: the caller's block holds `n` bytes.
             unsafe { p.add(i).write(seed.wrapping_add(i as u8)) };
         }
     }
 
+    /// Whether the `n` bytes at `p` still hold [`fill`]'s pattern of `seed`.
     unsafe fn holds(p: *const u8, n: usize, seed: u8) -> bool {
-        (0..n)
-            .step_by(4093)
-            .all(|i| unsafe { p.add(i).read() } == seed.wrapping_add(i as u8))
+        (0..n).step_by(4093).all(|i| {
+            // SAFETY: the caller's block holds `n` initialized bytes.
+            let byte = unsafe { p.add(i).read() };
+            byte == seed.wrapping_add(i as u8)
+        })
     }
 
     #[test]
     fn large_blocks_are_aligned_zeroed_and_keep_their_bytes_through_every_realloc() {
         let a = HugePages;
+        // SAFETY: every block is used within its size and freed once, under its last layout.
         unsafe {
             let p = a.alloc_zeroed(layout(3 * MIB));
             assert!(!p.is_null());
@@ -186,6 +191,7 @@ mod tests {
     #[test]
     fn small_and_over_aligned_blocks_are_the_system_allocators() {
         let a = HugePages;
+        // SAFETY: every block is used within its size and freed once, under its layout.
         unsafe {
             let small = a.alloc(layout(4096));
             assert!(!small.is_null());
