@@ -1,5 +1,6 @@
 // Impostor bake: albedo (linear; the sRGB atlas encodes it) with coverage in alpha, and the
-// surface normal in the model's frame packed into [0, 1].
+// surface normal in the model's frame packed into [0, 1] with 1 in alpha for a leaf (lit
+// through from behind, as leaf.frag), 0 for bark.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -22,5 +23,5 @@ void main() {
         n = -n;
     }
     o_colour = vec4(v_colour, 1.0);
-    o_normal = vec4(n * 0.5 + 0.5, 1.0);
+    o_normal = vec4(n * 0.5 + 0.5, v_toward.w);
 }

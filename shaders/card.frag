@@ -38,12 +38,15 @@ void main() {
     // the colour divided by the coverage is the surface's again.
     vec4 albedo = vec4(0.0);
     vec3 m = vec3(0.0);
+    float leaf = 0.0;
     for (int i = 0; i < TAPS; i++) {
         for (int j = 0; j < TAPS; j++) {
             vec2 at = uv + across * ((float(i) + 0.5) / float(TAPS) - 0.5) + down * ((float(j) + 0.5) / float(TAPS) - 0.5);
             vec4 c = texture(u_colour, at);
             albedo += c;
-            m += (texture(u_normal, at).xyz * 2.0 - 1.0) * c.a;
+            vec4 packed = texture(u_normal, at);
+            m += (packed.xyz * 2.0 - 1.0) * c.a;
+            leaf += packed.a * c.a;
         }
     }
     albedo /= float(TAPS * TAPS);
@@ -52,6 +55,17 @@ void main() {
     }
     // The model's frame turned by the yaw about +Y (glam's Quat::from_rotation_y).
     vec3 n = normalize(vec3(m.x * v_turn.x + m.z * v_turn.y, m.y, -m.x * v_turn.y + m.z * v_turn.x));
-    vec3 lit = albedo.rgb / albedo.a * (g.ambient.rgb + g.sun_colour.rgb * sunlight(v_world) * max(dot(n, to_sun()), 0.0));
+    vec3 colour = albedo.rgb / albedo.a;
+    float leafy = leaf / (albedo.a * float(TAPS * TAPS));
+    // A leaf is lit on the side the camera sees (leaf.frag), not the side the bake saw: from
+    // above, that is the side facing the sky.
+    if (leafy > 0.5 && dot(n, g.camera.xyz - v_world) < 0.0) {
+        n = -n;
+    }
+    float facing = dot(n, to_sun());
+    float sun = sunlight(v_world);
+    // Leaves facing away from the sun glow with what they let through, as in leaf.frag.
+    vec3 through = colour * vec3(1.3, 1.2, 0.6) * 0.55 * max(-facing, 0.0) * leafy;
+    vec3 lit = colour * (g.ambient.rgb + g.sun_colour.rgb * sun * max(facing, 0.0)) + g.sun_colour.rgb * sun * through;
     o_colour = vec4(fogged(lit, v_world), albedo.a);
 }
