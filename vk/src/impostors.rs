@@ -180,7 +180,9 @@ struct Model {
 struct Atlas {
     colour: Image,
     normal: Image,
-    depth: Image,
+    /// The bake's depth, dropped by the frame after the bake's (so the graveyard keeps it
+    /// until the bake has run).
+    depth: Option<Image>,
     set: DescriptorSet,
     rows: u32,
 }
@@ -357,7 +359,7 @@ impl Impostors {
         self.atlas = Some(Atlas {
             colour,
             normal,
-            depth,
+            depth: Some(depth),
             set,
             rows,
         });
@@ -380,7 +382,7 @@ impl Impostors {
         if !std::mem::take(&mut self.bake_pending) {
             return;
         }
-        let Some(atlas) = self.atlas.as_ref() else {
+        let Some((atlas, depth_image)) = self.atlas.as_ref().and_then(|a| Some((a, a.depth.as_ref()?))) else {
             return;
         };
         let (d, cmd) = (rec.device, rec.cmd);
@@ -400,7 +402,7 @@ impl Impostors {
             to_attachment(&atlas.colour),
             to_attachment(&atlas.normal),
             layout_barrier(
-                atlas.depth.raw(),
+                depth_image.raw(),
                 vk::ImageAspectFlags::DEPTH,
                 (vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
                 (
@@ -426,7 +428,7 @@ impl Impostors {
             attachment(&atlas.normal, [0.5, 1.0, 0.5, 0.0]),
         ];
         let depth = vk::RenderingAttachmentInfo::default()
-            .image_view(atlas.depth.view())
+            .image_view(depth_image.view())
             .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
             .load_op(vk::AttachmentLoadOp::CLEAR)
             .store_op(vk::AttachmentStoreOp::DONT_CARE)
@@ -589,6 +591,9 @@ impl DrawPass for Impostors {
 
     fn prepare(&mut self, frame: &mut Prepare<'_>, (models, mut trees): Self::Batch<'_>) -> Result<(), RenderError> {
         self.pixel_scale = frame.view.pixels(1.0, 1.0);
+        if let Some(atlas) = self.atlas.as_mut().filter(|_| !self.bake_pending) {
+            atlas.depth = None;
+        }
         match models {
             Some(m) if m.generation != self.generation => self.rebake(frame, m)?,
             Some(_) => {}
