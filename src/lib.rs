@@ -316,7 +316,8 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     if let Some(wind) = res.get::<sylva_runtime::extract::SwayWind>() {
         renderer.set_wind(&wind);
     }
-    let (mut cylinders, mut leaves) = (Vec::new(), Vec::new());
+    let (mut cylinders, mut leaves, mut cards) = (Vec::new(), Vec::new(), Vec::new());
+    let mut tree_models = None;
     if let Some(s) = springs.as_deref_mut() {
         cylinders.push(&mut s.cylinders);
     }
@@ -325,12 +326,17 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
         leaves.push(&mut t.leaves);
     }
     if let Some(w) = world.as_deref_mut() {
+        // The world's slots come last in both lists: its trees are their cards.
         cylinders.extend(w.chunks.iter_mut());
         leaves.extend(w.leaves.iter_mut());
+        cards.extend(w.trees.iter_mut());
+        tree_models = Some(&w.models);
     }
     renderer.render(vk::FrameInput {
         cylinders,
         leaves,
+        tree_models,
+        trees: cards,
         time: app.time().elapsed as f32,
         points: attractors.as_deref_mut().map(|a| &mut a.points),
         show_points,

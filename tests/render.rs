@@ -528,7 +528,11 @@ fn the_world_renders_like_its_golden_images() {
     for (name, camera) in cameras {
         built.app.world.resources.insert(camera);
         let stats = sylva::render(&mut r, &built.app, false).unwrap();
-        assert!(stats.chunks > 0 && stats.cylinders > 0, "{name}: {stats:?}");
+        // Trees small on screen are impostor cards alone (from above, at this size, all of them).
+        assert!(
+            stats.chunks > 0 && stats.cylinders + stats.cards > 0,
+            "{name}: {stats:?}"
+        );
         check_golden_sized(name, WORLD_SIZE, &r.read_pixels());
     }
     assert_validation_clean(&r);

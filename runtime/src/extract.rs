@@ -154,6 +154,65 @@ impl LeafBatch {
     }
 }
 
+/// One tree as a renderer may bake it into impostor cards: its cylinders and leaves in the
+/// tree's own frame (root at the origin, Y up, metres at scale 1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TreeModel {
+    /// Branch segments.
+    pub cylinders: CylinderBatch,
+    /// Leaves.
+    pub leaves: LeafBatch,
+}
+
+/// The tree models [`TreeInstances`] refer to by index. A renderer that draws far trees as
+/// cards bakes them once per `generation`, so whoever changes `models` bumps it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TreeModels {
+    /// The models, indexed by [`TreeInstances::model`].
+    pub models: Vec<TreeModel>,
+    /// Bumped whenever `models` change.
+    pub generation: u64,
+}
+
+/// Trees as placed copies of [`TreeModels`]: a tree at `position`, turned by `yaw` about +Y and
+/// scaled by `scale`, is its model's cylinders and leaves moved so. The same trees' geometry
+/// may be in cylinder and leaf batches too; a renderer picks per distance which it draws.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TreeInstances {
+    /// Index into [`TreeModels::models`] per tree.
+    pub model: Vec<u32>,
+    /// Root position per tree, world metres.
+    pub position: Vec<Vec3>,
+    /// Rotation about +Y per tree, radians.
+    pub yaw: Vec<f32>,
+    /// Uniform scale per tree.
+    pub scale: Vec<f32>,
+    /// Trees changed since the last upload.
+    pub dirty: DirtyRange,
+}
+
+impl TreeInstances {
+    /// Number of trees.
+    pub fn len(&self) -> usize {
+        self.model.len()
+    }
+
+    /// True when there are no trees.
+    pub fn is_empty(&self) -> bool {
+        self.model.is_empty()
+    }
+
+    /// Appends one tree and marks it dirty.
+    pub fn push(&mut self, model: u32, position: Vec3, yaw: f32, scale: f32) {
+        let i = self.len() as u32;
+        self.model.push(model);
+        self.position.push(position);
+        self.yaw.push(yaw);
+        self.scale.push(scale);
+        self.dirty.mark(i, i + 1);
+    }
+}
+
 /// Points drawn as small screen-space dots: attractor clouds, debug markers.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PointBatch {

@@ -155,12 +155,13 @@ impl Cylinders {
     /// Appends the commands of slot `i`'s clusters, ring by ring, and their draws: the
     /// clusters in view, and those inside what the shadow map covers. Clusters out of view
     /// (or too thin) count as culled in the frame's stats.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, cut: f32) {
         let slot = &self.slots[i];
+        let eye = frame.view.camera.position;
         let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
         let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
         for c in &slot.clusters {
-            let in_view = frame.view.frustum.intersects(&c.bounds);
+            let in_view = frame.view.frustum.intersects(&c.bounds) && c.bounds.distance(eye) <= cut;
             let casts = frame.sun.intersects(&c.bounds);
             let rings = (in_view || casts).then(|| c.rings(frame.view, &slot.radius)).flatten();
             frame.stats.batches_culled += u32::from(!in_view || rings.is_none());
@@ -213,10 +214,11 @@ fn push_draws(
 }
 
 impl DrawPass for Cylinders {
-    /// Slot `i` is batch `i`.
-    type Batch<'b> = Vec<&'b mut CylinderBatch>;
+    /// Slot `i` is batch `i`; the last slots, one per distance, draw in view only the
+    /// clusters nearer than it (farther, their trees are impostor cards).
+    type Batch<'b> = (Vec<&'b mut CylinderBatch>, &'b [f32]);
 
-    fn prepare(&mut self, frame: &mut Prepare<'_>, mut batches: Self::Batch<'_>) -> Result<(), RenderError> {
+    fn prepare(&mut self, frame: &mut Prepare<'_>, (mut batches, cut): Self::Batch<'_>) -> Result<(), RenderError> {
         self.pixel_scale = frame.view.pixels(1.0, 1.0);
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
@@ -231,8 +233,10 @@ impl DrawPass for Cylinders {
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
+        let carded = self.slots.len().saturating_sub(cut.len());
         for i in 0..self.slots.len() {
-            self.pick(i, frame);
+            let cut = i.checked_sub(carded).and_then(|k| cut.get(k)).copied();
+            self.pick(i, frame, cut.unwrap_or(f32::INFINITY));
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }

@@ -1,6 +1,8 @@
 //! What a frame draws and what drawing it cost.
 
-use sylva_runtime::extract::{Camera, CylinderBatch, GrassBatch, LeafBatch, PointBatch, Sun, TerrainBatch};
+use sylva_runtime::extract::{
+    Camera, CylinderBatch, GrassBatch, LeafBatch, PointBatch, Sun, TerrainBatch, TreeInstances, TreeModels,
+};
 use sylva_runtime::glam::{Mat4, Vec3};
 
 use crate::cull::Frustum;
@@ -13,6 +15,13 @@ pub struct FrameInput<'a> {
     pub cylinders: Vec<&'a mut CylinderBatch>,
     /// Leaf batches; the renderer keeps one GPU buffer per position in this list.
     pub leaves: Vec<&'a mut LeafBatch>,
+    /// The tree models `trees` instance, baked into impostor atlases whenever their
+    /// generation changes.
+    pub tree_models: Option<&'a TreeModels>,
+    /// Trees drawn as impostor cards where small on screen; the renderer keeps one GPU
+    /// buffer per position in this list. They are the trees of the last `trees.len()`
+    /// cylinder and leaf batches, in order, whose clusters that are cards alone are left out.
+    pub trees: Vec<&'a mut TreeInstances>,
     /// Seconds of simulated time, for the wind that sways the leaves.
     pub time: f32,
     /// Points (attractors).
@@ -86,6 +95,9 @@ pub struct FrameStats {
     pub cylinders: u64,
     /// Leaves drawn.
     pub leaves: u64,
+    /// Trees in the batches whose impostor cards were drawn (each card may still be dropped
+    /// by the shader where its tree is near).
+    pub cards: u64,
     /// Points drawn.
     pub points: u64,
     /// Grass blades (instances) in the drawn layers, before distance thinning.

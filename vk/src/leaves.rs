@@ -127,10 +127,11 @@ impl Leaves {
 
     /// Appends the commands of slot `i`'s clusters and their draws: the clusters in view,
     /// and those inside what the shadow map covers. Clusters out of view count as culled.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>) {
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, cut: f32) {
         let (mut seen, mut cast) = (Vec::new(), Vec::new());
+        let eye = frame.view.camera.position;
         for c in &self.slots[i].clusters {
-            let in_view = frame.view.frustum.intersects(&c.bounds);
+            let in_view = frame.view.frustum.intersects(&c.bounds) && c.bounds.distance(eye) <= cut;
             let casts = frame.sun.intersects(&c.bounds);
             frame.stats.batches_culled += u32::from(!in_view);
             if !(in_view || casts) {
@@ -160,10 +161,15 @@ impl Leaves {
 }
 
 impl DrawPass for Leaves {
-    /// Slot `i` is batch `i`; the time (seconds) moves the wind.
-    type Batch<'b> = (Vec<&'b mut LeafBatch>, f32);
+    /// Slot `i` is batch `i`; the time (seconds) moves the wind; the last slots, one per
+    /// distance, draw in view only the clusters nearer than it (their trees are cards beyond).
+    type Batch<'b> = (Vec<&'b mut LeafBatch>, f32, &'b [f32]);
 
-    fn prepare(&mut self, frame: &mut Prepare<'_>, (mut batches, time): Self::Batch<'_>) -> Result<(), RenderError> {
+    fn prepare(
+        &mut self,
+        frame: &mut Prepare<'_>,
+        (mut batches, time, cut): Self::Batch<'_>,
+    ) -> Result<(), RenderError> {
         self.constants = LeafConstants {
             play: [if time.is_finite() { time } else { 0.0 }, SWAY, 0.0, 0.0],
             lod: [frame.view.pixels(1.0, 1.0), LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
@@ -180,8 +186,10 @@ impl DrawPass for Leaves {
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
+        let carded = self.slots.len().saturating_sub(cut.len());
         for i in 0..self.slots.len() {
-            self.pick(i, frame);
+            let cut = i.checked_sub(carded).and_then(|k| cut.get(k)).copied();
+            self.pick(i, frame, cut.unwrap_or(f32::INFINITY));
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }

@@ -27,7 +27,8 @@
 //!   blades), each culled by boxes, each a `pass::DrawPass` built on the
 //!   shared `pipeline` recipe; `sky`, a full-screen triangle behind them
 //!   whose colours the fog of every surface fades to; `overlay`, text over the
-//!   frame (`Renderer::set_overlay`) in a bitmap `font` of Sylva's own.
+//!   frame (`Renderer::set_overlay`) in a bitmap `font` of Sylva's own;
+//!   `impostors`, far trees as camera-facing cards from baked atlases.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -48,6 +49,7 @@ mod globals;
 mod grass;
 mod grass_probe;
 mod handles;
+mod impostors;
 mod indirect;
 mod instances;
 mod leaves;
@@ -76,6 +78,7 @@ pub use device::Msaa;
 pub use error::{NO_DRIVER_HINT, RenderError};
 pub use frame::{Atmosphere, FrameInput, FrameStats};
 pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
+pub use impostors::{CARD_FADE, CARD_PIXELS, CELL_TEXELS, DIRECTIONS};
 pub use overlay::OverlayLine;
 pub use renderer::{RenderStats, Renderer};
 pub use target::{read_png, write_png};

@@ -2,7 +2,8 @@
 //! colour + depth target, depth test and write unless a pass asks for another
 //! [`Depth`], no culling as tubes are open, dynamic viewport and scissor) and
 //! the compute pipeline of the grass probe. The overlay's pipeline is the one
-//! variant that blends (`DrawPipeline::overlay`).
+//! variant that blends (`DrawPipeline::overlay`); the impostor bake's draws into two
+//! single-sampled atlases (`DrawPipeline::bake`).
 
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use crate::handles::Owned;
 use crate::pass::Recording;
 use crate::pod::{Pod, bytes_of};
 use crate::shaders::{self, Shader};
-use crate::target::{COLOUR_FORMAT, DEPTH_FORMAT};
+use crate::target::{ATLAS_FORMATS, COLOUR_FORMAT, DEPTH_FORMAT};
 
 /// A vertex attribute read tightly packed from a binding of its own.
 #[derive(Clone, Copy, Debug)]
@@ -94,10 +95,14 @@ impl Depth {
 enum Pass {
     /// The colour and depth target, multisampled like it, with this depth rule.
     Colour(Depth),
+    /// As `Colour(Depth::OPAQUE)`, the fragment's alpha covering that share of the samples.
+    Coverage,
     /// The shadow map: depth only, one sample, biased.
     Shadow,
     /// Over the finished colour target, multisampled like it: depth ignored, alpha blended.
     Overlay,
+    /// The impostor atlases (colour and normal), one sample, opaque depth.
+    Bake,
 }
 
 impl Pass {
@@ -113,7 +118,14 @@ impl Pass {
     ) {
         match self {
             Pass::Colour(depth) => (raster_state(), device.samples, depth, &[COLOUR_FORMAT]),
+            Pass::Coverage => (raster_state(), device.samples, Depth::OPAQUE, &[COLOUR_FORMAT]),
             Pass::Overlay => (raster_state(), device.samples, Depth::IGNORED, &[COLOUR_FORMAT]),
+            Pass::Bake => (
+                raster_state(),
+                vk::SampleCountFlags::TYPE_1,
+                Depth::OPAQUE,
+                &ATLAS_FORMATS,
+            ),
             Pass::Shadow => (
                 raster_state()
                     .depth_bias_enable(true)
@@ -176,6 +188,18 @@ impl DrawPipeline {
         DrawPipeline::build(device, desc, Some(desc.frag), Pass::Overlay)
     }
 
+    /// `desc`'s shaders, vertex input and layout drawing opaque surfaces whose alpha is the
+    /// share of a pixel's samples they cover (alpha to coverage: impostor cards).
+    pub fn coverage(device: &Arc<Device>, desc: &PipelineDesc<'_>) -> Result<DrawPipeline, RenderError> {
+        DrawPipeline::build(device, desc, Some(desc.frag), Pass::Coverage)
+    }
+
+    /// `desc`'s shaders, vertex input and layout drawing into the impostor atlases
+    /// ([`ATLAS_FORMATS`], one sample).
+    pub fn bake(device: &Arc<Device>, desc: &PipelineDesc<'_>) -> Result<DrawPipeline, RenderError> {
+        DrawPipeline::build(device, desc, Some(desc.frag), Pass::Bake)
+    }
+
     fn build(
         device: &Arc<Device>,
         desc: &PipelineDesc<'_>,
@@ -197,9 +221,11 @@ impl DrawPipeline {
             .viewport_count(1)
             .scissor_count(1);
         let (raster, samples, depth, colour_formats) = pass.states(device);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(samples);
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(samples)
+            .alpha_to_coverage_enable(matches!(pass, Pass::Coverage));
         let depth = depth_state(depth);
-        let blend_attachments = [blend_state(matches!(pass, Pass::Overlay))];
+        let blend_attachments = [blend_state(matches!(pass, Pass::Overlay)); ATLAS_FORMATS.len()];
         let blend =
             vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_attachments[..colour_formats.len()]);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];

@@ -22,6 +22,7 @@ use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::globals::Globals;
 use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
+use crate::impostors::Impostors;
 use crate::leaves::Leaves;
 use crate::memory::Memory;
 use crate::overlay::{Overlay, OverlayLine};
@@ -77,6 +78,7 @@ pub struct Renderer {
     grass: Grass,
     cylinders: Cylinders,
     leaves: Leaves,
+    impostors: Impostors,
     points: Points,
     sky: Sky,
     overlay: Overlay,
@@ -135,6 +137,7 @@ impl Renderer {
             grass: Grass::new(&memory, globals.layout())?,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
             leaves: Leaves::new(&device, globals.layout())?,
+            impostors: Impostors::new(&memory, &mut uploads, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
             sky: Sky::new(&device, globals.layout())?,
             overlay: Overlay::new(&device, globals.layout())?,
@@ -288,6 +291,8 @@ impl Renderer {
         let FrameInput {
             cylinders,
             leaves,
+            tree_models,
+            trees,
             time,
             points,
             show_points,
@@ -307,8 +312,9 @@ impl Renderer {
             slot,
         };
         self.terrain.prepare(&mut frame, (terrain, time))?;
-        self.cylinders.prepare(&mut frame, cylinders)?;
-        self.leaves.prepare(&mut frame, (leaves, time))?;
+        self.impostors.prepare(&mut frame, (tree_models, trees))?;
+        self.cylinders.prepare(&mut frame, (cylinders, self.impostors.cut()))?;
+        self.leaves.prepare(&mut frame, (leaves, time, self.impostors.cut()))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
         self.overlay.prepare(&self.memory, slot, view.width, view.height)?;
@@ -324,6 +330,12 @@ impl Renderer {
         let d = &self.device.raw;
         let cmd = self.frames[slot].commands.begin()?;
         record_uploads(d, cmd, self.frames[slot].staging.raw(), &self.uploads);
+        // A new generation of tree models is baked before anything samples the atlases.
+        self.impostors.record_bake(&Recording {
+            device: d,
+            cmd,
+            globals: self.globals.set(slot),
+        });
         // The shadows first (terrain and trees), drawn with the sun's constants; the
         // surfaces sample them.
         self.shadow.begin(d, cmd);
@@ -349,6 +361,7 @@ impl Renderer {
         self.grass.record(&rec, stats);
         self.cylinders.record(&rec, stats);
         self.leaves.record(&rec, stats);
+        self.impostors.record(&rec, stats);
         self.points.record(&rec, stats);
         // At the far plane, after the surfaces: it shades only the pixels left uncovered.
         self.sky.record(&rec);

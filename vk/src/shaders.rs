@@ -118,6 +118,32 @@ pub const LEAF_SHADOW_FRAG: Shader = Shader {
     spirv: spirv!("leaf_shadow.frag"),
 };
 
+/// Impostor bake: a model's cylinders from one direction, orthographic, unlit.
+pub const BAKE_CYLINDER_VERT: Shader = Shader {
+    name: "bake_cylinder.vert",
+    spirv: spirv!("bake_cylinder.vert"),
+};
+/// Impostor bake: a model's leaves, every one at full size, without sway.
+pub const BAKE_LEAF_VERT: Shader = Shader {
+    name: "bake_leaf.vert",
+    spirv: spirv!("bake_leaf.vert"),
+};
+/// Impostor bake: albedo and coverage, and the normal in the model's frame.
+pub const BAKE_FRAG: Shader = Shader {
+    name: "bake.frag",
+    spirv: spirv!("bake.frag"),
+};
+/// Far trees as camera-facing cards picking their baked directions.
+pub const CARD_VERT: Shader = Shader {
+    name: "card.vert",
+    spirv: spirv!("card.vert"),
+};
+/// Cards alpha-tested and lit from the baked normals.
+pub const CARD_FRAG: Shader = Shader {
+    name: "card.frag",
+    spirv: spirv!("card.frag"),
+};
+
 /// Overlay quads (text and its box) placed in pixels.
 pub const OVERLAY_VERT: Shader = Shader {
     name: "overlay.vert",
@@ -130,7 +156,7 @@ pub const OVERLAY_FRAG: Shader = Shader {
 };
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 18] = [
+pub const ALL: [Shader; 23] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -149,6 +175,11 @@ pub const ALL: [Shader; 18] = [
     LEAF_SHADOW_FRAG,
     OVERLAY_VERT,
     OVERLAY_FRAG,
+    BAKE_CYLINDER_VERT,
+    BAKE_LEAF_VERT,
+    BAKE_FRAG,
+    CARD_VERT,
+    CARD_FRAG,
 ];
 
 /// Creates a shader module from committed SPIR-V.

@@ -14,6 +14,9 @@ use crate::memory::{Buffer, Image, Memory, layout_barrier};
 
 /// Colour format: 8-bit sRGB, so the read-back bytes are what a PNG stores.
 pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;
+/// Formats of the impostor atlases: albedo with coverage (sRGB, so dark bark keeps its
+/// steps), and normals packed into [0, 1].
+pub const ATLAS_FORMATS: [vk::Format; 2] = [vk::Format::R8G8B8A8_SRGB, vk::Format::R8G8B8A8_UNORM];
 /// Depth format (mandatory for depth attachments).
 pub const DEPTH_FORMAT: vk::Format = vk::Format::D32_SFLOAT;
 

@@ -62,6 +62,8 @@ fn draws_uploads_only_changes_and_culls() {
             r.render(FrameInput {
                 cylinders: vec![trees],
                 leaves: Vec::new(),
+                tree_models: None,
+                trees: Vec::new(),
                 time: 0.0,
                 points: Some(points),
                 show_points: true,

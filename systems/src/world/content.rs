@@ -3,8 +3,9 @@
 
 use std::time::Instant;
 
+use glam::Vec3;
 use rayon::prelude::*;
-use sylva_runtime::extract::{GrassMotion, GrassShape};
+use sylva_runtime::extract::{CylinderBatch, GrassMotion, GrassShape, LeafBatch, TreeModel, TreeModels};
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 
 use super::params::WorldParams;
@@ -12,7 +13,7 @@ use crate::grass::extraction::motion;
 use crate::grass::{BakeError, BakeSettings, bake, blade_from_grammar};
 use crate::lsystem::LSystemError;
 use crate::placement::forest::{ForestError, Variant, grow_variant};
-use crate::tree::{BranchGraph, Leaves};
+use crate::tree::{BranchGraph, Leaves, Placement, UpAxis, push_leaves};
 
 /// One tree species' grown variants.
 #[derive(Clone, Debug)]
@@ -51,6 +52,51 @@ pub struct WorldContent {
     pub grow_ms: f64,
     /// Baking the grass, milliseconds.
     pub bake_ms: f64,
+}
+
+impl WorldContent {
+    /// Every species' variants as render models, species by species, in the tree's own frame
+    /// (metres: the species' scale applied); [`WorldContent::model_id`] indexes them.
+    pub fn tree_models(&self) -> TreeModels {
+        let models = self
+            .trees
+            .iter()
+            .flat_map(|kind| {
+                kind.variants.iter().zip(&kind.leaves).map(|(graph, leaves)| {
+                    let mut cylinders = CylinderBatch::default();
+                    let point = |p: Vec3| UpAxis::Z.to_y_up(p) * kind.scale;
+                    for i in 0..graph.len() {
+                        cylinders.push(
+                            point(graph.start[i]),
+                            point(graph.end[i]),
+                            graph.start_radius[i] * kind.scale,
+                            graph.end_radius[i] * kind.scale,
+                            kind.colour,
+                        );
+                    }
+                    let mut batch = LeafBatch::default();
+                    let at = Placement {
+                        position: Vec3::ZERO,
+                        scale: kind.scale,
+                    };
+                    push_leaves(&mut batch, leaves, at, 0.0, kind.leaf_colour);
+                    TreeModel {
+                        cylinders,
+                        leaves: batch,
+                    }
+                })
+            })
+            .collect();
+        TreeModels { models, generation: 1 }
+    }
+
+    /// The index in [`WorldContent::tree_models`] of variant `variant` of species `species`;
+    /// `None` when there is no such variant.
+    pub fn model_id(&self, species: usize, variant: usize) -> Option<u32> {
+        let kind = self.trees.get(species)?;
+        let before: usize = self.trees[..species].iter().map(|k| k.variants.len()).sum();
+        (variant < kind.variants.len()).then_some((before + variant) as u32)
+    }
 }
 
 /// Why a world's content could not be grown.

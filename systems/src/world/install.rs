@@ -12,7 +12,8 @@
 //!   while the chunk is resident, so a renderer culls and picks the level of
 //!   detail per chunk and re-uploads only slots that changed hands. An evicted
 //!   chunk's slot is emptied and reused by the next chunk. Leaves go the same way,
-//!   one leaf batch per chunk in the same slot.
+//!   one leaf batch per chunk in the same slot, and the trees as instances of the
+//!   world's [`TreeModels`] (one per variant, set once), for far trees drawn as cards.
 //! - Blades are instances in the [`GrassBatch`] layer of their species; each
 //!   chunk owns one run per layer, an evicted chunk's run is zeroed (nothing is
 //!   drawn) and reused by later chunks, and trailing free runs are cut off, so a
@@ -25,7 +26,9 @@ use std::ops::Range;
 
 use glam::Vec3;
 use hecs::Entity;
-use sylva_runtime::extract::{CylinderBatch, GrassBatch, GrassLayer, LeafBatch, TerrainBatch};
+use sylva_runtime::extract::{
+    CylinderBatch, GrassBatch, GrassLayer, LeafBatch, TerrainBatch, TreeInstances, TreeModels,
+};
 use sylva_runtime::{Access, App, System};
 
 use super::chunk::TreeInstance;
@@ -49,6 +52,10 @@ pub struct WorldBatch {
     pub chunks: Vec<CylinderBatch>,
     /// Per slot (the same as in `chunks`), the leaves of the trees of the chunk in it.
     pub leaves: Vec<LeafBatch>,
+    /// Per slot (the same as in `chunks`), the trees of the chunk in it as instances of `models`.
+    pub trees: Vec<TreeInstances>,
+    /// Every tree species' variants, which `trees` instance.
+    pub models: TreeModels,
 }
 
 /// Runs of a batch owned by resident chunks; freed runs are reused first-fit.
@@ -146,7 +153,10 @@ pub fn install_world(app: &mut App, content: &WorldContent, grass: &WorldGrass) 
         grass: vec![Runs::default(); content.grass.len()],
         ..WorldState::default()
     });
-    app.world.resources.insert(WorldBatch::default());
+    app.world.resources.insert(WorldBatch {
+        models: content.tree_models(),
+        ..WorldBatch::default()
+    });
     app.world.resources.insert(TerrainBatch::default());
     app.add_frame_system(System::new(
         GRASS_TIME_SYSTEM,
@@ -173,6 +183,7 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
         payload,
         cylinders,
         leaves,
+        trees,
         patch,
     } = ready;
     let tag = WorldChunk { coord };
@@ -187,7 +198,7 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     let mut state = res.get_mut::<WorldState>().expect("install_world ran first");
     let slot = {
         let mut batch = res.get_mut::<WorldBatch>().expect("install_world ran first");
-        fill_slot(&mut state, &mut batch, cylinders, leaves)
+        fill_slot(&mut state, &mut batch, (cylinders, leaves, trees))
     };
     let mut grass_runs = Vec::with_capacity(payload.grass.len());
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {
@@ -217,7 +228,11 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
 
 /// Moves a chunk's trees into the lowest free slot (so the slots in use stay packed at the
 /// front), marked dirty whole, and returns the slot.
-fn fill_slot(state: &mut WorldState, batch: &mut WorldBatch, cylinders: CylinderBatch, leaves: LeafBatch) -> usize {
+fn fill_slot(
+    state: &mut WorldState,
+    batch: &mut WorldBatch,
+    (cylinders, leaves, trees): (CylinderBatch, LeafBatch, TreeInstances),
+) -> usize {
     state.free_slots.sort_unstable_by(|a, b| b.cmp(a));
     let slot = state.free_slots.pop().unwrap_or(batch.chunks.len());
     if slot == batch.chunks.len() {
@@ -225,12 +240,16 @@ fn fill_slot(state: &mut WorldState, batch: &mut WorldBatch, cylinders: Cylinder
     }
     let slots = batch.chunks.len();
     batch.leaves.resize_with(slots, LeafBatch::default);
+    batch.trees.resize_with(slots, TreeInstances::default);
     let len = cylinders.len() as u32;
     batch.chunks[slot] = cylinders;
     batch.chunks[slot].dirty.mark(0, len);
     let len = leaves.len() as u32;
     batch.leaves[slot] = leaves;
     batch.leaves[slot].dirty.mark(0, len);
+    let len = trees.len() as u32;
+    batch.trees[slot] = trees;
+    batch.trees[slot].dirty.mark(0, len);
     slot
 }
 
@@ -243,7 +262,7 @@ pub struct Leftovers {
     leaves: Vec<LeafBatch>,
 }
 
-/// Evicts chunk `coord`: despawns its entities, empties its cylinder and leaf slot, zeroes
+/// Evicts chunk `coord`: despawns its entities, empties its cylinder, leaf and tree slot, zeroes
 /// and frees its blade runs, and lists its terrain patch as evicted. Returns the
 /// buffers it held (see [`Leftovers`]); nothing happens when it is not resident.
 pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
@@ -268,6 +287,9 @@ pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
         left.cylinders.push(std::mem::take(&mut batch.chunks[resident.slot]));
         left.leaves
             .extend(batch.leaves.get_mut(resident.slot).map(std::mem::take));
+        if let Some(trees) = batch.trees.get_mut(resident.slot) {
+            *trees = TreeInstances::default();
+        }
         state.free_slots.push(resident.slot);
     }
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
-use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch};
+use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch, TreeInstances};
 use sylva_runtime::stream::{ChunkCoord, ChunkSource};
 
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
@@ -16,6 +16,8 @@ use crate::tree::{Placement, UpAxis, push_leaves};
 const CYLINDER_BYTES: u64 = 12 + 12 + 4 + 4 + 4;
 /// Bytes per leaf instance a renderer uploads (position, normal, size, colour).
 const LEAF_BYTES: u64 = 12 + 12 + 4 + 4;
+/// Bytes per tree instance a renderer uploads (model, position, yaw, scale).
+const TREE_BYTES: u64 = 4 + 12 + 4 + 4;
 /// Bytes per blade instance a renderer uploads (root, yaw, scale, colour).
 const BLADE_BYTES: u64 = 12 + 4 + 4 + 4;
 
@@ -29,6 +31,9 @@ pub struct ReadyChunk {
     /// Every tree's leaves: its variant's, placed like its cylinders. Render data only: the
     /// payload (what is cached and hashed) has none.
     pub leaves: LeafBatch,
+    /// Every tree as an instance of its variant's model ([`WorldContent::tree_models`]), for
+    /// a renderer that draws far trees as cards. Render data only, like `leaves`.
+    pub trees: TreeInstances,
     /// The ground as a renderer draws it.
     pub patch: TerrainPatch,
 }
@@ -40,6 +45,7 @@ impl ReadyChunk {
         let samples = self.patch.height.len() as u64;
         self.cylinders.len() as u64 * CYLINDER_BYTES
             + self.leaves.len() as u64 * LEAF_BYTES
+            + self.trees.len() as u64 * TREE_BYTES
             + blades as u64 * BLADE_BYTES
             + samples * (4 + 4 + 1)
     }
@@ -80,10 +86,14 @@ impl ChunkSource for WorldSource {
     fn prepare(&self, payload: ChunkPayload) -> ReadyChunk {
         let mut cylinders = CylinderBatch::default();
         let mut leaves = LeafBatch::default();
+        let mut trees = TreeInstances::default();
         for t in &payload.trees {
             let kind = &self.content.trees[usize::from(t.species)];
             push_tree(&mut cylinders, kind, t);
             push_tree_leaves(&mut leaves, kind, t);
+            if let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) {
+                trees.push(model, t.position, t.yaw, t.scale);
+            }
         }
         let p = self.chunks.params();
         let c = payload.coord;
@@ -101,6 +111,7 @@ impl ChunkSource for WorldSource {
             payload,
             cylinders,
             leaves,
+            trees,
             patch,
         }
     }
