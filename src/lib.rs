@@ -19,8 +19,6 @@
 
 mod flight;
 mod framing;
-#[cfg(target_os = "linux")]
-pub mod huge_pages;
 pub mod live;
 pub mod memory;
 mod report;

@@ -265,11 +265,6 @@ fn positive_f32(s: &str) -> Result<f32, String> {
     }
 }
 
-/// Large buffers (meshes, terrain planes) on huge pages: see `sylva::huge_pages`.
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: sylva::huge_pages::HugePages = sylva::huge_pages::HugePages;
-
 fn main() -> ExitCode {
     fixed_mmap_threshold();
     let cli = Cli::parse();

@@ -6,7 +6,7 @@ use glam::{Quat, Vec3};
 use proptest::prelude::*;
 use sylva_systems::tree::{
     BranchGraph, MeshCounts, MeshParams, MeshStyle, NO_PARENT, RadiusParams, RootNormal, SidesRule, TreeError,
-    TreeMesh, build_mesh, build_mesh_into, compute_radii, mesh_counts, prepare_graph, ring_rotation,
+    TreeMesh, build_mesh, compute_radii, mesh_counts, prepare_graph, ring_rotation,
 };
 use tree_support::{graph_from_genes, graph_genes, straight, ternary_fig_6_1b};
 
@@ -82,28 +82,6 @@ fn thesis_fig_6_1b_vertex_count() {
     // The thesis number is (n + 1) × (segments + chains).
     assert_eq!(mesh.vertex_count(), 9 * (13_121 + 9_841));
     assert_eq!(mesh.validate().ok(), Some(()));
-}
-
-#[test]
-fn the_mesh_is_the_same_bits_on_any_number_of_threads_and_into_a_used_mesh() {
-    // 206,658 vertices: the mesh is written in several parts.
-    let params = MeshParams::thesis_fig_6_1b();
-    let graph = prepare_graph(&ternary_fig_6_1b(8), &RadiusParams::thesis_fig_6_1b(), &params).unwrap();
-    let on = |threads| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| build_mesh(&graph, &params).unwrap())
-    };
-    let one = on(1);
-    assert_eq!(on(4), one);
-    let mut used = build_mesh(&ternary_fig_6_1b(3), &sides(5)).unwrap();
-    build_mesh_into(&graph, &params, &mut used).unwrap();
-    assert_eq!(used, one);
-    // Every quad joins a ring to the next one of its tube: same u, v further along.
-    for quad in one.indices.chunks_exact(6) {
-        let (a, b) = (quad[0] as usize, quad[5] as usize);
-        assert_eq!(one.uvs[a].x, one.uvs[b].x);
-        assert!(one.uvs[b].y > one.uvs[a].y);
-    }
 }
 
 #[test]

@@ -17,10 +17,8 @@
 //! eq. 4.5 prints the opposite).
 
 use std::f32::consts::TAU;
-use std::mem::MaybeUninit;
 
 use glam::{Mat3, Quat, Vec2, Vec3, Vec3A};
-use rayon::prelude::*;
 use sylva_runtime::Validate;
 
 use super::AngleCache;
@@ -170,10 +168,6 @@ pub fn build_mesh(graph: &BranchGraph, params: &MeshParams) -> Result<TreeMesh, 
 /// [`build_mesh`] into an existing mesh, reusing its allocations: rebuilding a tree (parameter
 /// tweaks, streaming) then costs no fresh memory. Returns the sizes [`mesh_counts`] would, which
 /// the build has to plan anyway. On failure `mesh` is left unchanged.
-///
-/// Tubes are written in parts on the current rayon pool, each straight into its own range of the
-/// output: every vertex is a function of its tube alone, so the mesh is the same bits on any
-/// number of threads, and a fresh process first touches its output pages on all of them.
 pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut TreeMesh) -> Result<MeshCounts, TreeError> {
     let plan = Plan::new(graph, params)?;
     let counts = plan.counts;
@@ -185,46 +179,72 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
     mesh.normals.reserve(counts.vertices);
     mesh.uvs.reserve(counts.vertices);
     mesh.indices.reserve(counts.triangles * 3);
-    let tubes = Tubes {
-        graph,
-        style: params.style,
-        angles: rotation_angles(graph, &plan.children, params),
-        end_normals: match params.style {
-            MeshStyle::Chains => end_normals(graph, params.root_normal),
-            MeshStyle::Fractal { .. } => Vec::new(),
-        },
-        root_normal: params.root_normal,
-        circles: CircleTables::new(&plan.sides),
-        plan: &plan,
+    let angles = rotation_angles(graph, &plan.children, params);
+    let mut circles = CircleTables::default();
+    let mut turns = AngleCache::default();
+    let mut turn_of = |degrees: f32| {
+        let (sin, cos) = turns.sin_cos(degrees);
+        Vec2::new(cos, sin)
     };
-    let parts = plan.parts();
-    let mut outs = Vec::with_capacity(parts.len());
-    let mut rest = Out {
-        positions: &mut mesh.positions.spare_capacity_mut()[..counts.vertices],
-        normals: &mut mesh.normals.spare_capacity_mut()[..counts.vertices],
-        uvs: &mut mesh.uvs.spare_capacity_mut()[..counts.vertices],
-        indices: &mut mesh.indices.spare_capacity_mut()[..counts.triangles * 3],
-        first_vertex: 0,
-    };
-    for part in &parts {
-        let (out, tail) = rest.split(part.vertices, part.indices);
-        outs.push(out);
-        rest = tail;
+    match params.style {
+        MeshStyle::Chains => {
+            let end_normals = end_normals(graph, params.root_normal);
+            let start_normal = |s: usize| match graph.parent[s] {
+                NO_PARENT => root_start_normal(graph, s, params.root_normal),
+                p => end_normals[p as usize],
+            };
+            for (tube, &sides) in plan.tubes.iter().zip(&plan.sides) {
+                let first = tube[0] as usize;
+                let circle = circles.get(sides);
+                let turn = turn_of(angles[first]);
+                let rings = tube.len() + 1;
+                let v_step = 1.0 / (rings - 1) as f32;
+                let base = mesh.positions.len() as u32;
+                let start = Ring {
+                    centre: graph.start[first],
+                    radius: graph.start_radius[first],
+                    normal: start_normal(first),
+                };
+                emit_ring(mesh, circle, &start, turn, 0.0);
+                for (j, &s) in tube.iter().enumerate() {
+                    let s = s as usize;
+                    let ring = Ring {
+                        centre: graph.end[s],
+                        radius: graph.end_radius[s],
+                        normal: end_normals[s],
+                    };
+                    emit_ring(mesh, circle, &ring, turn, (j + 1) as f32 * v_step);
+                }
+                emit_quads(&mut mesh.indices, base, sides, tube.len());
+            }
+        }
+        MeshStyle::Fractal { .. } => {
+            for (tube, &sides) in plan.tubes.iter().zip(&plan.sides) {
+                let s = tube[0] as usize;
+                let circle = circles.get(sides);
+                let turn = turn_of(angles[s]);
+                let axis = (graph.end[s] - graph.start[s]).normalize_or(Vec3::Z);
+                let base = mesh.positions.len() as u32;
+                let start_radius = graph.start_radius[s];
+                let end_radius = graph.end_radius[s];
+                let start = Ring {
+                    centre: graph.start[s] - axis * start_radius,
+                    radius: start_radius,
+                    normal: axis,
+                };
+                let end = Ring {
+                    centre: graph.end[s] + axis * end_radius,
+                    radius: end_radius,
+                    normal: axis,
+                };
+                emit_ring(mesh, circle, &start, turn, 0.0);
+                emit_ring(mesh, circle, &end, turn, 1.0);
+                emit_quads(&mut mesh.indices, base, sides, 1);
+            }
+        }
     }
-    let emit = |(out, part): (Out<'_>, &Part)| tubes.emit(part.tubes.clone(), out);
-    if outs.len() > 1 {
-        outs.into_par_iter().zip(&parts).for_each(emit);
-    } else {
-        outs.into_iter().zip(&parts).for_each(emit);
-    }
-    // SAFETY: the parts cover 0..vertices and 0..3 × triangles without gaps, and `Tubes::emit`
-    // asserts that it wrote every element of its part.
-    unsafe {
-        mesh.positions.set_len(counts.vertices);
-        mesh.normals.set_len(counts.vertices);
-        mesh.uvs.set_len(counts.vertices);
-        mesh.indices.set_len(counts.triangles * 3);
-    }
+    debug_assert_eq!(mesh.positions.len(), counts.vertices);
+    debug_assert_eq!(mesh.indices.len(), counts.triangles * 3);
     Ok(counts)
 }
 
@@ -234,51 +254,6 @@ struct Plan {
     tubes: Chains,
     sides: Vec<u32>,
     counts: MeshCounts,
-}
-
-/// Consecutive tubes written together, and the vertices and indices they make.
-struct Part {
-    tubes: std::ops::Range<usize>,
-    vertices: usize,
-    indices: usize,
-}
-
-/// Vertices a part holds at least: smaller ones would cost more to hand out than they save.
-const PART_VERTICES: usize = 16_384;
-
-/// A part's share of the output, not yet written.
-struct Out<'a> {
-    positions: &'a mut [MaybeUninit<Vec3>],
-    normals: &'a mut [MaybeUninit<Vec3>],
-    uvs: &'a mut [MaybeUninit<Vec2>],
-    indices: &'a mut [MaybeUninit<u32>],
-    /// Index in the whole mesh of `positions[0]`.
-    first_vertex: u32,
-}
-
-impl<'a> Out<'a> {
-    /// The first `vertices` and `indices` of `self`, and the rest.
-    fn split(self, vertices: usize, indices: usize) -> (Out<'a>, Out<'a>) {
-        let (p, p_rest) = self.positions.split_at_mut(vertices);
-        let (n, n_rest) = self.normals.split_at_mut(vertices);
-        let (u, u_rest) = self.uvs.split_at_mut(vertices);
-        let (i, i_rest) = self.indices.split_at_mut(indices);
-        let head = Out {
-            positions: p,
-            normals: n,
-            uvs: u,
-            indices: i,
-            first_vertex: self.first_vertex,
-        };
-        let tail = Out {
-            positions: p_rest,
-            normals: n_rest,
-            uvs: u_rest,
-            indices: i_rest,
-            first_vertex: self.first_vertex + vertices as u32,
-        };
-        (head, tail)
-    }
 }
 
 impl Plan {
@@ -320,115 +295,6 @@ impl Plan {
             sides,
             counts,
         })
-    }
-}
-
-impl Plan {
-    /// The tubes cut into consecutive parts of at least [`PART_VERTICES`] (the last may hold
-    /// fewer); one part when there is nothing to mesh.
-    fn parts(&self) -> Vec<Part> {
-        let mut parts = Vec::new();
-        let mut part = Part {
-            tubes: 0..0,
-            vertices: 0,
-            indices: 0,
-        };
-        for (t, (tube, &sides)) in self.tubes.iter().zip(&self.sides).enumerate() {
-            let (segments, n) = (tube.len(), sides as usize);
-            part.vertices += (n + 1) * (segments + 1);
-            part.indices += 6 * n * segments;
-            part.tubes.end = t + 1;
-            if part.vertices >= PART_VERTICES {
-                let next = Part {
-                    tubes: t + 1..t + 1,
-                    vertices: 0,
-                    indices: 0,
-                };
-                parts.push(std::mem::replace(&mut part, next));
-            }
-        }
-        if !part.tubes.is_empty() || parts.is_empty() {
-            parts.push(part);
-        }
-        parts
-    }
-}
-
-/// What every tube's rings are computed from, shared read-only by the parts.
-struct Tubes<'a> {
-    graph: &'a BranchGraph,
-    plan: &'a Plan,
-    style: MeshStyle,
-    root_normal: RootNormal,
-    /// Each segment's rotation about its ring normal, in degrees.
-    angles: Vec<f32>,
-    /// Each segment's end ring normal by eq. 4.1 (the chains style only).
-    end_normals: Vec<Vec3>,
-    circles: CircleTables,
-}
-
-impl Tubes<'_> {
-    /// Writes the tubes `range` into `out`, which they fill exactly.
-    fn emit(&self, range: std::ops::Range<usize>, mut out: Out<'_>) {
-        let graph = self.graph;
-        let mut turns = AngleCache::default();
-        let (mut vertex, mut index) = (0, 0);
-        for t in range {
-            let tube = self.plan.tubes.get(t);
-            let sides = self.plan.sides[t];
-            let circle = self.circles.get(sides);
-            let (sin, cos) = turns.sin_cos(self.angles[tube[0] as usize]);
-            let turn = Vec2::new(cos, sin);
-            let base = out.first_vertex + vertex as u32;
-            match self.style {
-                MeshStyle::Chains => {
-                    let first = tube[0] as usize;
-                    let start = Ring {
-                        centre: graph.start[first],
-                        radius: graph.start_radius[first],
-                        normal: match graph.parent[first] {
-                            NO_PARENT => root_start_normal(graph, first, self.root_normal),
-                            p => self.end_normals[p as usize],
-                        },
-                    };
-                    vertex = emit_ring(&mut out, vertex, circle, &start, turn, 0.0);
-                    let v_step = 1.0 / tube.len() as f32;
-                    for (j, &s) in tube.iter().enumerate() {
-                        let s = s as usize;
-                        let ring = Ring {
-                            centre: graph.end[s],
-                            radius: graph.end_radius[s],
-                            normal: self.end_normals[s],
-                        };
-                        vertex = emit_ring(&mut out, vertex, circle, &ring, turn, (j + 1) as f32 * v_step);
-                    }
-                }
-                MeshStyle::Fractal { .. } => {
-                    let s = tube[0] as usize;
-                    let axis = (graph.end[s] - graph.start[s]).normalize_or(Vec3::Z);
-                    let start_radius = graph.start_radius[s];
-                    let end_radius = graph.end_radius[s];
-                    let start = Ring {
-                        centre: graph.start[s] - axis * start_radius,
-                        radius: start_radius,
-                        normal: axis,
-                    };
-                    let end = Ring {
-                        centre: graph.end[s] + axis * end_radius,
-                        radius: end_radius,
-                        normal: axis,
-                    };
-                    vertex = emit_ring(&mut out, vertex, circle, &start, turn, 0.0);
-                    vertex = emit_ring(&mut out, vertex, circle, &end, turn, 1.0);
-                }
-            }
-            index += emit_quads(&mut out.indices[index..], base, sides, tube.len());
-        }
-        // `build_mesh_into` marks the whole output written on the strength of this.
-        assert!(
-            vertex == out.positions.len() && index == out.indices.len(),
-            "a part's tubes fill its share of the mesh exactly"
-        );
     }
 }
 
@@ -518,7 +384,8 @@ fn end_normals(graph: &BranchGraph, rule: RootNormal) -> Vec<Vec3> {
     normals
 }
 
-/// Ring vertex templates per side count, built once per mesh for the side counts it uses.
+/// Ring vertex templates per side count, built once per side count and mesh.
+#[derive(Default)]
 struct CircleTables {
     tables: Vec<Circle>,
 }
@@ -531,26 +398,19 @@ struct Circle {
 }
 
 impl CircleTables {
-    fn new(sides: &[u32]) -> Self {
-        let mut tables = Vec::new();
-        for &n in sides {
-            let n = n as usize;
-            if tables.len() <= n {
-                tables.resize_with(n + 1, Circle::default);
-            }
-            let circle = &mut tables[n];
-            if circle.points.is_empty() {
-                circle.points = (0..n).map(|i| Vec2::from_angle(TAU * i as f32 / n as f32)).collect();
-                // The seam vertex repeats the first bit for bit, so the seam closes exactly.
-                circle.points.push(circle.points[0]);
-                circle.u = (0..=n).map(|i| i as f32 / n as f32).collect();
-            }
+    fn get(&mut self, sides: u32) -> &Circle {
+        let n = sides as usize;
+        if self.tables.len() <= n {
+            self.tables.resize_with(n + 1, Circle::default);
         }
-        Self { tables }
-    }
-
-    fn get(&self, sides: u32) -> &Circle {
-        &self.tables[sides as usize]
+        let circle = &mut self.tables[n];
+        if circle.points.is_empty() {
+            circle.points = (0..n).map(|i| Vec2::from_angle(TAU * i as f32 / n as f32)).collect();
+            // The seam vertex repeats the first bit for bit, so the seam closes exactly.
+            circle.points.push(circle.points[0]);
+            circle.u = (0..=n).map(|i| i as f32 / n as f32).collect();
+        }
+        circle
     }
 }
 
@@ -560,43 +420,37 @@ struct Ring {
     normal: Vec3,
 }
 
-/// Writes a ring's vertices into `out` from vertex `at`; returns the vertex after them.
-fn emit_ring(out: &mut Out<'_>, at: usize, circle: &Circle, ring: &Ring, turn: Vec2, v: f32) -> usize {
+fn emit_ring(mesh: &mut TreeMesh, circle: &Circle, ring: &Ring, turn: Vec2, v: f32) {
     // The circle lies in the z = 0 plane, so only the images of X and Y are needed, turned by the
     // chain's rotation angle: two multiply-adds per vertex instead of a rotation each.
     let (ax, ay) = ring_axes(ring.normal);
     let x = Vec3A::from(ax * turn.x + ay * turn.y);
     let y = Vec3A::from(ay * turn.x - ax * turn.y);
     let (centre, radius) = (Vec3A::from(ring.centre), ring.radius);
-    let end = at + circle.points.len();
-    let vertices = out.positions[at..end]
-        .iter_mut()
-        .zip(&mut out.normals[at..end])
-        .zip(&mut out.uvs[at..end]);
-    for (((position, normal), uv), (p, &u)) in vertices.zip(circle.points.iter().zip(&circle.u)) {
-        let n = x * p.x + y * p.y;
-        normal.write(Vec3::from(n));
-        position.write(Vec3::from(centre + radius * n));
-        uv.write(Vec2::new(u, v));
-    }
-    end
+    let first = mesh.normals.len();
+    mesh.normals
+        .extend(circle.points.iter().map(|p| Vec3::from(x * p.x + y * p.y)));
+    mesh.positions.extend(
+        mesh.normals[first..]
+            .iter()
+            .map(|&n| Vec3::from(centre + radius * Vec3A::from(n))),
+    );
+    mesh.uvs.extend(circle.u.iter().map(|&u| Vec2::new(u, v)));
 }
 
-/// Two counter-clockwise triangles per side between each pair of consecutive rings, written at
-/// the start of `indices`; returns how many indices that is.
-fn emit_quads(indices: &mut [MaybeUninit<u32>], base: u32, sides: u32, segments: usize) -> usize {
+/// Two counter-clockwise triangles per side between each pair of consecutive rings.
+fn emit_quads(indices: &mut Vec<u32>, base: u32, sides: u32, segments: usize) {
     let stride = sides + 1;
-    let len = 6 * sides as usize * segments;
-    for (j, band) in indices[..len].chunks_exact_mut(6 * sides as usize).enumerate() {
+    let first = indices.len();
+    // Sized once and filled by position: cheaper than a capacity check per triangle.
+    indices.resize(first + 6 * sides as usize * segments, 0);
+    for (j, band) in indices[first..].chunks_exact_mut(6 * sides as usize).enumerate() {
         let ring = base + j as u32 * stride;
         for (quad, a) in band.chunks_exact_mut(6).zip(ring..) {
             let b = a + stride;
-            for (slot, i) in quad.iter_mut().zip([a, a + 1, b + 1, a, b + 1, b]) {
-                slot.write(i);
-            }
+            quad.copy_from_slice(&[a, a + 1, b + 1, a, b + 1, b]);
         }
     }
-    len
 }
 
 /// The up axis of a mesh's coordinates, which exporters convert to the Y-up frame that glTF
