@@ -170,7 +170,8 @@ pub struct TreeModel {
 pub struct TreeModels {
     /// The models, indexed by [`TreeInstances::model`].
     pub models: Vec<TreeModel>,
-    /// Bumped whenever `models` change.
+    /// Bumped whenever `models` change. 0 means no models yet: a renderer bakes nothing for
+    /// it, so the first set of models is generation 1.
     pub generation: u64,
 }
 
