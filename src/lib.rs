@@ -291,10 +291,11 @@ pub fn simulate_headless(app: &mut App, frames: u32, steps_per_frame: u32, mut o
 /// when that grows grass), or a breeze.
 fn sway_wind(scene: &Scene) -> sylva_runtime::extract::SwayWind {
     let world = scene.world.as_ref().map(|w| &w.grass).filter(|g| !g.species.is_empty());
-    match (&scene.grass, world) {
-        (Some(g), _) => g.wind.sway(g.wind_power, g.wave_speed),
-        (None, Some(g)) => g.wind.sway(g.wind_power, g.wave_speed),
-        (None, None) => grass::wind::breeze().sway(1.0, 1.0),
+    let chosen = (scene.grass.as_ref().map(|g| (&g.wind, g.wind_power, g.wave_speed)))
+        .or(world.map(|g| (&g.wind, g.wind_power, g.wave_speed)));
+    match chosen {
+        Some((wind, power, speed)) => wind.sway(power, speed),
+        None => grass::wind::breeze().sway(1.0, 1.0),
     }
 }
 
