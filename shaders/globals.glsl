@@ -28,6 +28,8 @@ layout(set = 0, binding = 0) uniform Globals {
     mat4 light_view_proj; // world to the shadow map's clip space (Vulkan depth 0..1)
     vec4 shadow;        // x: share of sunlight a shadow takes (0: none), y: one texel in uv
     SwayWinds wind;     // the wind crowns sway in
+    vec4 wind_grid;     // xy: the wind grid's first node (x, z), z: metres between nodes,
+                        // w: nodes per side (0: still air; sway.glsl)
 } g;
 
 // Batch colours are sRGB bytes, as scene files write them; light is summed in

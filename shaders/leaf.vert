@@ -5,7 +5,7 @@
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
-#include "wind.glsl"
+#include "sway.glsl"
 
 layout(push_constant) uniform Leaf {
     vec4 play; // x: time (s), y: sway amplitude (m)
@@ -37,11 +37,11 @@ vec3 hash3(vec3 p) {
     return fract((p.xxy + p.yxx) * p.zyx);
 }
 
-// Crowns lean with the wind the grass moves in (wind.glsl at the leaf, the frame's wind time),
+// Crowns lean with the wind the grass moves in (the frame's wind grid at the leaf),
 // saturating: half the sway at 4 m/s, never the whole; leaves flutter on top, faster and
 // wider as the wind rises.
 vec3 sway(vec3 p, float phase) {
-    vec3 w = wind_sample(p, pc.play.x * g.wind.play.x) * g.wind.play.y;
+    vec3 w = crown_wind(p);
     float speed = length(w);
     vec3 lean = w / (speed + 4.0);
     float flutter = sin(pc.play.x * (3.0 + 0.5 * speed) + phase * 6.2832) * speed / (speed + 2.0);

@@ -1,7 +1,7 @@
 //! The per-frame constants every shader reads at set 0: camera (and its
 //! inverse view-projection, for the sky's rays), sun (and its view-projection,
 //! for shadows), sky, fog and viewport, in a host-visible uniform buffer per
-//! frame slot; and the shadow map beside them.
+//! frame slot; and beside them the shadow map and the slot's wind grid.
 
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ use crate::frame::{Atmosphere, View};
 use crate::memory::{Buffer, Memory};
 use crate::pod::{Pod, bytes_of};
 use crate::shadow::{SHADOW_TEXELS, ShadowMap};
-use crate::wind::WindBlock;
+use crate::wind::{GRID_BYTES, WindBlock};
 
 /// The bytes of a frame's constants that hold only `wind` (the wind probe's), the rest zero.
 pub(crate) fn with_wind(wind: WindBlock) -> Vec<u8> {
@@ -46,6 +46,7 @@ struct Block {
     light_view_proj: [f32; 16],
     shadow: [f32; 4],
     wind: WindBlock,
+    wind_grid: [f32; 4],
 }
 
 // SAFETY: repr(C) of 64- and 16-byte arrays of `f32` and a `WindBlock` (16-byte arrays of
@@ -55,8 +56,9 @@ unsafe impl Pod for Block {}
 /// The frame's constants twice: as the camera sees (the surfaces' set) and as the sun
 /// sees (the shadow map's set: the same block with the sun's view-projection, so the
 /// vertex shaders that place geometry place it for the map). Binding 1 of both is the
-/// shadow map. Each frame slot has its own pair, since the frame in flight still reads
-/// its constants while the next frame writes.
+/// shadow map, binding 2 the slot's wind grid (`wind_grid.comp` writes it with the camera's
+/// set, the sways of both passes read it). Each frame slot has its own, since the frame in
+/// flight still reads its constants and grid while the next frame writes.
 pub(crate) struct Globals {
     slots: [Slot; FRAMES_IN_FLIGHT],
     sets: SetPool,
@@ -66,18 +68,21 @@ pub(crate) struct Globals {
 struct Slot {
     camera: (DescriptorSet, Buffer),
     sun: (DescriptorSet, Buffer),
+    /// Read by the sets' binding 2; held so it lives as long as they do.
+    _wind_grid: Buffer,
 }
 
 impl Globals {
-    /// The buffers, their set layout (vertex and fragment stages) and their sets.
+    /// The buffers, their set layout (vertex, fragment and compute stages) and their sets.
     pub fn new(memory: &Arc<Memory>, shadow: &ShadowMap) -> Result<Globals, RenderError> {
-        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT;
+        let stages = vk::ShaderStageFlags::VERTEX | vk::ShaderStageFlags::FRAGMENT | vk::ShaderStageFlags::COMPUTE;
         let kinds = [
             vk::DescriptorType::UNIFORM_BUFFER,
             vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+            vk::DescriptorType::STORAGE_BUFFER,
         ];
         let sets = SetPool::new(memory, stages, &kinds, 2 * FRAMES_IN_FLIGHT as u32)?;
-        let constants = |name| -> Result<(DescriptorSet, Buffer), RenderError> {
+        let constants = |name, wind_grid: &Buffer| -> Result<(DescriptorSet, Buffer), RenderError> {
             let size = std::mem::size_of::<Block>() as u64;
             let usage = vk::BufferUsageFlags::UNIFORM_BUFFER;
             let buffer = memory.buffer(size, usage, MemoryLocation::CpuToGpu, name)?;
@@ -85,13 +90,17 @@ impl Globals {
             set.write(&[
                 Descriptor::Uniform(&buffer),
                 Descriptor::Texture(shadow.image(), shadow.sampler()),
+                Descriptor::Storage(wind_grid),
             ]);
             Ok((set, buffer))
         };
         let slots = per_frame(|| {
+            let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
+            let wind_grid = memory.buffer(GRID_BYTES, usage, MemoryLocation::GpuOnly, "wind grid")?;
             Ok(Slot {
-                camera: constants("globals")?,
-                sun: constants("sun globals")?,
+                camera: constants("globals", &wind_grid)?,
+                sun: constants("sun globals", &wind_grid)?,
+                _wind_grid: wind_grid,
             })
         })?;
         Ok(Globals { slots, sets })
@@ -112,15 +121,16 @@ impl Globals {
         self.slots[slot].sun.0.raw()
     }
 
-    /// Writes frame slot `slot`'s constants, with the sun's view-projection `light` and the
-    /// `wind`; the slot's last frame must be finished.
+    /// Writes frame slot `slot`'s constants, with the sun's view-projection `light`, the
+    /// `wind` and where its grid lies (`WindGrid::place`); the slot's last frame must be
+    /// finished.
     pub fn write(
         &mut self,
         slot: usize,
         view: &View,
         (sun, a): (&Sun, &Atmosphere),
         light: Mat4,
-        wind: WindBlock,
+        (wind, wind_grid): (WindBlock, [f32; 4]),
     ) -> Result<(), RenderError> {
         let mut block = Block {
             view_proj: view.view_proj.to_cols_array(),
@@ -136,6 +146,7 @@ impl Globals {
             light_view_proj: light.to_cols_array(),
             shadow: [a.shadow_strength.clamp(0.0, 1.0), 1.0 / SHADOW_TEXELS as f32, 0.0, 0.0],
             wind,
+            wind_grid,
         };
         let slot = &mut self.slots[slot];
         slot.camera.1.write(bytes_of(&block), "globals")?;

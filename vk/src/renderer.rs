@@ -34,7 +34,7 @@ use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
 use crate::validation::ValidationLog;
-use crate::wind::{WindBlock, WindProbe};
+use crate::wind::{WindBlock, WindGrid, WindProbe};
 
 /// Totals over the renderer's life, for reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -86,6 +86,7 @@ pub struct Renderer {
     wind_probe: WindProbe,
     /// The wind crowns sway in ([`Renderer::set_wind`]).
     wind: SwayWind,
+    wind_grid: WindGrid,
     globals: Globals,
     shadow: ShadowMap,
     uploads: Uploads,
@@ -144,6 +145,7 @@ impl Renderer {
             probe: GrassProbe::new(&memory)?,
             wind_probe: WindProbe::new(&memory)?,
             wind: SwayWind::default(),
+            wind_grid: WindGrid::new(&memory, globals.layout())?,
             globals,
             shadow,
             uploads,
@@ -225,8 +227,9 @@ impl Renderer {
         self.overlay.set(lines);
     }
 
-    /// The wind leaves sway in from the next frame on, evaluated per leaf at the frame's
-    /// time (`sylva::render` sets a scene's). Default: still air, the leaves hold still.
+    /// The wind leaves sway in from the next frame on, evaluated at the frame's time on a
+    /// grid around the camera (`sylva::render` sets a scene's). Default: still air, the
+    /// leaves hold still.
     pub fn set_wind(&mut self, wind: &SwayWind) {
         self.wind.clone_from(wind);
     }
@@ -322,7 +325,9 @@ impl Renderer {
         stats.upload_bytes = self.uploads.bytes();
         let time = if time.is_finite() { time } else { 0.0 };
         let wind = WindBlock::at(&self.wind, time);
-        self.globals.write(slot, view, (&sun, &self.atmosphere), light, wind)
+        let grid = self.wind_grid.prepare(view.camera.position, &self.wind, time);
+        self.globals
+            .write(slot, view, (&sun, &self.atmosphere), light, (wind, grid))
     }
 
     /// Records uploads, the passes and the readback into frame slot `slot` and submits them.
@@ -330,6 +335,12 @@ impl Renderer {
         let d = &self.device.raw;
         let cmd = self.frames[slot].commands.begin()?;
         record_uploads(d, cmd, self.frames[slot].staging.raw(), &self.uploads);
+        // The wind before anything that sways in it (both passes' leaves).
+        self.wind_grid.record(&Recording {
+            device: d,
+            cmd,
+            globals: self.globals.set(slot),
+        });
         // A new generation of tree models is baked before anything samples the atlases.
         self.impostors.record_bake(&Recording {
             device: d,
@@ -400,9 +411,9 @@ impl Renderer {
         self.probe.run(&self.memory, layer, (wind_power, wave_speed), queries)
     }
 
-    /// The wind `shaders/wind.glsl` evaluates for the leaves: for each query `(position, wind
+    /// The wind `shaders/wind.glsl` evaluates for the crowns: for each query `(position, wind
     /// time)`, the velocity of `wind` there (m/s, before its `power`), every gust counted (at
-    /// most `SWAY_GUSTS`). The same code as the leaves' vertex shader, run as a compute shader;
+    /// most `SWAY_GUSTS`). The same code as the frame's wind grid pass, run for the queries;
     /// mirrors `WindField::sample` of sylva-systems, and tests compare the two.
     pub fn probe_wind(&mut self, wind: &SwayWind, queries: &[(Vec3, f32)]) -> Result<Vec<Vec3>, RenderError> {
         // No frame in flight: the probe's temporaries are then freed as it drops them.

@@ -96,10 +96,15 @@ pub const GRASS_PROBE_COMP: Shader = Shader {
     name: "grass_probe.comp",
     spirv: spirv!("grass_probe.comp"),
 };
-/// The leaves' wind evaluated for a list of queries (what tests read back).
+/// The crowns' wind (`wind.glsl`) evaluated for a list of queries (what tests read back).
 pub const WIND_PROBE_COMP: Shader = Shader {
     name: "wind_probe.comp",
     spirv: spirv!("wind_probe.comp"),
+};
+/// The crowns' wind evaluated on the frame's wind grid, which the sways read.
+pub const WIND_GRID_COMP: Shader = Shader {
+    name: "wind_grid.comp",
+    spirv: spirv!("wind_grid.comp"),
 };
 
 /// Leaves as cards turned by their normals, swaying in the wind.
@@ -156,7 +161,7 @@ pub const OVERLAY_FRAG: Shader = Shader {
 };
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 23] = [
+pub const ALL: [Shader; 24] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -170,6 +175,7 @@ pub const ALL: [Shader; 23] = [
     GRASS_FRAG,
     GRASS_PROBE_COMP,
     WIND_PROBE_COMP,
+    WIND_GRID_COMP,
     LEAF_VERT,
     LEAF_FRAG,
     LEAF_SHADOW_FRAG,
