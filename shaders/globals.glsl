@@ -4,7 +4,7 @@
 // The wind crowns sway in: `WindBlock` in vk/src/wind.rs, evaluated by wind.glsl.
 struct SwayWinds {
     uvec4 count;          // x: winds, y: gusts
-    vec4 play;            // x: wind seconds per frame second, y: velocity factor
+    vec4 play;            // x: wind seconds per frame second, y: velocity factor, z: sway (m)
     uvec4 keys[8];        // per wind, two: (noise 0 key lo, hi, noise 1 lo, hi), (noise 2 lo, hi)
     vec4 power[4];        // per wind: smallest strength, its modulation (m/s), polar, azimuth amplitude
     vec4 lattice[4];      // per wind: nodes per second, deviation, spacing (m)

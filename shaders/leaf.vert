@@ -8,7 +8,7 @@
 #include "sway.glsl"
 
 layout(push_constant) uniform Leaf {
-    vec4 play; // x: time (s), y: sway amplitude (m)
+    vec4 play; // x: time (s)
     vec4 lod;  // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share,
                // w: the fade band's largest half width, as a share of the drawn share
 } pc;
@@ -37,15 +37,14 @@ vec3 hash3(vec3 p) {
     return fract((p.xxy + p.yxx) * p.zyx);
 }
 
-// Crowns lean with the wind the grass moves in (the frame's wind grid at the leaf),
-// saturating: half the sway at 4 m/s, never the whole; leaves flutter on top, faster and
-// wider as the wind rises.
+// Crowns lean with the wind the grass moves in (sway.glsl), saturating: half the sway at
+// 4 m/s, never the whole; leaves flutter on top, faster and wider as the wind rises.
 vec3 sway(vec3 p, float phase) {
     vec3 w = crown_wind(p);
     float speed = length(w);
     vec3 lean = w / (speed + 4.0);
     float flutter = sin(pc.play.x * (3.0 + 0.5 * speed) + phase * 6.2832) * speed / (speed + 2.0);
-    return pc.play.y * (lean + 0.3 * flutter * vec3(0.6, 0.5, -0.6));
+    return g.wind.play.z * (lean + 0.3 * flutter * vec3(0.6, 0.5, -0.6));
 }
 
 void main() {

@@ -24,6 +24,7 @@ use crate::pass::{DrawPass, Prepare, Recording};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
+use crate::wind::SWAY;
 
 /// Per leaf: position, normal, size, colour, keep rank.
 const INSTANCE: &[Attribute] = &[
@@ -33,10 +34,6 @@ const INSTANCE: &[Attribute] = &[
     Attribute::RGBA8,
     Attribute::FLOAT,
 ];
-
-/// How far a crown sways, metres: the lean approaches it in a gale (half of it at 4 m/s), the
-/// flutter adds under a third of it, so a card moves less than 2 · SWAY.
-const SWAY: f32 = 0.2;
 
 /// Leaf length on screen, pixels, from which every leaf is drawn; below it a cluster
 /// draws the share (length / this)² of its leaves, each grown by 1 / √share.
@@ -56,7 +53,7 @@ const GROWN_REACH: f32 = 3.0;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 struct LeafConstants {
-    /// x: time, seconds; y: sway amplitude, metres.
+    /// x: time, seconds.
     play: [f32; 4],
     /// x: pixels per metre at 1 m; y: [`LEAF_FULL_PIXELS`]; z: [`MIN_SHARE`]; w: [`LEAF_FADE`].
     lod: [f32; 4],
@@ -171,7 +168,7 @@ impl DrawPass for Leaves {
         (mut batches, time, cut): Self::Batch<'_>,
     ) -> Result<(), RenderError> {
         self.constants = LeafConstants {
-            play: [if time.is_finite() { time } else { 0.0 }, SWAY, 0.0, 0.0],
+            play: [if time.is_finite() { time } else { 0.0 }, 0.0, 0.0, 0.0],
             lod: [frame.view.pixels(1.0, 1.0), LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
         };
         self.slots.truncate(batches.len());

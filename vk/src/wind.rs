@@ -22,6 +22,10 @@ use crate::pipeline::ComputePipeline;
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 
+/// How far a crown sways, metres: a leaf's lean approaches it in a gale (half of it at 4 m/s),
+/// its flutter adds under a third of it, so a card moves less than 2 · SWAY.
+pub(crate) const SWAY: f32 = 0.2;
+
 /// Nodes per side of the frame's wind grid.
 const GRID_NODES: u32 = 128;
 /// Bytes of a wind grid: four 32-bit values per node.
@@ -127,7 +131,7 @@ impl WindBlock {
     /// `wind`'s first [`SWAY_WINDS`] winds and the first [`SWAY_GUSTS`] gusts `keep` accepts.
     pub fn new(wind: &SwayWind, keep: impl Fn(&SwayGust) -> bool) -> WindBlock {
         let mut b = WindBlock {
-            play: [wind.time_scale, wind.power, 0.0, 0.0],
+            play: [wind.time_scale, wind.power, SWAY, 0.0],
             ..WindBlock::default()
         };
         let winds = wind.winds.iter().take(SWAY_WINDS);
