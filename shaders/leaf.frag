@@ -13,12 +13,12 @@ layout(location = 0) in vec3 v_colour;
 layout(location = 1) in vec3 v_normal;
 layout(location = 2) in vec3 v_world;
 layout(location = 3) in vec2 v_card;
-layout(location = 4) flat in float v_keep;
+layout(location = 4) flat in vec2 v_keep; // the dither thresholds kept, [x, y)
 
 layout(location = 0) out vec4 o_colour;
 
 void main() {
-    if (outside_leaf(v_card) || dithered_out(vec2(0.0, v_keep))) {
+    if (outside_leaf(v_card) || dithered_out(v_keep)) {
         discard;
     }
     vec3 n = normalize(v_normal);

@@ -1,16 +1,19 @@
 // Leaves: one card per instance (six vertices), centred on the leaf, in the plane its normal
 // gives, turned about the normal by a hash of the position. The whole card sways by a wind
-// offset that is a function of its position, the time and the frame's wind only.
+// offset that is a function of its position, its tree, the time and the frame's wind only.
+// A tree's leaves give their pixels to its impostor card as it fades in (tree.glsl).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
 #include "sway.glsl"
+#include "tree.glsl"
 
 layout(push_constant) uniform Leaf {
     vec4 play; // x: time (s)
     vec4 lod;  // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share,
                // w: the fade band's largest half width, as a share of the drawn share
+    vec4 card; // xyz: the card's fade (tree.glsl's `lod`; x 0: no cards for these trees)
 } pc;
 
 layout(location = 0) in vec3 i_position;
@@ -18,12 +21,13 @@ layout(location = 1) in vec3 i_normal;
 layout(location = 2) in float i_size;
 layout(location = 3) in vec4 i_colour;
 layout(location = 4) in float i_rank;
+layout(location = 5) in vec4 i_tree; // the tree's root and height (0: a loose leaf)
 
 layout(location = 0) out vec3 v_colour;
 layout(location = 1) out vec3 v_normal;
 layout(location = 2) out vec3 v_world;
 layout(location = 3) out vec2 v_card;
-layout(location = 4) flat out float v_keep;
+layout(location = 4) flat out vec2 v_keep; // the dither thresholds kept, [x, y)
 
 const vec2 CORNERS[6] = vec2[](
     vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
@@ -37,14 +41,13 @@ vec3 hash3(vec3 p) {
     return fract((p.xxy + p.yxx) * p.zyx);
 }
 
-// Crowns lean with the wind the grass moves in (sway.glsl), saturating: half the sway at
-// 4 m/s, never the whole; leaves flutter on top, faster and wider as the wind rises.
+// Leaves lean with their twigs in the wind the grass moves in (tree.glsl) and flutter on top,
+// faster and wider as the wind rises.
 vec3 sway(vec3 p, float phase) {
     vec3 w = crown_wind(p);
     float speed = length(w);
-    vec3 lean = w / (speed + 4.0);
     float flutter = sin(pc.play.x * (3.0 + 0.5 * speed) + phase * 6.2832) * speed / (speed + 2.0);
-    return g.wind.play.z * (lean + 0.3 * flutter * vec3(0.6, 0.5, -0.6));
+    return tree_lean(i_tree, p, w) + 0.3 * g.wind.play.z * flutter * vec3(0.6, 0.5, -0.6);
 }
 
 void main() {
@@ -57,8 +60,10 @@ void main() {
     // changing: every leaf drawn, or the smallest share.
     float share = clamp(pow(pixels / pc.lod.y, 2.0), pc.lod.z, 1.0);
     float half_band = pc.lod.w * (share - pc.lod.z) * (1.0 - share) / (1.0 - pc.lod.z);
-    v_keep = half_band > 0.0 ? clamp((share + half_band - i_rank) / (2.0 * half_band), 0.0, 1.0) : float(i_rank < share);
-    if (v_keep <= 0.0) {
+    float kept = half_band > 0.0 ? clamp((share + half_band - i_rank) / (2.0 * half_band), 0.0, 1.0) : float(i_rank < share);
+    // A thinning leaf keeps the top of the thresholds, the card the bottom.
+    v_keep = vec2(max(1.0 - kept, card_share(i_tree, pc.card.xyz)), 1.0);
+    if (v_keep.x >= 1.0) {
         // Outside the clip volume: the card is dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
         v_colour = vec3(0.0);

@@ -6,10 +6,10 @@
 #include "dither.glsl"
 
 layout(location = 3) in vec2 v_card;
-layout(location = 4) flat in float v_keep;
+layout(location = 4) flat in vec2 v_keep; // the dither thresholds kept, [x, y)
 
 void main() {
-    if (outside_leaf(v_card) || dithered_out(vec2(0.0, v_keep))) {
+    if (outside_leaf(v_card) || dithered_out(v_keep)) {
         discard;
     }
 }

@@ -41,6 +41,71 @@ impl DirtyRange {
     }
 }
 
+/// Which tree a cylinder or leaf is part of: where it stands and how tall it is. A renderer
+/// sways a tree's parts more the higher up they are (its root stays put) and fades them out
+/// where the same tree's impostor card fades in.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TreeAnchor {
+    /// The root, world space (a [`TreeInstances`] position).
+    pub root: Vec3,
+    /// Height from the lowest to the highest point of the tree (its card's), metres; 0: the
+    /// part is of no tree.
+    pub height: f32,
+}
+
+/// How far a leaf card reaches from its centre, in leaf sizes: half its diagonal.
+pub const LEAF_REACH: f32 = std::f32::consts::FRAC_1_SQRT_2;
+
+impl TreeAnchor {
+    /// Part of no tree: never replaced by a card, and wood that holds still in the wind.
+    pub const NONE: TreeAnchor = TreeAnchor {
+        root: Vec3::ZERO,
+        height: 0.0,
+    };
+
+    /// The anchor of a tree rooted at `root` whose parts are the `cylinders` from `from.0` on
+    /// and the `leaves` from `from.1` on: its height is theirs, from the lowest to the highest
+    /// point of their end spheres and leaf cards (0 when there are none).
+    ///
+    /// ```
+    /// use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor};
+    /// use sylva_runtime::glam::Vec3;
+    ///
+    /// let mut wood = CylinderBatch::default();
+    /// wood.push(Vec3::ZERO, Vec3::new(0.0, 4.0, 0.0), 0.5, 0.25, [90, 60, 40, 255]);
+    /// let anchor = TreeAnchor::of(Vec3::ZERO, (&wood, &LeafBatch::default()), (0, 0));
+    /// assert_eq!(anchor.height, 4.75);
+    /// ```
+    pub fn of(root: Vec3, (cylinders, leaves): (&CylinderBatch, &LeafBatch), from: (usize, usize)) -> TreeAnchor {
+        let (mut bottom, mut top) = (f32::INFINITY, f32::NEG_INFINITY);
+        let mut add = |y: f32, reach: f32| {
+            bottom = bottom.min(y - reach);
+            top = top.max(y + reach);
+        };
+        for i in from.0..cylinders.len() {
+            add(cylinders.start[i].y, cylinders.start_radius[i]);
+            add(cylinders.end[i].y, cylinders.end_radius[i]);
+        }
+        for i in from.1..leaves.len() {
+            add(leaves.position[i].y, leaves.size[i] * LEAF_REACH);
+        }
+        TreeAnchor {
+            root,
+            height: (top - bottom).max(0.0),
+        }
+    }
+}
+
+/// Sets `tree[from..]` to `anchor` and marks it dirty.
+fn set_tree(tree: &mut [TreeAnchor], dirty: &mut DirtyRange, from: usize, anchor: TreeAnchor) {
+    let Some(parts) = tree.get_mut(from..) else {
+        return;
+    };
+    parts.fill(anchor);
+    dirty.mark(from as u32, tree.len() as u32);
+}
+
 /// Instanced cylinders: branch segments, springs, anything drawn as a tapered tube.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CylinderBatch {
@@ -54,6 +119,9 @@ pub struct CylinderBatch {
     pub end_radius: Vec<f32>,
     /// Linear RGBA colour, 8 bits per channel.
     pub colour: Vec<[u8; 4]>,
+    /// The tree each instance belongs to ([`TreeAnchor`]); [`TreeAnchor::NONE`] for parts of
+    /// no tree.
+    pub tree: Vec<TreeAnchor>,
     /// Instances changed since the last upload.
     pub dirty: DirtyRange,
 }
@@ -77,7 +145,13 @@ impl CylinderBatch {
         self.start_radius.push(start_radius);
         self.end_radius.push(end_radius);
         self.colour.push(colour);
+        self.tree.push(TreeAnchor::NONE);
         self.dirty.mark(i, i + 1);
+    }
+
+    /// Marks the instances from `from` on as parts of the tree `anchor`.
+    pub fn set_tree(&mut self, from: usize, anchor: TreeAnchor) {
+        set_tree(&mut self.tree, &mut self.dirty, from, anchor);
     }
 
     /// Removes every instance; the renderer frees or recycles their buffer space.
@@ -87,6 +161,7 @@ impl CylinderBatch {
         self.start_radius.clear();
         self.end_radius.clear();
         self.colour.clear();
+        self.tree.clear();
         self.dirty = DirtyRange::default();
     }
 }
@@ -119,6 +194,8 @@ pub struct LeafBatch {
     pub size: Vec<f32>,
     /// Linear RGBA colour, 8 bits per channel.
     pub colour: Vec<[u8; 4]>,
+    /// The tree each leaf belongs to ([`TreeAnchor`]); [`TreeAnchor::NONE`] for loose leaves.
+    pub tree: Vec<TreeAnchor>,
     /// Instances changed since the last upload.
     pub dirty: DirtyRange,
 }
@@ -141,7 +218,13 @@ impl LeafBatch {
         self.normal.push(normal);
         self.size.push(size);
         self.colour.push(colour);
+        self.tree.push(TreeAnchor::NONE);
         self.dirty.mark(i, i + 1);
+    }
+
+    /// Marks the leaves from `from` on as leaves of the tree `anchor`.
+    pub fn set_tree(&mut self, from: usize, anchor: TreeAnchor) {
+        set_tree(&mut self.tree, &mut self.dirty, from, anchor);
     }
 
     /// Removes every leaf; the renderer frees or recycles their buffer space.
@@ -150,6 +233,7 @@ impl LeafBatch {
         self.normal.clear();
         self.size.clear();
         self.colour.clear();
+        self.tree.clear();
         self.dirty = DirtyRange::default();
     }
 }

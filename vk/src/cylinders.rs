@@ -10,6 +10,7 @@
 //! `discard`, so depth is tested before shading (two draws per ring at most). A batch that changes every frame (springs, a tree still
 //! growing) stays in batch order, one cluster, updated by its dirty ranges.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
@@ -18,6 +19,7 @@ use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 use crate::clusters::{self, CLUSTER_MIN, Cluster, FADE, RING_FROM, STILL_FRAMES};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
+use crate::impostors::card_fade;
 use crate::indirect::Indirect;
 use crate::instances::Instances;
 use crate::memory::Memory;
@@ -28,13 +30,14 @@ use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 use crate::upload::Uploads;
 
-/// Per instance: start, end, start radius, end radius, colour.
+/// Per instance: start, end, start radius, end radius, colour, tree (root, height).
 const INSTANCE: &[Attribute] = &[
     Attribute::VEC3,
     Attribute::VEC3,
     Attribute::FLOAT,
     Attribute::FLOAT,
     Attribute::RGBA8,
+    Attribute::VEC4,
 ];
 
 /// Per tube vertex: (normal in the ring plane, t, normal along the axis); see `mesh::tube`.
@@ -56,6 +59,9 @@ struct RingConstants {
     /// z: pixels per metre at 1 m, 0 where the slot does not fade; w: [`FADE`], negated in the
     /// shadow map (each instance drawn by one ring only).
     fade: [f32; 4],
+    /// The trees' card fade ([`card_fade`]), zero where their trees have no cards or in the
+    /// shadow map.
+    card: [f32; 4],
 }
 
 // SAFETY: repr(C) of a 16-byte array of `f32`: no padding.
@@ -81,8 +87,11 @@ struct Draw {
     /// The slot is in cluster order, each ring's ranges reaching into its neighbours' fade
     /// bands; a slot in batch order draws each cluster whole with one ring.
     fade: bool,
-    /// The commands' instances may share pixels with another ring: drawn with dither.
+    /// The commands' instances may share pixels with another ring or a card: drawn with
+    /// dither.
     dither: bool,
+    /// The slot's trees are cards where small on screen.
+    cards: bool,
     first: u32,
     count: u32,
 }
@@ -153,21 +162,24 @@ impl Cylinders {
     }
 
     /// Appends the commands of slot `i`'s clusters, ring by ring, and their draws: the
-    /// clusters in view, and those inside what the shadow map covers. Clusters out of view
-    /// (or too thin) count as culled in the frame's stats.
-    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, cut: f32) {
+    /// clusters in view (nearer than the end of `cards`, dithered from its start on, where
+    /// trees may be fading into cards), and those inside what the shadow map covers.
+    /// Clusters out of view (or too thin) count as culled in the frame's stats.
+    fn pick(&mut self, i: usize, frame: &mut Prepare<'_>, cards: Option<Range<f32>>) {
         let slot = &self.slots[i];
         let eye = frame.view.camera.position;
         let mut seen: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
         let mut cast: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS] = Default::default();
+        let band = cards.clone().unwrap_or(f32::INFINITY..f32::INFINITY);
         for c in &slot.clusters {
-            let in_view = frame.view.frustum.intersects(&c.bounds) && c.bounds.distance(eye) <= cut;
+            let in_view = frame.view.frustum.intersects(&c.bounds) && c.bounds.distance(eye) <= band.end;
+            let carding = usize::from(c.bounds.farthest(eye) >= band.start);
             let casts = frame.sun.intersects(&c.bounds);
             let rings = (in_view || casts).then(|| c.rings(frame.view, &slot.radius)).flatten();
             frame.stats.batches_culled += u32::from(!in_view || rings.is_none());
             for (ring, picked) in rings.into_iter().flatten().enumerate() {
                 let [before, after] = picked.fading();
-                let parts = [(picked.solid, 0), (before, 1), (after, 1)];
+                let parts = [(picked.solid, carding), (before, 1), (after, 1)];
                 for (range, group) in parts.into_iter().filter(|(r, _)| !r.is_empty()) {
                     let command = vk::DrawIndexedIndirectCommand {
                         index_count: self.rings[ring].index_count,
@@ -187,17 +199,19 @@ impl Cylinders {
             }
         }
         let fade = slot.clusters.first().is_some_and(|c| c.sorted);
-        push_draws(&mut self.commands, &mut self.draws, (i, fade), seen);
-        push_draws(&mut self.commands, &mut self.shadow_draws, (i, fade), cast);
+        let (at, cards) = ((i, fade), cards.is_some());
+        push_draws(&mut self.commands, &mut self.draws, at, cards, seen);
+        push_draws(&mut self.commands, &mut self.shadow_draws, at, cards, cast);
     }
 }
 
 /// Appends slot `slot`'s commands, group by group ([`GROUPS`]), to `commands`, and a draw per
-/// group to `draws` (cross-fading where `fade`).
+/// group to `draws` (cross-fading where `fade`, with cards where `cards`).
 fn push_draws(
     commands: &mut Vec<vk::DrawIndexedIndirectCommand>,
     draws: &mut Vec<Draw>,
     (slot, fade): (usize, bool),
+    cards: bool,
     by_group: [Vec<vk::DrawIndexedIndirectCommand>; GROUPS],
 ) {
     for (group, ring_commands) in by_group.into_iter().enumerate().filter(|(_, c)| !c.is_empty()) {
@@ -206,6 +220,7 @@ fn push_draws(
             ring: group / 2,
             fade,
             dither: group % 2 == 1,
+            cards,
             first: commands.len() as u32,
             count: ring_commands.len() as u32,
         });
@@ -214,11 +229,13 @@ fn push_draws(
 }
 
 impl DrawPass for Cylinders {
-    /// Slot `i` is batch `i`; the last slots, one per distance, draw in view only the
-    /// clusters nearer than it (farther, their trees are impostor cards).
-    type Batch<'b> = (Vec<&'b mut CylinderBatch>, &'b [f32]);
+    /// Slot `i` is batch `i`; the last slots, one per band ([`Impostors::bands`]), draw in
+    /// view only the clusters nearer than its end (farther, their trees are impostor cards).
+    ///
+    /// [`Impostors::bands`]: crate::impostors::Impostors::bands
+    type Batch<'b> = (Vec<&'b mut CylinderBatch>, &'b [Range<f32>]);
 
-    fn prepare(&mut self, frame: &mut Prepare<'_>, (mut batches, cut): Self::Batch<'_>) -> Result<(), RenderError> {
+    fn prepare(&mut self, frame: &mut Prepare<'_>, (mut batches, bands): Self::Batch<'_>) -> Result<(), RenderError> {
         self.pixel_scale = frame.view.pixels(1.0, 1.0);
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
@@ -233,10 +250,10 @@ impl DrawPass for Cylinders {
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
-        let carded = self.slots.len().saturating_sub(cut.len());
+        let carded = self.slots.len().saturating_sub(bands.len());
         for i in 0..self.slots.len() {
-            let cut = i.checked_sub(carded).and_then(|k| cut.get(k)).copied();
-            self.pick(i, frame, cut.unwrap_or(f32::INFINITY));
+            let band = i.checked_sub(carded).and_then(|k| bands.get(k)).cloned();
+            self.pick(i, frame, band);
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
     }
@@ -276,6 +293,11 @@ impl Cylinders {
                     if d.fade { self.pixel_scale } else { 0.0 },
                     band,
                 ],
+                card: if d.cards && band > 0.0 {
+                    card_fade(self.pixel_scale)
+                } else {
+                    [0.0; 4]
+                },
             };
             pipeline.push(rec, &constants);
             self.rings[d.ring].bind(rec);
@@ -350,6 +372,7 @@ fn upload(
         slice_bytes(&batch.start_radius),
         slice_bytes(&batch.end_radius),
         slice_bytes(&batch.colour),
+        slice_bytes(&batch.tree),
     ];
     instances.update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
     Ok(())

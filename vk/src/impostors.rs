@@ -6,14 +6,16 @@
 //! instanced draw of upright, camera-facing quads that pick the two baked directions nearest
 //! the camera's and light the baked normals like `lit.glsl`. A tree's card fades in by
 //! dither as its height on screen falls from [`CARD_PIXELS`] × [`CARD_FADE`] to
-//! [`CARD_PIXELS`]; the cylinder and leaf passes leave out clusters of the same trees that
-//! lie wholly beyond the distance where the batch's tallest card is whole (its
-//! [`Impostors::cut`]), which is where the saving comes from.
+//! [`CARD_PIXELS`], while the same tree's cylinders and leaves (which carry its anchor) keep
+//! the other pixels; the cylinder and leaf passes leave out clusters of the same trees that
+//! lie wholly beyond the distance where the batch's tallest card is whole (the end of its
+//! [`Impostors::bands`]), which is where the saving comes from.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
-use sylva_runtime::extract::{DirtyRange, TreeInstances, TreeModels};
+use sylva_runtime::extract::{DirtyRange, LEAF_REACH, TreeInstances, TreeModels};
 use sylva_runtime::glam::{Mat4, Vec3, Vec4};
 
 use crate::cull::Aabb;
@@ -47,6 +49,13 @@ pub const CARD_FADE: f32 = 1.5;
 /// How much larger than the model's bounds each bake view is, so filtering at a cell's
 /// edge reads only clear texels.
 const MARGIN: f32 = 1.04;
+
+/// The card's fade as `shaders/tree.glsl` reads it for a tree's geometry, at `pixel_scale`
+/// pixels per metre at 1 m: pixels per metre of tree height (a card is its tree's bounds and
+/// the bake's margin high), [`CARD_PIXELS`], [`CARD_FADE`].
+pub(crate) fn card_fade(pixel_scale: f32) -> [f32; 4] {
+    [pixel_scale * MARGIN, CARD_PIXELS, CARD_FADE, 0.0]
+}
 
 /// Per vertex of the tube mesh the bake draws cylinders with (see `mesh::tube`).
 const VERTEX: &[Attribute] = &[Attribute::VEC4];
@@ -119,8 +128,7 @@ impl ModelBounds {
         }
         let l = &model.leaves;
         for i in 0..l.len() {
-            // A leaf card reaches half its diagonal from its centre.
-            add(l.position[i], l.size[i] * std::f32::consts::FRAC_1_SQRT_2);
+            add(l.position[i], l.size[i] * LEAF_REACH);
         }
         if b.bottom > b.top {
             b = ModelBounds {
@@ -212,8 +220,8 @@ pub(crate) struct Impostors {
     slots: Vec<Slot>,
     /// The frame's slots with cards to draw.
     draws: Vec<usize>,
-    /// Per slot, the distance beyond which the geometry of its trees is not drawn.
-    cut: Vec<f32>,
+    /// Per slot, the distances over which the geometry of its trees may be fading into cards.
+    bands: Vec<Range<f32>>,
     pixel_scale: f32,
     tube: Mesh,
     bake_cylinders: DrawPipeline,
@@ -277,7 +285,7 @@ impl Impostors {
             bake_pending: false,
             slots: Vec::new(),
             draws: Vec::new(),
-            cut: Vec::new(),
+            bands: Vec::new(),
             pixel_scale: 0.0,
             tube: Mesh::new(memory, uploads, &v, &i, "impostor bake tube")?,
             bake_cylinders,
@@ -367,13 +375,14 @@ impl Impostors {
         Ok(())
     }
 
-    /// Per slot, the distance (metres, from the camera to a cluster's box) beyond which the
-    /// cylinder and leaf batches of its trees draw nothing in view: every tree there is a
-    /// whole card, even one whose branches reach into the next cluster (by at most a card's
-    /// half width across and its height up).
-    /// Infinite where there are no cards.
-    pub fn cut(&self) -> &[f32] {
-        &self.cut
+    /// Per slot, the distances (metres, from the camera to a cluster's box) over which the
+    /// cylinder and leaf batches of its trees may hold a tree whose card is fading in, so
+    /// they keep only their dithered share of the pixels; beyond the end they draw nothing
+    /// in view: every tree there is a whole card. Both allow for branches reaching into the
+    /// next cluster (by at most a card's half width across and its height up). Empty at
+    /// infinity where there are no cards.
+    pub fn bands(&self) -> &[Range<f32>] {
+        &self.bands
     }
 
     /// Records the bake of a new generation's atlases (outside rendering, after the frame's
@@ -619,8 +628,8 @@ impl DrawPass for Impostors {
             }
         }
         self.draws.clear();
-        self.cut.clear();
-        self.cut.resize(self.slots.len(), f32::INFINITY);
+        self.bands.clear();
+        self.bands.resize(self.slots.len(), f32::INFINITY..f32::INFINITY);
         if self.atlas.is_none() {
             return Ok(());
         }
@@ -631,7 +640,9 @@ impl DrawPass for Impostors {
             }
             // The card's height on screen is below CARD_PIXELS from here on (shader and View
             // agree on pixels per metre); a cluster's box may be a crown's reach nearer.
-            self.cut[i] = slot.tallest * self.pixel_scale / CARD_PIXELS + slot.widest + slot.tallest;
+            let reach = slot.widest + slot.tallest;
+            let fading = slot.shortest * self.pixel_scale / (CARD_PIXELS * CARD_FADE) - reach;
+            self.bands[i] = fading..slot.tallest * self.pixel_scale / CARD_PIXELS + reach;
             // Some card may be fading in: the shortest tree at the batch's far corner.
             let small = frame.view.pixels(slot.shortest, slot.bounds.farthest(eye)) < CARD_PIXELS * CARD_FADE;
             if small && frame.view.frustum.intersects(&slot.bounds) {

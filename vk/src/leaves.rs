@@ -18,6 +18,7 @@ use crate::cull::Aabb;
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
+use crate::impostors::card_fade;
 use crate::indirect::Indirect;
 use crate::instances::Instances;
 use crate::pass::{DrawPass, Prepare, Recording};
@@ -26,13 +27,14 @@ use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 use crate::wind::SWAY;
 
-/// Per leaf: position, normal, size, colour, keep rank.
+/// Per leaf: position, normal, size, colour, keep rank, tree (root, height).
 const INSTANCE: &[Attribute] = &[
     Attribute::VEC3,
     Attribute::VEC3,
     Attribute::FLOAT,
     Attribute::RGBA8,
     Attribute::FLOAT,
+    Attribute::VEC4,
 ];
 
 /// Leaf length on screen, pixels, from which every leaf is drawn; below it a cluster
@@ -57,9 +59,12 @@ struct LeafConstants {
     play: [f32; 4],
     /// x: pixels per metre at 1 m; y: [`LEAF_FULL_PIXELS`]; z: [`MIN_SHARE`]; w: [`LEAF_FADE`].
     lod: [f32; 4],
+    /// The trees' card fade ([`card_fade`]), zero where their trees have no cards or in the
+    /// shadow map.
+    card: [f32; 4],
 }
 
-// SAFETY: repr(C) of two 16-byte arrays of `f32`: no padding.
+// SAFETY: repr(C) of three 16-byte arrays of `f32`: no padding.
 unsafe impl Pod for LeafConstants {}
 
 // SAFETY: repr(C) of four 4-byte integers: no padding.
@@ -93,6 +98,8 @@ pub(crate) struct Leaves {
     shadow_draws: Vec<(usize, Range<u32>)>,
     indirect: Indirect,
     constants: LeafConstants,
+    /// The first slot whose trees are cards where small on screen.
+    carded: usize,
     pipeline: DrawPipeline,
     shadow: DrawPipeline,
 }
@@ -117,6 +124,7 @@ impl Leaves {
             shadow_draws: Vec::new(),
             indirect: Indirect::new("leaf draws", device.multi_draw),
             constants: LeafConstants::default(),
+            carded: 0,
             pipeline,
             shadow,
         })
@@ -159,17 +167,22 @@ impl Leaves {
 
 impl DrawPass for Leaves {
     /// Slot `i` is batch `i`; the time (seconds) moves the wind; the last slots, one per
-    /// distance, draw in view only the clusters nearer than it (their trees are cards beyond).
-    type Batch<'b> = (Vec<&'b mut LeafBatch>, f32, &'b [f32]);
+    /// band ([`Impostors::bands`]), draw in view only the clusters nearer than its end (their
+    /// trees are cards beyond), and give their pixels to the cards as those fade in.
+    ///
+    /// [`Impostors::bands`]: crate::impostors::Impostors::bands
+    type Batch<'b> = (Vec<&'b mut LeafBatch>, f32, &'b [Range<f32>]);
 
     fn prepare(
         &mut self,
         frame: &mut Prepare<'_>,
-        (mut batches, time, cut): Self::Batch<'_>,
+        (mut batches, time, bands): Self::Batch<'_>,
     ) -> Result<(), RenderError> {
+        let pixel_scale = frame.view.pixels(1.0, 1.0);
         self.constants = LeafConstants {
             play: [if time.is_finite() { time } else { 0.0 }, 0.0, 0.0, 0.0],
-            lod: [frame.view.pixels(1.0, 1.0), LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
+            lod: [pixel_scale, LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
+            card: card_fade(pixel_scale),
         };
         self.slots.truncate(batches.len());
         self.slots.resize_with(batches.len(), || Slot {
@@ -183,9 +196,9 @@ impl DrawPass for Leaves {
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
-        let carded = self.slots.len().saturating_sub(cut.len());
+        self.carded = self.slots.len().saturating_sub(bands.len());
         for i in 0..self.slots.len() {
-            let cut = i.checked_sub(carded).and_then(|k| cut.get(k)).copied();
+            let cut = i.checked_sub(self.carded).and_then(|k| bands.get(k)).map(|b| b.end);
             self.pick(i, frame, cut.unwrap_or(f32::INFINITY));
         }
         self.indirect.write(frame.memory, frame.slot, &self.commands)
@@ -198,24 +211,38 @@ impl DrawPass for Leaves {
             .flat_map(|(_, r)| &self.commands[r.start as usize..r.end as usize])
             .map(|c| u64::from(c.instance_count))
             .sum::<u64>();
-        stats.draw_calls += self.record_with(&self.pipeline, rec, &self.draws);
+        stats.draw_calls += self.record_with(&self.pipeline, rec, &self.draws, true);
     }
 
     fn record_shadow(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws);
+        stats.shadow_draw_calls += self.record_with(&self.shadow, rec, &self.shadow_draws, false);
     }
 }
 
 impl Leaves {
-    /// Records `draws` with `pipeline`; returns the draw calls.
-    fn record_with(&self, pipeline: &DrawPipeline, rec: &Recording<'_>, draws: &[(usize, Range<u32>)]) -> u32 {
+    /// Records `draws` with `pipeline`, the leaves of trees with cards giving way to them
+    /// where `with_cards`; returns the draw calls.
+    fn record_with(
+        &self,
+        pipeline: &DrawPipeline,
+        rec: &Recording<'_>,
+        draws: &[(usize, Range<u32>)],
+        with_cards: bool,
+    ) -> u32 {
         if draws.is_empty() {
             return 0;
         }
         pipeline.bind(rec);
-        pipeline.push(rec, &self.constants);
         let mut calls = 0;
         for (i, range) in draws {
+            let cards = with_cards && *i >= self.carded;
+            pipeline.push(
+                rec,
+                &LeafConstants {
+                    card: if cards { self.constants.card } else { [0.0; 4] },
+                    ..self.constants
+                },
+            );
             self.slots[*i].instances.bind(rec, 0);
             let commands = &self.commands[range.start as usize..range.end as usize];
             calls += self.indirect.draw(rec, range.start, commands);
@@ -309,6 +336,7 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
     for &i in &order {
         let i = i as usize;
         sorted.push(batch.position[i], batch.normal[i], batch.size[i], batch.colour[i]);
+        sorted.set_tree(sorted.len() - 1, batch.tree[i]);
     }
     let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
     let mut ranks = vec![0.0; sorted.len()];
@@ -342,6 +370,7 @@ fn upload(
         slice_bytes(&batch.size),
         slice_bytes(&batch.colour),
         slice_bytes(ranks),
+        slice_bytes(&batch.tree),
     ];
     instances.update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
     Ok(())

@@ -1,6 +1,7 @@
 //! Byte views of plain data: what the uploads, the globals and the push
 //! constants hand to Vulkan.
 
+use sylva_runtime::extract::TreeAnchor;
 use sylva_runtime::glam::Vec3;
 
 /// Plain data whose every byte is initialised: no padding, no pointers, and
@@ -27,6 +28,8 @@ unsafe impl Pod for [f32; 4] {}
 // SAFETY: glam's `Vec3` is `repr(C)` of three `f32` (12 bytes, align 4), without the
 // `cuda` feature that would align it to 16.
 unsafe impl Pod for Vec3 {}
+// SAFETY: repr(C) of a `Vec3` and an `f32` (16 bytes, align 4): no padding.
+unsafe impl Pod for TreeAnchor {}
 
 /// The bytes of one value.
 pub(crate) fn bytes_of<T: Pod>(value: &T) -> &[u8] {

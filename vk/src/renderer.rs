@@ -316,8 +316,10 @@ impl Renderer {
         };
         self.terrain.prepare(&mut frame, (terrain, time))?;
         self.impostors.prepare(&mut frame, (tree_models, trees))?;
-        self.cylinders.prepare(&mut frame, (cylinders, self.impostors.cut()))?;
-        self.leaves.prepare(&mut frame, (leaves, time, self.impostors.cut()))?;
+        self.cylinders
+            .prepare(&mut frame, (cylinders, self.impostors.bands()))?;
+        self.leaves
+            .prepare(&mut frame, (leaves, time, self.impostors.bands()))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
         self.overlay.prepare(&self.memory, slot, view.width, view.height)?;

@@ -54,7 +54,10 @@ impl WindGrid {
             &[globals],
             std::mem::size_of::<[f32; 4]>() as u32,
         )?;
-        Ok(WindGrid { pipeline, pending: None })
+        Ok(WindGrid {
+            pipeline,
+            pending: None,
+        })
     }
 
     /// Where the grid of a frame at `time` seen from `eye` lies, as the constants carry it:
@@ -66,7 +69,9 @@ impl WindGrid {
             return [0.0; 4];
         }
         let finest = wind.winds.iter().map(|w| w.spacing);
-        let finest = finest.chain(wind.gusts.iter().map(|g| g.radius)).fold(f32::INFINITY, f32::min);
+        let finest = finest
+            .chain(wind.gusts.iter().map(|g| g.radius))
+            .fold(f32::INFINITY, f32::min);
         let spacing = (0.5 * finest).clamp(GRID_SPACING.0, GRID_SPACING.1);
         let half = (GRID_NODES / 2) as f32;
         let first = |v: f32| ((v / spacing).floor() - half) * spacing;

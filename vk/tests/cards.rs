@@ -4,7 +4,7 @@
 //! again while earlier frames may still read the old atlases. Without a Vulkan driver these tests
 //! print `SKIPPED` and pass, unless `SYLVA_REQUIRE_VULKAN=1`.
 
-use sylva_runtime::extract::{Camera, CylinderBatch, LeafBatch, Sun, TreeInstances, TreeModel, TreeModels};
+use sylva_runtime::extract::{Camera, CylinderBatch, LeafBatch, Sun, TreeAnchor, TreeInstances, TreeModel, TreeModels};
 use sylva_runtime::glam::{Quat, Vec3};
 use sylva_vk::testing::{assert_clean_shutdown, assert_validation_clean, renderer_or_skip};
 use sylva_vk::{CARD_PIXELS, FrameInput, FrameStats, Renderer};
@@ -39,10 +39,12 @@ fn model() -> TreeModel {
     m
 }
 
-/// The model's cylinders and leaves moved as `trees` place them (what a world's chunk holds).
+/// The model's cylinders and leaves moved as `trees` place them, each anchored to its tree
+/// (what a world's chunk holds).
 fn geometry(models: &TreeModels, trees: &TreeInstances) -> (CylinderBatch, LeafBatch) {
     let (mut c, mut l) = (CylinderBatch::default(), LeafBatch::default());
     for t in 0..trees.len() {
+        let from = (c.len(), l.len());
         let m = &models.models[trees.model[t] as usize];
         let turn = Quat::from_rotation_y(trees.yaw[t]);
         let s = trees.scale[t];
@@ -61,6 +63,9 @@ fn geometry(models: &TreeModels, trees: &TreeInstances) -> (CylinderBatch, LeafB
             let ml = &m.leaves;
             l.push(place(ml.position[i]), turn * ml.normal[i], ml.size[i] * s, ml.colour[i]);
         }
+        let anchor = TreeAnchor::of(trees.position[t], (&c, &l), from);
+        c.set_tree(from.0, anchor);
+        l.set_tree(from.1, anchor);
     }
     (c, l)
 }
@@ -239,6 +244,69 @@ fn a_forest_of_cards_is_one_draw_and_near_trees_keep_their_geometry() {
     // Near, the trees in view keep their geometry.
     let (_, stats) = render(&mut r, &models, &mut trees, true, camera(30.0));
     assert!(stats.cylinders > 0 && stats.leaves > 0, "{stats:?}");
+    assert_validation_clean(&r);
+    assert_clean_shutdown(r);
+}
+
+/// The 4 × 4 ordered-dither threshold of pixel `i` of a `WIDTH`-wide picture (`dither.glsl`'s).
+fn threshold(i: usize) -> f32 {
+    const BAYER: [f32; 16] = [0., 8., 2., 10., 12., 4., 14., 6., 3., 11., 1., 9., 15., 7., 13., 5.];
+    let (x, y) = (i % WIDTH as usize, i / WIDTH as usize);
+    (BAYER[(y & 3) * 4 + (x & 3)] + 0.5) / 16.0
+}
+
+#[test]
+fn in_the_fade_band_card_and_geometry_keep_complementary_pixels() {
+    let Some(mut r) = renderer_or_skip(WIDTH, HEIGHT) else {
+        return;
+    };
+    r.atmosphere.fog_density = 0.0;
+    r.atmosphere.shadow_strength = 0.0;
+    let models = TreeModels {
+        models: vec![model()],
+        generation: 1,
+    };
+    let mut trees = TreeInstances::default();
+    trees.push(0, Vec3::ZERO, 0.4, 1.0);
+    // The tree CARD_PIXELS × √CARD_FADE high: its card has faded in about halfway (a little
+    // more, its bake margin making it a few per cent taller), so it keeps the thresholds below
+    // about one half and the geometry those above.
+    let m = &models.models[0];
+    let height = TreeAnchor::of(Vec3::ZERO, (&m.cylinders, &m.leaves), (0, 0)).height;
+    let d = height * pixel_scale() / (CARD_PIXELS * sylva_vk::CARD_FADE.sqrt());
+    let view = camera(d);
+    let sky = sky_of(&mut r, view);
+    let (both, stats) = render(&mut r, &models, &mut trees, true, view);
+    assert!(stats.cylinders > 0 && stats.leaves > 0 && stats.cards == 1, "{stats:?}");
+    // The card alone: no geometry batches, the same tree instances.
+    r.render(FrameInput {
+        tree_models: Some(&models),
+        trees: vec![&mut trees],
+        camera: view,
+        sun: Sun::default(),
+        ..FrameInput::default()
+    })
+    .unwrap();
+    let card = r.read_pixels();
+    let (mut low, mut high, mut geometry_high) = (0, 0, 0);
+    for (i, ((b, c), s)) in both.chunks(4).zip(card.chunks(4)).zip(sky.chunks(4)).enumerate() {
+        let h = threshold(i);
+        if h < 0.25 {
+            // The card's pixels: the geometry gave them up, so they are the card's alone.
+            assert_eq!(b, c, "pixel {i} (threshold {h}) is the card's");
+            low += usize::from(c != s);
+        } else if h > 0.75 {
+            // The geometry's pixels: the card leaves them to the sky.
+            assert_eq!(c, s, "pixel {i} (threshold {h}) is not the card's");
+            high += usize::from(b != s);
+            geometry_high += usize::from(b != c);
+        }
+    }
+    assert!(low > 20, "the card covers {low} of its pixels");
+    assert!(
+        high > 20 && geometry_high == high,
+        "the geometry covers {high} of its pixels"
+    );
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
 }

@@ -87,11 +87,11 @@ fn a_leaf_is_a_cut_card_uploaded_once_and_culled_out_of_view() {
 
     let steady = frame(&mut r, &mut leaves, camera());
     assert_eq!((steady.upload_bytes, steady.allocations), (0, 0));
-    // A changed leaf uploads one leaf's four arrays and its keep rank.
+    // A changed leaf uploads one leaf's five arrays and its keep rank.
     leaves.colour[0] = [230, 30, 30, 255];
     leaves.dirty.mark(0, 1);
     let one = frame(&mut r, &mut leaves, camera());
-    assert_eq!(one.upload_bytes, 12 + 12 + 4 + 4 + 4);
+    assert_eq!(one.upload_bytes, 12 + 12 + 4 + 4 + 4 + 16);
 
     let away = Camera {
         target: Vec3::new(0.0, 0.0, 2.0 * DISTANCE),

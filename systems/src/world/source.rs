@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
-use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch, TreeInstances};
+use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch, TreeAnchor, TreeInstances};
 use sylva_runtime::stream::{ChunkCoord, ChunkSource};
 
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
@@ -89,8 +89,12 @@ impl ChunkSource for WorldSource {
         let mut trees = TreeInstances::default();
         for t in &payload.trees {
             let kind = &self.content.trees[usize::from(t.species)];
+            let from = (cylinders.len(), leaves.len());
             push_tree(&mut cylinders, kind, t);
             push_tree_leaves(&mut leaves, kind, t);
+            let anchor = TreeAnchor::of(t.position, (&cylinders, &leaves), from);
+            cylinders.set_tree(from.0, anchor);
+            leaves.set_tree(from.1, anchor);
             if let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) {
                 trees.push(model, t.position, t.yaw, t.scale);
             }
