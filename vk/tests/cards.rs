@@ -140,21 +140,27 @@ fn faint(pixels: &[u8], sky: &[u8]) -> usize {
         .count()
 }
 
-/// The width and height, pixels, of the box around the pixels clearly covered (as
-/// [`coverage`] counts them).
-fn extent(pixels: &[u8], sky: &[u8]) -> (u32, u32) {
-    let (mut lo, mut hi) = ([u32::MAX; 2], [0; 2]);
-    for (i, (p, s)) in pixels.chunks(4).zip(sky.chunks(4)).enumerate() {
-        let d: u32 = (0..3).map(|k| u32::from(p[k].abs_diff(s[k]))).sum();
-        if d > 96 {
-            let at = [i as u32 % WIDTH, i as u32 / WIDTH];
-            for k in 0..2 {
-                lo[k] = lo[k].min(at[k]);
-                hi[k] = hi[k].max(at[k]);
-            }
-        }
+/// Which pixels are clearly covered (as [`coverage`] counts them).
+fn covered(pixels: &[u8], sky: &[u8]) -> Vec<bool> {
+    pixels
+        .chunks(4)
+        .zip(sky.chunks(4))
+        .map(|(p, s)| (0..3).map(|k| u32::from(p[k].abs_diff(s[k]))).sum::<u32>() > 96)
+        .collect()
+}
+
+/// The share of the pixels covered in `a` that have a pixel covered in `b` within one pixel
+/// (of the 3 × 3 around them).
+fn near(a: &[bool], b: &[bool]) -> f64 {
+    let (w, h) = (WIDTH as i32, HEIGHT as i32);
+    let at = |x: i32, y: i32| (0..w).contains(&x) && (0..h).contains(&y) && b[(y * w + x) as usize];
+    let (mut n, mut close) = (0, 0);
+    for (i, _) in a.iter().enumerate().filter(|(_, c)| **c) {
+        let (x, y) = (i as i32 % w, i as i32 / w);
+        n += 1;
+        close += usize::from((-1..=1).any(|dy| (-1..=1).any(|dx| at(x + dx, y + dy))));
     }
-    (hi[0].saturating_sub(lo[0]) + 1, hi[1].saturating_sub(lo[1]) + 1)
+    close as f64 / n.max(1) as f64
 }
 
 /// Per channel, how much darker than the sky the picture is, summed over pixels.
@@ -271,17 +277,19 @@ fn a_far_tree_seen_from_above_is_its_crown_from_above() {
         sylva_vk::write_png(&dir.join("above_card.png"), WIDTH, HEIGHT, &card).unwrap();
     }
     let ((n_full, _), (n_card, _)) = (coverage(&full, &sky), coverage(&card, &sky));
-    let (e_full, e_card) = (extent(&full, &sky), extent(&card, &sky));
-    eprintln!("from above: full {n_full} px in {e_full:?}, card {n_card} px in {e_card:?}");
+    let (c_full, c_card) = (covered(&full, &sky), covered(&card, &sky));
+    let (card_near, full_near) = (near(&c_card, &c_full), near(&c_full, &c_card));
+    eprintln!("from above: full {n_full} px, card {n_card} px; near the other: {card_near:.2}, {full_near:.2}");
     assert!(n_full > 50, "the crown covers {n_full} px");
     let ratio = n_card as f64 / n_full as f64;
     assert!((0.67..1.5).contains(&ratio), "card {n_card} px against {n_full} px");
-    // The crown's round outline, not a side view's: the tree's 8 m height tilted toward the
-    // camera, over half again the crown's 5 m width on screen.
-    for (card, full) in [(e_card.0, e_full.0), (e_card.1, e_full.1)] {
-        let ratio = f64::from(card) / f64::from(full);
-        assert!((0.75..1.33).contains(&ratio), "card {e_card:?} against {e_full:?}");
-    }
+    // The crown's outline from above lies on the geometry's (measured: 97 % of the card's
+    // pixels within a pixel of the geometry's, 94 % the other way); a side view tilted toward
+    // the camera, a trunk under a crown, does not (83 % and 62 %).
+    assert!(
+        card_near > 0.85 && full_near > 0.85,
+        "card near geometry {card_near:.2}, geometry near card {full_near:.2}"
+    );
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
 }
