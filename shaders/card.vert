@@ -1,13 +1,12 @@
-// Far trees as impostor cards: per tree two quads (six vertices each) about the middle of
-// its height. The first faces the camera about the vertical and tilts toward it, textured
-// from the atlas cell of the baked direction nearest the camera's (in the tree's frame: its
-// yaw removed); not a dither of the two nearest: their leaves lie apart, and every other
-// pixel of each halves the crown. The second lies level, turned with the tree, textured from
-// the view from above: a side view seen from high up is a tilted picture of a trunk, not a
-// crown. As the camera's elevation over the tree rises from ABOVE_FROM to ABOVE_TO the level
-// quad takes over by dither. Trees large on screen keep their geometry: the card fades in by
+// Far trees as impostor cards: one quad per tree (six vertices) about the middle of its
+// height. Below the elevation ABOVE it faces the camera about the vertical and tilts toward
+// it, textured from the atlas cell of the baked direction nearest the camera's (in the
+// tree's frame: its yaw removed); above it, it lies level, turned with the tree, textured
+// from the view from above (a side view seen from high up is a tilted picture of a trunk,
+// not a crown). Not a dither of two views: their leaves lie apart, and every other pixel of
+// each halves the crown. Trees large on screen keep their geometry: the card fades in by
 // dither as the tree's height on screen falls from CARD_PIXELS × band to CARD_PIXELS
-// (vk/src/impostors.rs). A quad with no share is dropped before rasterisation.
+// (vk/src/impostors.rs).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -17,7 +16,7 @@ layout(push_constant) uniform Cards {
     // x: pixels per metre at 1 m, y: height on screen (px) below which the card is whole,
     // z: the fade band's factor (> 1), w: the atlas's rows (models)
     vec4 lod;
-    // x, y: the elevations (radians) over which the view from above takes over
+    // x: the camera's elevation over a tree (radians) above which it is seen from above
     vec4 above;
 } pc;
 
@@ -28,8 +27,7 @@ layout(location = 2) in vec4 i_card; // half width, bottom, top (m, scaled), atl
 layout(location = 0) out vec2 v_uv;
 layout(location = 1) out vec3 v_world;
 layout(location = 2) flat out float v_column; // the atlas column (baked view)
-layout(location = 3) flat out vec2 v_turn;    // cos, sin of the yaw
-layout(location = 4) flat out vec2 v_keep;    // the dither thresholds this quad keeps
+layout(location = 3) flat out vec3 v_turn;    // cos, sin of the yaw; the card's share kept
 
 // Bake directions around the up axis (DIRECTIONS in impostors.rs); the view from above is
 // the column after them.
@@ -45,26 +43,18 @@ void main() {
     float distance = max(length(to_eye), 1e-3);
     float px = (i_card.z - i_card.y) * pc.lod.x / distance;
     float keep = clamp(log2(pc.lod.y * pc.lod.z / px) / log2(pc.lod.z), 0.0, 1.0);
-    // The level quad's share of the card: by the elevation over the tree's root.
-    float elevation = asin(clamp(to_eye.y / distance, -1.0, 1.0));
-    float above = clamp((elevation - pc.above.x) / (pc.above.y - pc.above.x), 0.0, 1.0);
-    bool level = gl_VertexIndex >= 6;
-    // The card keeps thresholds [0, keep), as the geometry keeps the rest: the side quad the
-    // first share of it, the level quad the last.
-    float split = keep * (1.0 - above);
-    v_keep = level ? vec2(split, keep) : vec2(0.0, split);
+    bool level = asin(clamp(to_eye.y / distance, -1.0, 1.0)) > pc.above.x;
     vec2 flat_eye = to_eye.xz;
-    v_turn = vec2(cos(i_yaw), sin(i_yaw));
+    v_turn = vec3(cos(i_yaw), sin(i_yaw), keep);
     v_world = i_position;
-    if (v_keep.y <= v_keep.x || (!level && dot(flat_eye, flat_eye) < 1e-8)) {
-        // Near enough for the geometry alone, or this quad has no share: dropped before
-        // rasterisation.
+    if (keep <= 0.0 || (!level && dot(flat_eye, flat_eye) < 1e-8)) {
+        // Near enough for the geometry alone: dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
         v_uv = vec2(0.0);
         v_column = 0.0;
         return;
     }
-    vec2 c = CORNERS[gl_VertexIndex % 6];
+    vec2 c = CORNERS[gl_VertexIndex];
     float middle = 0.5 * (i_card.y + i_card.z);
     vec3 p;
     if (level) {

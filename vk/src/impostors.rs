@@ -3,11 +3,11 @@
 //! atlases (albedo with coverage, and normals in the model's frame), one row of
 //! [`COLUMNS`] cells per model, each view orthographic and fitted to the model's bounds; the
 //! old atlases go to the graveyard. Each [`TreeInstances`] batch (a world chunk's trees) gets
-//! a device-local buffer and one instanced draw: per tree a camera-facing quad textured from
-//! the baked direction nearest the camera's, and a level quad textured from the view from
-//! above, which takes over by dither as the camera's elevation over the tree rises through
-//! [`ABOVE_FROM`]..[`ABOVE_TO`] degrees (seen from above, a side view is a tilted picture of
-//! a trunk, not a crown); both light the baked normals like `lit.glsl`. A tree's card fades in by
+//! a device-local buffer and one instanced draw of a quad per tree: camera-facing, textured
+//! from the baked direction nearest the camera's, or where the camera's elevation over the
+//! tree is above [`ABOVE`] degrees, level, textured from the view from above (seen from high
+//! up, a side view is a tilted picture of a trunk, not a crown); lit from the baked normals
+//! like `lit.glsl`. A tree's card fades in by
 //! dither as its height on screen falls from [`CARD_PIXELS`] × [`CARD_FADE`] to
 //! [`CARD_PIXELS`]; the cylinder and leaf passes leave out clusters of the same trees that
 //! lie wholly beyond the distance where the batch's tallest card is whole (its
@@ -40,13 +40,11 @@ use crate::upload::Uploads;
 pub const DIRECTIONS: u32 = 8;
 /// Atlas columns: the [`DIRECTIONS`] side views, then the view from above.
 pub const COLUMNS: u32 = DIRECTIONS + 1;
-/// The camera's elevation over a tree, degrees, above which its card starts to give way to
-/// the view from above (`card.vert`'s `ABOVE`).
-pub const ABOVE_FROM: f32 = 40.0;
-/// The elevation, degrees, from which a card is the view from above alone.
-pub const ABOVE_TO: f32 = 55.0;
-/// Vertices per card instance: the side quad, then the level quad (`card.vert`).
-const CARD_VERTICES: u32 = 12;
+/// The camera's elevation over a tree, degrees, above which its card is the view from above
+/// (`card.vert`'s `ABOVE`): halfway between a side view and a view straight down. A switch,
+/// not a dither of the two: their leaves lie apart, and every other pixel of each halves the
+/// crown.
+pub const ABOVE: f32 = 45.0;
 /// Texels per side of one atlas cell: a card is drawn below [`CARD_PIXELS`] × [`CARD_FADE`]
 /// pixels high, so this is over twice what it ever shows.
 pub const CELL_TEXELS: u32 = 128;
@@ -94,7 +92,7 @@ unsafe impl Pod for BakeConstants {}
 struct CardConstants {
     /// x: pixels per metre at 1 m, y: [`CARD_PIXELS`], z: [`CARD_FADE`], w: atlas rows.
     lod: [f32; 4],
-    /// x, y: [`ABOVE_FROM`] and [`ABOVE_TO`] in radians; z, w: unused.
+    /// x: [`ABOVE`] in radians; y, z, w: unused.
     above: [f32; 4],
 }
 
@@ -595,7 +593,7 @@ impl Slot {
             card.push([half_width, bottom, top, trees.model[i] as f32]);
             let p = trees.position[i];
             let middle = p + Vec3::Y * (0.5 * (bottom + top));
-            // The level quad's corners reach √2 half widths from the axis.
+            // A level card's corners reach √2 half widths from the axis.
             let reach = Vec3::new(half_width * std::f32::consts::SQRT_2, 0.5 * (top - bottom), 0.0);
             self.bounds.add_sphere(middle, reach.length());
             self.tallest = self.tallest.max(top - bottom);
@@ -683,7 +681,7 @@ impl DrawPass for Impostors {
             rec,
             &CardConstants {
                 lod: [self.pixel_scale, CARD_PIXELS, CARD_FADE, atlas.rows as f32],
-                above: [ABOVE_FROM.to_radians(), ABOVE_TO.to_radians(), 0.0, 0.0],
+                above: [ABOVE.to_radians(), 0.0, 0.0, 0.0],
             },
         );
         for &i in &self.draws {
@@ -691,7 +689,7 @@ impl DrawPass for Impostors {
             slot.cards.bind(rec, 0);
             // SAFETY: `rec.cmd` is recording inside the frame's rendering with the card
             // pipeline, its sets and the slot's cards bound.
-            unsafe { rec.device.cmd_draw(rec.cmd, CARD_VERTICES, slot.cards.len(), 0, 0) };
+            unsafe { rec.device.cmd_draw(rec.cmd, 6, slot.cards.len(), 0, 0) };
             stats.draw_calls += 1;
             stats.cards += u64::from(slot.cards.len());
         }

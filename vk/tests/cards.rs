@@ -265,9 +265,9 @@ fn a_far_tree_seen_from_above_is_its_crown_from_above() {
     let mut trees = TreeInstances::default();
     trees.push(0, Vec3::ZERO, 0.4, 1.0);
     let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
-    // Nearly straight down, past the elevation where the view from above is the whole card.
+    // Nearly straight down: above the elevation from which the card is the view from above.
     const ELEVATION: f32 = 85.0;
-    const { assert!(ELEVATION > sylva_vk::ABOVE_TO) };
+    const { assert!(ELEVATION > sylva_vk::ABOVE) };
     let above = camera_at(d, ELEVATION);
     let mut empty = TreeInstances::default();
     let (sky, _) = render(&mut r, &models, &mut empty, false, above);
