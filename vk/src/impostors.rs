@@ -7,11 +7,10 @@
 //! from the baked direction nearest the camera's, or where the camera's elevation over the
 //! tree is above [`ABOVE`] degrees, level, textured from the view from above (seen from high
 //! up, a side view is a tilted picture of a trunk, not a crown); lit from the baked normals
-//! like `lit.glsl`. A tree's card fades in by
-//! dither as its height on screen falls from [`CARD_PIXELS`] × [`CARD_FADE`] to
-//! [`CARD_PIXELS`]; the cylinder and leaf passes leave out clusters of the same trees that
-//! lie wholly beyond the distance where the batch's tallest card is whole (its
-//! [`Impostors::cut`]), which is where the saving comes from.
+//! like `lit.glsl`. A tree's card fades in by dither as its height on screen falls from
+//! [`CARD_PIXELS`] × [`CARD_FADE`] to [`CARD_PIXELS`]; the cylinder and leaf passes leave
+//! out clusters of the same trees that lie wholly beyond the distance where the batch's
+//! tallest card is whole (its [`Impostors::cut`]), which is where the saving comes from.
 
 use std::sync::Arc;
 
@@ -35,8 +34,7 @@ use crate::target::{ATLAS_FORMATS, DEPTH_FORMAT};
 use crate::upload::Uploads;
 
 /// Bake directions around the up axis (the shaders' `DIRECTIONS`): 45° apart, so a card
-/// is never seen more than 22.5° from a baked view, and the dither between the two nearest
-/// hides the switch.
+/// is never seen more than 22.5° from a baked view (`card.vert` takes the nearest).
 pub const DIRECTIONS: u32 = 8;
 /// Atlas columns: the [`DIRECTIONS`] side views, then the view from above.
 pub const COLUMNS: u32 = DIRECTIONS + 1;
