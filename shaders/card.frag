@@ -1,7 +1,9 @@
-// Far trees as impostor cards: the atlas cell of the nearest baked direction, averaged over the pixel's footprint (the atlas has no
-// mip levels) so its coverage goes out as alpha (to coverage: twigs and leaves thinner than
-// a pixel cover some of its samples, as the geometry's do), lit like lit.glsl from the
-// baked normal turned by the tree's yaw: sun (shadowed), sky ambient, fog toward the sky.
+// Far trees as impostor cards: the atlas cell of the nearest baked direction, or of the view
+// from above (card.vert), faded in by dither. Colour and
+// normal are averaged over the pixel's footprint (the atlas has no mip levels); coverage is
+// the cell's at the pixel's centre, going out as alpha (to coverage), as the geometry's leaves
+// test their shape once per pixel. Lit like lit.glsl from the baked normal turned by the
+// tree's yaw: sun (shadowed), sky ambient, fog toward the sky.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -20,33 +22,41 @@ layout(location = 3) flat in vec3 v_turn;
 
 layout(location = 0) out vec4 o_colour;
 
-// Bake directions around the up axis (DIRECTIONS in impostors.rs).
-const float DIRECTIONS = 8.0;
+// Atlas columns: the bake directions around the up axis and the view from above (COLUMNS in
+// impostors.rs).
+const float COLUMNS = 9.0;
 
 // Taps per side of the footprint average.
 const int TAPS = 4;
 
 void main() {
     // The footprint's axes in atlas coordinates, taken before any fragment is discarded.
-    vec2 across = dFdx(v_uv) * vec2(1.0 / DIRECTIONS, 1.0);
-    vec2 down = dFdy(v_uv) * vec2(1.0 / DIRECTIONS, 1.0);
+    vec2 across = dFdx(v_uv) * vec2(1.0 / COLUMNS, 1.0);
+    vec2 down = dFdy(v_uv) * vec2(1.0 / COLUMNS, 1.0);
     if (dithered_out(vec2(0.0, v_turn.z))) {
         discard;
     }
-    vec2 uv = vec2((v_column + v_uv.x) / DIRECTIONS, v_uv.y);
-    // Texels at the outline are averaged with the clear (black, transparent) ones around:
-    // the colour divided by the coverage is the surface's again.
+    vec2 uv = vec2((v_column + v_uv.x) / COLUMNS, v_uv.y);
+    // Coverage at the pixel's centre, as the geometry has it: a leaf tests its shape once per
+    // pixel and covers every sample of a pixel whose centre it holds, so a far crown of leaves
+    // about a pixel wide is opaque where it is drawn. The footprint's average share instead
+    // let the ground through 1 to 3 of 4 samples of nearly every pixel of such a crown: a
+    // pale, frosted tree. (Filtered, the centre still shades an outline within a texel.)
+    float centre = texture(u_colour, uv).a;
+    // Texels at the outline are averaged with the clear ones around (black, transparent,
+    // and a zero normal that is no leaf): colour, normal and leaf flag come out weighted by
+    // coverage, and divided by it they are the surface's again. (A clear normal pointing
+    // anywhere would pull the outline's normals toward it: up, and a sunlit pale rim.)
     vec4 albedo = vec4(0.0);
     vec3 m = vec3(0.0);
     float leaf = 0.0;
     for (int i = 0; i < TAPS; i++) {
         for (int j = 0; j < TAPS; j++) {
             vec2 at = uv + across * ((float(i) + 0.5) / float(TAPS) - 0.5) + down * ((float(j) + 0.5) / float(TAPS) - 0.5);
-            vec4 c = texture(u_colour, at);
-            albedo += c;
+            albedo += texture(u_colour, at);
             vec4 packed = texture(u_normal, at);
-            m += (packed.xyz * 2.0 - 1.0) * c.a;
-            leaf += packed.a * c.a;
+            m += packed.xyz * 2.0 - 1.0;
+            leaf += packed.a;
         }
     }
     albedo /= float(TAPS * TAPS);
@@ -67,5 +77,5 @@ void main() {
     // Leaves facing away from the sun glow with what they let through, as in leaf.frag.
     vec3 through = colour * vec3(1.3, 1.2, 0.6) * 0.55 * max(-facing, 0.0) * leafy;
     vec3 lit = colour * (g.ambient.rgb + g.sun_colour.rgb * sun * max(facing, 0.0)) + g.sun_colour.rgb * sun * through;
-    o_colour = vec4(fogged(lit, v_world), albedo.a);
+    o_colour = vec4(fogged(lit, v_world), centre);
 }

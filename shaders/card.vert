@@ -1,19 +1,24 @@
 // Far trees as impostor cards: one quad per tree (six vertices) about the middle of its
-// height, turned to face the camera about the vertical and tilted toward it (seen from
-// above, an upright card would shrink to a line), textured from the atlas cell of the baked
-// direction nearest the camera's (in the tree's frame: its yaw removed). Not a dither of the
-// two nearest: their leaves lie apart, and every other pixel of each halves the crown. Trees large on screen keep their geometry: the card
-// fades in by dither as the tree's height on screen falls from CARD_PIXELS × band to
-// CARD_PIXELS (vk/src/impostors.rs).
+// height. Below the elevation ABOVE it faces the camera about the vertical and tilts toward
+// it, textured from the atlas cell of the baked direction nearest the camera's (in the
+// tree's frame: its yaw removed); above it, it lies level, turned with the tree, textured
+// from the view from above (a side view seen from high up is a tilted picture of a trunk,
+// not a crown). Not a dither of two views: their leaves lie apart, and every other pixel of
+// each halves the crown. Trees large on screen keep their geometry: the card fades in by
+// dither as the tree's height on screen falls from CARD_PIXELS × band to CARD_PIXELS
+// (vk/src/impostors.rs).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
 #include "globals.glsl"
+#include "tree.glsl"
 
 layout(push_constant) uniform Cards {
     // x: pixels per metre at 1 m, y: height on screen (px) below which the card is whole,
     // z: the fade band's factor (> 1), w: the atlas's rows (models)
     vec4 lod;
+    // x: the camera's elevation over a tree (radians) above which it is seen from above
+    vec4 above;
 } pc;
 
 layout(location = 0) in vec3 i_position;
@@ -22,10 +27,11 @@ layout(location = 2) in vec4 i_card; // half width, bottom, top (m, scaled), atl
 
 layout(location = 0) out vec2 v_uv;
 layout(location = 1) out vec3 v_world;
-layout(location = 2) flat out float v_column; // the atlas column (baked direction)
-layout(location = 3) flat out vec3 v_turn;  // cos, sin of the yaw; the card's share kept
+layout(location = 2) flat out float v_column; // the atlas column (baked view)
+layout(location = 3) flat out vec3 v_turn;    // cos, sin of the yaw; the card's share kept
 
-// Bake directions around the up axis (DIRECTIONS in impostors.rs).
+// Bake directions around the up axis (DIRECTIONS in impostors.rs); the view from above is
+// the column after them.
 const float DIRECTIONS = 8.0;
 
 const vec2 CORNERS[6] = vec2[](
@@ -35,30 +41,40 @@ const vec2 CORNERS[6] = vec2[](
 
 void main() {
     vec3 to_eye = g.camera.xyz - i_position;
-    float px = (i_card.z - i_card.y) * pc.lod.x / max(length(to_eye), 1e-3);
-    float keep = clamp(log2(pc.lod.y * pc.lod.z / px) / log2(pc.lod.z), 0.0, 1.0);
+    float distance = max(length(to_eye), 1e-3);
+    float keep = card_share(vec4(i_position, i_card.z - i_card.y), pc.lod.xyz);
+    bool level = asin(clamp(to_eye.y / distance, -1.0, 1.0)) > pc.above.x;
     vec2 flat_eye = to_eye.xz;
-    if (keep <= 0.0 || dot(flat_eye, flat_eye) < 1e-8) {
+    v_turn = vec3(cos(i_yaw), sin(i_yaw), keep);
+    v_world = i_position;
+    if (keep <= 0.0 || (!level && dot(flat_eye, flat_eye) < 1e-8)) {
         // Near enough for the geometry alone: dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
         v_uv = vec2(0.0);
-        v_world = i_position;
         v_column = 0.0;
-        v_turn = vec3(1.0, 0.0, 0.0);
         return;
     }
-    vec2 e = normalize(flat_eye);
-    // The camera's angle about +Y in the tree's frame, in bake steps.
-    float steps = (atan(e.x, e.y) - i_yaw) * DIRECTIONS / 6.2831853;
-    v_column = mod(floor(steps + 0.5), DIRECTIONS);
-    vec3 right = vec3(e.y, 0.0, -e.x);
-    vec3 up = normalize(cross(normalize(to_eye), right));
     vec2 c = CORNERS[gl_VertexIndex];
     float middle = 0.5 * (i_card.y + i_card.z);
-    vec3 p = i_position + vec3(0.0, middle, 0.0) + right * (c.x * i_card.x) + up * (mix(i_card.y, i_card.z, c.y) - middle);
-    // Across the cell, and down the atlas: image rows run top down, as the bake drew them.
-    v_uv = vec2(0.5 + 0.5 * c.x, (i_card.w + 1.0 - c.y) / pc.lod.w);
+    vec3 p;
+    if (level) {
+        // The model's square (x, z) in ±half width, turned by the yaw (glam's
+        // Quat::from_rotation_y); the bake's image runs +x across and +z down.
+        vec2 m = vec2(c.x, 2.0 * c.y - 1.0) * i_card.x;
+        p = i_position + vec3(m.x * v_turn.x + m.y * v_turn.y, middle, -m.x * v_turn.y + m.y * v_turn.x);
+        v_column = DIRECTIONS;
+        v_uv = vec2(0.5 + 0.5 * c.x, (i_card.w + c.y) / pc.lod.w);
+    } else {
+        vec2 e = normalize(flat_eye);
+        // The camera's angle about +Y in the tree's frame, in bake steps.
+        float steps = (atan(e.x, e.y) - i_yaw) * DIRECTIONS / 6.2831853;
+        v_column = mod(floor(steps + 0.5), DIRECTIONS);
+        vec3 right = vec3(e.y, 0.0, -e.x);
+        vec3 up = normalize(cross(to_eye / distance, right));
+        p = i_position + vec3(0.0, middle, 0.0) + right * (c.x * i_card.x) + up * (mix(i_card.y, i_card.z, c.y) - middle);
+        // Across the cell, and down the atlas: image rows run top down, as the bake drew them.
+        v_uv = vec2(0.5 + 0.5 * c.x, (i_card.w + 1.0 - c.y) / pc.lod.w);
+    }
     v_world = p;
-    v_turn = vec3(cos(i_yaw), sin(i_yaw), keep);
     gl_Position = g.view_proj * vec4(p, 1.0);
 }

@@ -1,6 +1,6 @@
 // What the cylinders and leaves of a tree share with its impostor card and its wind, from the
-// tree's anchor (`TreeAnchor`: xyz its root, w its height; 0: the part is of no tree). Needs
-// globals.glsl and sway.glsl.
+// tree's anchor (`TreeAnchor`: xyz its root, w its height; 0: the part is of no tree), and
+// the card's own fade (card.vert). Needs globals.glsl.
 
 // The share of dither thresholds the tree's card keeps, [0, share): card.vert's fade from the
 // same root and height, so the geometry keeps the other pixels, [share, 1), and the two

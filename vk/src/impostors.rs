@@ -1,15 +1,18 @@
 //! Far trees as impostor cards. When the [`TreeModels`] change generation, each model is
-//! baked from [`DIRECTIONS`] directions around the up axis into two atlases (albedo with
-//! coverage, and normals in the model's frame), one row of cells per model, each view
-//! orthographic and fitted to the model's bounds; the old atlases go to the graveyard. Each
-//! [`TreeInstances`] batch (a world chunk's trees) gets a device-local buffer and one
-//! instanced draw of upright, camera-facing quads that pick the two baked directions nearest
-//! the camera's and light the baked normals like `lit.glsl`. A tree's card fades in by
-//! dither as its height on screen falls from [`CARD_PIXELS`] × [`CARD_FADE`] to
-//! [`CARD_PIXELS`], while the same tree's cylinders and leaves (which carry its anchor) keep
-//! the other pixels; the cylinder and leaf passes leave out clusters of the same trees that
-//! lie wholly beyond the distance where the batch's tallest card is whole (the end of its
-//! [`Impostors::bands`]), which is where the saving comes from.
+//! baked from [`DIRECTIONS`] directions around the up axis and once from above into two
+//! atlases (albedo with coverage, and normals in the model's frame), one row of
+//! [`COLUMNS`] cells per model, each view orthographic and fitted to the model's bounds; the
+//! old atlases go to the graveyard. Each [`TreeInstances`] batch (a world chunk's trees) gets
+//! a device-local buffer and one instanced draw of a quad per tree: camera-facing, textured
+//! from the baked direction nearest the camera's, or where the camera's elevation over the
+//! tree is above [`ABOVE`] degrees, level, textured from the view from above (seen from high
+//! up, a side view is a tilted picture of a trunk, not a crown); lit from the baked normals
+//! like `lit.glsl`. A tree's card fades in by dither as its height on screen falls from
+//! [`CARD_PIXELS`] × [`CARD_FADE`] to [`CARD_PIXELS`], while the same tree's cylinders and
+//! leaves (which carry its anchor) keep the other pixels; the cylinder and leaf passes leave
+//! out clusters of the same trees that lie wholly beyond the distance where the batch's
+//! tallest card is whole (the end of its [`Impostors::bands`]), which is where the saving
+//! comes from.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -34,9 +37,15 @@ use crate::target::{ATLAS_FORMATS, DEPTH_FORMAT};
 use crate::upload::Uploads;
 
 /// Bake directions around the up axis (the shaders' `DIRECTIONS`): 45° apart, so a card
-/// is never seen more than 22.5° from a baked view, and the dither between the two nearest
-/// hides the switch.
+/// is never seen more than 22.5° from a baked view (`card.vert` takes the nearest).
 pub const DIRECTIONS: u32 = 8;
+/// Atlas columns: the [`DIRECTIONS`] side views, then the view from above.
+pub const COLUMNS: u32 = DIRECTIONS + 1;
+/// The camera's elevation over a tree, degrees, above which its card is the view from above
+/// (`card.vert`'s `ABOVE`): halfway between a side view and a view straight down. A switch,
+/// not a dither of the two: their leaves lie apart, and every other pixel of each halves the
+/// crown.
+pub const ABOVE: f32 = 45.0;
 /// Texels per side of one atlas cell: a card is drawn below [`CARD_PIXELS`] × [`CARD_FADE`]
 /// pixels high, so this is over twice what it ever shows.
 pub const CELL_TEXELS: u32 = 128;
@@ -91,9 +100,11 @@ unsafe impl Pod for BakeConstants {}
 struct CardConstants {
     /// x: pixels per metre at 1 m, y: [`CARD_PIXELS`], z: [`CARD_FADE`], w: atlas rows.
     lod: [f32; 4],
+    /// x: [`ABOVE`] in radians; y, z, w: unused.
+    above: [f32; 4],
 }
 
-// SAFETY: repr(C) of four `f32`: no padding.
+// SAFETY: repr(C) of eight `f32`: no padding.
 unsafe impl Pod for CardConstants {}
 
 /// What a model covers in its own frame: the largest distance from the up axis, and the
@@ -150,13 +161,25 @@ impl ModelBounds {
         )
     }
 
-    /// The orthographic view from bake direction `k` (camera at angle `k · 360° / DIRECTIONS`
-    /// about +Y, direction `(sin a, 0, cos a)` from the model): screen right is
-    /// `(cos a, 0, −sin a)`, up is +Y, nearer the camera is nearer depth 0; and the direction.
+    /// The orthographic view of atlas column `k`, nearer the camera nearer depth 0, and its
+    /// direction toward the camera. Below [`DIRECTIONS`], a side view (camera at angle
+    /// `a = k · 360° / DIRECTIONS` about +Y, direction `(sin a, 0, cos a)` from the model):
+    /// screen right is `(cos a, 0, −sin a)`, up is +Y. Column [`DIRECTIONS`] looks down from
+    /// +Y: screen right is +X, down the image (Vulkan's +y) is +Z, over a square of the
+    /// model's radius.
     pub fn bake_view(&self, k: u32) -> (Mat4, Vec3) {
+        let (half_width, half_height, middle) = self.view();
+        if k == DIRECTIONS {
+            let rows = [
+                Vec4::new(1.0 / half_width, 0.0, 0.0, 0.0),
+                Vec4::new(0.0, 0.0, 1.0 / half_width, 0.0),
+                Vec4::new(0.0, -0.5 / half_height, 0.0, 0.5 + 0.5 * middle / half_height),
+                Vec4::W,
+            ];
+            return (Mat4::from_cols(rows[0], rows[1], rows[2], rows[3]).transpose(), Vec3::Y);
+        }
         let a = k as f32 * std::f32::consts::TAU / DIRECTIONS as f32;
         let (right, toward) = (Vec3::new(a.cos(), 0.0, -a.sin()), Vec3::new(a.sin(), 0.0, a.cos()));
-        let (half_width, half_height, middle) = self.view();
         let rows = [
             (right / half_width).extend(0.0),
             Vec4::new(0.0, -1.0 / half_height, 0.0, middle / half_height),
@@ -333,7 +356,7 @@ impl Impostors {
             return Ok(());
         }
         let extent = vk::Extent2D {
-            width: DIRECTIONS * CELL_TEXELS,
+            width: COLUMNS * CELL_TEXELS,
             height: rows * CELL_TEXELS,
         };
         let sampled = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
@@ -396,7 +419,7 @@ impl Impostors {
         };
         let (d, cmd) = (rec.device, rec.cmd);
         let extent = vk::Extent2D {
-            width: DIRECTIONS * CELL_TEXELS,
+            width: COLUMNS * CELL_TEXELS,
             height: atlas.rows * CELL_TEXELS,
         };
         let to_attachment = |image: &Image| {
@@ -431,10 +454,12 @@ impl Impostors {
                 .store_op(vk::AttachmentStoreOp::STORE)
                 .clear_value(clear(c))
         };
-        // Clear: transparent black (the card's alpha test cuts it), and an up normal.
+        // Clear: transparent black, and a zero normal that is no leaf (0.5 packs 0): filtered
+        // with the clear texels around, the outline's colour, normal and leaf flag are all
+        // weighted by coverage, which the card shader divides out.
         let colours = [
             attachment(&atlas.colour, [0.0; 4]),
-            attachment(&atlas.normal, [0.5, 1.0, 0.5, 0.0]),
+            attachment(&atlas.normal, [0.5, 0.5, 0.5, 0.0]),
         ];
         let depth = vk::RenderingAttachmentInfo::default()
             .image_view(depth_image.view())
@@ -511,11 +536,11 @@ impl Impostors {
         }
     }
 
-    /// Records, for every model and bake direction, the cell's viewport, the view's push
+    /// Records, for every model and atlas column, the cell's viewport, the view's push
     /// constants and `draw(model)`'s draws.
     fn each_cell(&self, rec: &Recording<'_>, pipeline: &DrawPipeline, draw: impl Fn(&Model)) {
         for (row, m) in (0u32..).zip(&self.models) {
-            for k in 0..DIRECTIONS {
+            for k in 0..COLUMNS {
                 let (view_proj, toward) = m.bounds.bake_view(k);
                 let area = vk::Rect2D {
                     offset: vk::Offset2D {
@@ -576,8 +601,9 @@ impl Slot {
             card.push([half_width, bottom, top, trees.model[i] as f32]);
             let p = trees.position[i];
             let middle = p + Vec3::Y * (0.5 * (bottom + top));
-            self.bounds
-                .add_sphere(middle, Vec3::new(half_width, 0.5 * (top - bottom), 0.0).length());
+            // A level card's corners reach √2 half widths from the axis.
+            let reach = Vec3::new(half_width * std::f32::consts::SQRT_2, 0.5 * (top - bottom), 0.0);
+            self.bounds.add_sphere(middle, reach.length());
             self.tallest = self.tallest.max(top - bottom);
             self.shortest = self.shortest.min(top - bottom);
             self.widest = self.widest.max(half_width);
@@ -665,6 +691,7 @@ impl DrawPass for Impostors {
             rec,
             &CardConstants {
                 lod: [self.pixel_scale, CARD_PIXELS, CARD_FADE, atlas.rows as f32],
+                above: [ABOVE.to_radians(), 0.0, 0.0, 0.0],
             },
         );
         for &i in &self.draws {
@@ -715,7 +742,7 @@ mod tests {
         });
         assert_eq!(b.radius, 3.1);
         assert_eq!((b.bottom, b.top), (-0.5, 10.2));
-        for k in 0..DIRECTIONS {
+        for k in 0..COLUMNS {
             let (m, toward) = b.bake_view(k);
             for p in [
                 Vec3::new(3.1, 10.2, 0.0),
@@ -728,10 +755,17 @@ mod tests {
                     "{k}: {c}"
                 );
             }
-            // The top is up on screen (Vulkan: y down), nearer the camera is nearer.
-            assert!(m.project_point3(Vec3::Y * 10.0).y < m.project_point3(Vec3::ZERO).y);
+            // Nearer the camera is nearer; from the side, the top is up on screen (Vulkan: y
+            // down).
             assert!(m.project_point3(toward).z < m.project_point3(-toward).z);
+            if k < DIRECTIONS {
+                assert!(m.project_point3(Vec3::Y * 10.0).y < m.project_point3(Vec3::ZERO).y);
+            }
         }
+        // From above, the camera is up, +X is right and +Z down the image.
+        let (above, toward) = b.bake_view(DIRECTIONS);
+        assert_eq!(toward, Vec3::Y);
+        assert!(above.project_point3(Vec3::X).x > 0.0 && above.project_point3(Vec3::Z).y > 0.0);
         // From +Z (k = 0) screen right is +X; a quarter turn on (k = 2) it is −Z.
         assert!(b.bake_view(0).0.project_point3(Vec3::X).x > 0.0);
         assert!(b.bake_view(2).0.project_point3(-Vec3::Z).x > 0.0);
