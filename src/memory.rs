@@ -55,11 +55,12 @@ const WORLD_CELL: u64 = 48;
 /// Bytes per layer slot of a world chunk's cell.
 const WORLD_SLOT: u64 = 7;
 /// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch (start,
-/// end, two radii, colour). The renderer's copy is device memory, not the host's, on a GPU.
-pub const WORLD_SEGMENT: u64 = 36;
+/// end, two radii, colour, tree anchor). The renderer's copy is device memory, not the host's,
+/// on a GPU.
+pub const WORLD_SEGMENT: u64 = 52;
 /// Bytes per leaf of a resident world chunk: in the chunk's batch (position, normal, size,
-/// colour). The renderer's copy (the same and its rank) is device memory on a GPU.
-pub const WORLD_LEAF: u64 = 32;
+/// colour, tree anchor). The renderer's copy (the same and its rank) is device memory on a GPU.
+pub const WORLD_LEAF: u64 = 48;
 
 /// What one part of a scene will take.
 #[derive(Clone, Debug, PartialEq)]
