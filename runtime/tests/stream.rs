@@ -170,7 +170,7 @@ fn a_long_flight_holds_as_many_chunks_as_its_first_ring() {
     let first = s.resident();
     assert_eq!(first, 32);
     // Four metres a frame, askew to the grid, across 100 chunks; the evict radius alone
-    // would trail the chunks left behind (up to about 45).
+    // would trail the chunks left behind (up to 41).
     for step in 1..=250 {
         let t = step as f32 * 4.0;
         let v = [at(t * 0.8, t * 0.6)];
