@@ -386,7 +386,7 @@ impl<S: ChunkSource> Streamer<S> {
             .count();
         let beyond_load = by_distance
             .iter()
-            .take_while(|(d, _)| *d > self.settings.load_radius)
+            .take_while(|(d, _)| *d >= self.settings.load_radius)
             .count();
         // Chunks within the load radius are never taken for the budget: the view needs them.
         let over_budget = self.slots.len().saturating_sub(self.ring_chunks * viewers.len().max(1));
@@ -497,7 +497,7 @@ impl<S: ChunkSource> Streamer<S> {
             })
     }
 
-    /// Chunks whose square lies within `radius` of some viewer.
+    /// Chunks whose square lies strictly within `radius` of some viewer.
     fn wanted(&self, viewers: &[Viewer], radius: f32) -> impl Iterator<Item = ChunkCoord> + '_ {
         let size = self.settings.chunk_size;
         let mut set = std::collections::BTreeSet::new();
@@ -507,7 +507,9 @@ impl<S: ChunkSource> Streamer<S> {
             let (z0, z1) = (cell(v.position.z - radius), cell(v.position.z + radius));
             for z in z0..=z1 {
                 for x in x0..=x1 {
-                    if self.distance(std::slice::from_ref(v), [x, z]).0 <= radius {
+                    // Strictly nearer: a chunk touching the circle from outside is not wanted,
+                    // so no viewer position needs more chunks than `ring_chunks` finds.
+                    if self.distance(std::slice::from_ref(v), [x, z]).0 < radius {
                         set.insert([x, z]);
                     }
                 }
@@ -527,9 +529,10 @@ impl<S: ChunkSource> Drop for Streamer<S> {
 }
 
 /// The most chunks whose square lies within the load radius of one viewer, over viewer
-/// positions on a grid of 32 × 32 points within a chunk (the count changes only where a
-/// chunk's square enters the circle, so a region the grid misses is a sliver; there the
-/// view's chunks still stay, and only what is kept beyond them is smaller).
+/// positions on a grid of 32 × 32 points within a chunk. The count changes only where a
+/// chunk's square enters the circle, and is never larger on such a border than beside it
+/// (within means strictly nearer), so a position the grid misses lies in a sliver; there
+/// the view's chunks still stay, and only what is kept beyond them is smaller.
 fn ring_chunks(settings: &StreamSettings) -> usize {
     const STEPS: usize = 32;
     let (size, radius) = (settings.chunk_size, settings.load_radius);
@@ -542,7 +545,7 @@ fn ring_chunks(settings: &StreamSettings) -> usize {
             for z in -reach..=reach {
                 for x in -reach..=reach {
                     let lo = Vec2::new(x as f32, z as f32) * size;
-                    count += usize::from((p.clamp(lo, lo + Vec2::splat(size)) - p).length() <= radius);
+                    count += usize::from((p.clamp(lo, lo + Vec2::splat(size)) - p).length() < radius);
                 }
             }
             most = most.max(count);
