@@ -8,7 +8,9 @@
 //!
 //! 1. finished jobs become `Ready` (a result for a chunk that was evicted in the
 //!    meantime is dropped);
-//! 2. chunks beyond the evict radius leave: a `Requested` one is cancelled
+//! 2. chunks beyond the evict radius leave, and so do the farthest chunks
+//!    beyond the load radius while more are held than the resident budget
+//!    ([`Streamer::ring_chunks`] per viewer): a `Requested` one is cancelled
 //!    before it starts, a `Generating` one is told to cancel (if it has not
 //!    started yet it never does), an `Installed` one is handed back as
 //!    [`StreamEvent::Evicted`];
@@ -18,6 +20,14 @@
 //! 4. `Ready` chunks, nearest first, are handed to the host as
 //!    [`StreamEvent::Ready`] while the budget allows (installs, milliseconds
 //!    spent in the host's callback, upload bytes; at least one per frame).
+//!
+//! The evict radius alone would let a moving viewer trail a crescent of chunks
+//! it has left behind (between the two radii), so a flight would hold more
+//! chunks, and more memory, than the ring it started in (the default world's
+//! flight: up to 38 against the 32 of its first ring). The budget keeps the
+//! hysteresis within the number of chunks the load radius can need: a viewer
+//! going back and forth keeps its chunks while there is room, and a flight
+//! holds at most as many as a viewer standing still can.
 //!
 //! Generation runs on a pool of its own (or one the host hands over), never on
 //! the simulation's, and is a pure function of the coordinate
@@ -208,6 +218,7 @@ pub struct Streamer<S: ChunkSource> {
     tx: Sender<Outcome<S::Ready>>,
     rx: Receiver<Outcome<S::Ready>>,
     stats: StreamStats,
+    ring_chunks: usize,
 }
 
 impl<S: ChunkSource> Streamer<S> {
@@ -223,6 +234,7 @@ impl<S: ChunkSource> Streamer<S> {
             tx,
             rx,
             stats: StreamStats::default(),
+            ring_chunks: ring_chunks(&settings),
         }
     }
 
@@ -277,6 +289,13 @@ impl<S: ChunkSource> Streamer<S> {
     /// The state of chunk `coord`, `None` when it is not wanted.
     pub fn state(&self, coord: ChunkCoord) -> Option<ChunkState> {
         self.slots.get(&coord).map(|s| s.state)
+    }
+
+    /// The resident budget per viewer: the most chunks the load radius holds around one
+    /// viewer, wherever in its chunk it stands. Chunks beyond the load radius are kept
+    /// only while the streamer holds no more than this many per viewer.
+    pub fn ring_chunks(&self) -> usize {
+        self.ring_chunks
     }
 
     /// Chunks installed now.
@@ -357,13 +376,22 @@ impl<S: ChunkSource> Streamer<S> {
     }
 
     fn evict(&mut self, viewers: &[Viewer], on_event: &mut impl FnMut(StreamEvent<S::Ready>)) {
-        let far: Vec<ChunkCoord> = self
-            .slots
-            .keys()
-            .copied()
-            .filter(|&c| self.distance(viewers, c).0 > self.settings.evict_radius)
-            .collect();
-        for coord in far {
+        let mut by_distance: Vec<(f32, ChunkCoord)> =
+            self.slots.keys().map(|&c| (self.distance(viewers, c).0, c)).collect();
+        // Farthest first; ties by coordinate, so the choice does not depend on float noise.
+        by_distance.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let beyond_evict = by_distance
+            .iter()
+            .take_while(|(d, _)| *d > self.settings.evict_radius)
+            .count();
+        let beyond_load = by_distance
+            .iter()
+            .take_while(|(d, _)| *d >= self.settings.load_radius)
+            .count();
+        // Chunks within the load radius are never taken for the budget: the view needs them.
+        let over_budget = self.slots.len().saturating_sub(self.ring_chunks * viewers.len().max(1));
+        let leaving = beyond_evict.max(over_budget.min(beyond_load));
+        for (_, coord) in by_distance.into_iter().take(leaving) {
             let slot = self.slots.remove(&coord).expect("listed above");
             match slot.state {
                 ChunkState::Requested => self.stats.cancelled += 1,
@@ -469,7 +497,7 @@ impl<S: ChunkSource> Streamer<S> {
             })
     }
 
-    /// Chunks whose square lies within `radius` of some viewer.
+    /// Chunks whose square lies strictly within `radius` of some viewer.
     fn wanted(&self, viewers: &[Viewer], radius: f32) -> impl Iterator<Item = ChunkCoord> + '_ {
         let size = self.settings.chunk_size;
         let mut set = std::collections::BTreeSet::new();
@@ -479,7 +507,9 @@ impl<S: ChunkSource> Streamer<S> {
             let (z0, z1) = (cell(v.position.z - radius), cell(v.position.z + radius));
             for z in z0..=z1 {
                 for x in x0..=x1 {
-                    if self.distance(std::slice::from_ref(v), [x, z]).0 <= radius {
+                    // Strictly nearer: a chunk touching the circle from outside is not wanted,
+                    // so no viewer position needs more chunks than `ring_chunks` finds.
+                    if self.distance(std::slice::from_ref(v), [x, z]).0 < radius {
                         set.insert([x, z]);
                     }
                 }
@@ -496,6 +526,32 @@ impl<S: ChunkSource> Drop for Streamer<S> {
             slot.cancel.store(true, Ordering::Relaxed);
         }
     }
+}
+
+/// The most chunks whose square lies within the load radius of one viewer, over viewer
+/// positions on a grid of 32 × 32 points within a chunk. The count changes only where a
+/// chunk's square enters the circle, and is never larger on such a border than beside it
+/// (within means strictly nearer), so a position the grid misses lies in a sliver; there
+/// the view's chunks still stay, and only what is kept beyond them is smaller.
+fn ring_chunks(settings: &StreamSettings) -> usize {
+    const STEPS: usize = 32;
+    let (size, radius) = (settings.chunk_size, settings.load_radius);
+    let reach = (radius / size).ceil() as i32 + 1;
+    let mut most = 0;
+    for i in 0..STEPS {
+        for j in 0..STEPS {
+            let p = (Vec2::new(i as f32, j as f32) + 0.5) * (size / STEPS as f32);
+            let mut count = 0;
+            for z in -reach..=reach {
+                for x in -reach..=reach {
+                    let lo = Vec2::new(x as f32, z as f32) * size;
+                    count += usize::from((p.clamp(lo, lo + Vec2::splat(size)) - p).length() < radius);
+                }
+            }
+            most = most.max(count);
+        }
+    }
+    most
 }
 
 /// One chunk's generation, as it runs on the pool.

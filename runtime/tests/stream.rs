@@ -157,6 +157,58 @@ fn residency_stays_bounded_on_a_long_path_and_evicted_chunks_are_reported() {
 }
 
 #[test]
+fn a_long_flight_holds_as_many_chunks_as_its_first_ring() {
+    let mut s = Streamer::new(toy(0), SETTINGS, Streamer::<Toy>::pool(2).unwrap());
+    // A 25 m circle around a corner of 10 m chunks touches 32 of them, the most it can.
+    assert_eq!(s.ring_chunks(), 32);
+    let mut resident = std::collections::BTreeSet::new();
+    let mut on = |e| match e {
+        StreamEvent::Ready { coord, .. } => assert!(resident.insert(coord)),
+        StreamEvent::Evicted { coord } => assert!(resident.remove(&coord), "evicted {coord:?} twice"),
+    };
+    settle(&mut s, &[at(0.0, 0.0)], &mut on);
+    let first = s.resident();
+    assert_eq!(first, 32);
+    // Four metres a frame, askew to the grid, across 100 chunks; the evict radius alone
+    // would trail the chunks left behind (up to 41).
+    for step in 1..=250 {
+        let t = step as f32 * 4.0;
+        let v = [at(t * 0.8, t * 0.6)];
+        settle(&mut s, &v, &mut on);
+        let now = s.resident();
+        assert!(now <= first, "step {step}: {now} chunks resident, {first} at the start");
+        assert!(
+            now as f64 >= 0.95 * first as f64,
+            "step {step}: {now} resident, {first} at the start"
+        );
+    }
+    assert_eq!(resident.len(), s.resident());
+    assert_eq!(s.stats().resident_max, first);
+    assert!(s.stats().evicted > 100);
+}
+
+#[test]
+fn a_viewer_going_back_and_forth_keeps_its_chunks_while_the_budget_has_room() {
+    let source = toy(0);
+    let mut s = Streamer::new(Arc::clone(&source), SETTINGS, Streamer::<Toy>::pool(2).unwrap());
+    // At a chunk's centre the load radius needs 27 chunks: room for 5 more.
+    let (a, b) = ([at(5.0, 5.0)], [at(13.0, 5.0)]);
+    settle(&mut s, &a, |_| {});
+    settle(&mut s, &b, |_| {});
+    let generated = source.generated.load(Ordering::Relaxed);
+    for _ in 0..10 {
+        settle(&mut s, &a, |_| {});
+        settle(&mut s, &b, |_| {});
+    }
+    assert_eq!(
+        source.generated.load(Ordering::Relaxed),
+        generated,
+        "chunks went and came back"
+    );
+    assert_eq!(s.stats().evicted, 0);
+}
+
+#[test]
 fn the_cache_serves_warm_starts_and_regenerates_corrupt_files() {
     let dir = tempfile::tempdir().unwrap();
     let run = |corrupt: bool| {

@@ -8,12 +8,22 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ash::vk;
-use gpu_allocator::MemoryLocation;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme, Allocator, AllocatorCreateDesc};
+use gpu_allocator::{AllocationSizes, MemoryLocation};
 
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::handles::Owned;
+
+/// Bytes of each block of device memory the allocator sub-allocates from (its defaults are
+/// 256 MiB device-local and 64 MiB host-visible). Reserved memory is the sum of the blocks,
+/// so it follows what is held only to within a block per memory type: with 64 MiB blocks (all
+/// of lavapipe's memory is host-visible) a flight of 32 chunks that ended holding 15 MiB more
+/// than it started with reserved 640 MiB against 576 (+11 %). A block is given back when it
+/// empties, which a small one does sooner as chunks are evicted; an allocation larger than
+/// a block gets a block of its own, given back when it is freed. A world's first ring takes
+/// about 35 blocks, far below any driver's limit on allocations.
+pub const BLOCK_BYTES: u64 = 16 << 20;
 
 /// The allocator, the graveyard, and counters the frame statistics read. Shared
 /// (`Arc`) by every buffer, image and descriptor set, so it outlives them; it
@@ -109,7 +119,7 @@ impl Memory {
             physical_device: device.physical,
             debug_settings: Default::default(),
             buffer_device_address: false,
-            allocation_sizes: Default::default(),
+            allocation_sizes: AllocationSizes::new(BLOCK_BYTES, BLOCK_BYTES),
         })
         .map_err(|e| RenderError::Memory(e.to_string()))?;
         Ok(Arc::new(Memory {

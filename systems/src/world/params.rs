@@ -39,7 +39,10 @@ pub struct WorldParams {
     /// Chunks within this distance of a viewer are loaded, metres. Default 640.
     pub load_radius: f32,
     /// Chunks beyond this distance of every viewer are evicted, metres; at least
-    /// `load_radius`. Default 900.
+    /// `load_radius`. Default 900. Between the two radii chunks stay only while the
+    /// streamer holds no more than the load radius can need (`Streamer::ring_chunks` per
+    /// viewer), farthest evicted first: a viewer going back and forth keeps them, and a
+    /// flight does not trail them.
     pub evict_radius: f32,
     /// A chunk this near a viewer that is not installed is a hole, metres.
     /// Default: half the load radius.
