@@ -261,10 +261,10 @@ pub fn estimate(scene: &Scene) -> Estimate {
     e
 }
 
-/// Chunks within the evict radius of one viewer, the ring around it included.
-fn resident_chunks(w: &WorldParams) -> u64 {
-    let across = (2.0 * w.evict_radius / w.chunk_size()).ceil() as u64 + 2;
-    across * across
+/// The most chunks resident around one viewer: the streamer's budget, the most its load
+/// radius ever holds (`StreamSettings::ring_chunks`).
+pub fn resident_chunks(w: &WorldParams) -> u64 {
+    w.stream_settings(1).ring_chunks() as u64
 }
 
 /// Trees one chunk of `w` holds of each species, expected: its candidates (density × area)

@@ -126,7 +126,6 @@ fn world_trees_measured(rules: bool) -> (Vec<u64>, u64) {
     let mut built = sylva::build_within(&scene, 1, MemoryLimit::NONE).unwrap();
     let streamer = built.world.as_mut().unwrap();
     let part = memory::world_trees(&w, streamer.content());
-    let across = (2.0 * w.evict_radius / w.chunk_size()).ceil() as u64 + 2;
     let mut measured = Vec::new();
     for &at in &w.flight.waypoints {
         let viewer = [Viewer {
@@ -141,7 +140,7 @@ fn world_trees_measured(rules: bool) -> (Vec<u64>, u64) {
         let leaves: usize = batch.leaves.iter().map(|l| l.len()).sum();
         measured.push((segments as u64 * WORLD_SEGMENT + leaves as u64 * WORLD_LEAF) / resident);
     }
-    let estimated = part.bytes / (across * across);
+    let estimated = part.bytes / memory::resident_chunks(&w);
     eprintln!(
         "rules {rules}: {measured:?} bytes per chunk measured, {estimated} estimated; {}",
         part.what

@@ -234,7 +234,7 @@ impl<S: ChunkSource> Streamer<S> {
             tx,
             rx,
             stats: StreamStats::default(),
-            ring_chunks: ring_chunks(&settings),
+            ring_chunks: settings.ring_chunks(),
         }
     }
 
@@ -528,11 +528,29 @@ impl<S: ChunkSource> Drop for Streamer<S> {
     }
 }
 
-/// The most chunks whose square lies within the load radius of one viewer, over viewer
-/// positions on a grid of 32 × 32 points within a chunk. The count changes only where a
-/// chunk's square enters the circle, and is never larger on such a border than beside it
-/// (within means strictly nearer), so a position the grid misses lies in a sliver; there
-/// the view's chunks still stay, and only what is kept beyond them is smaller.
+impl StreamSettings {
+    /// The resident budget per viewer ([`Streamer::ring_chunks`]): the most chunks whose
+    /// square lies within the load radius of one viewer, over viewer positions on a grid of
+    /// 32 × 32 points within a chunk. The count changes only where a chunk's square enters
+    /// the circle, and is never larger on such a border than beside it (within means strictly
+    /// nearer), so a position the grid misses lies in a sliver; there the view's chunks still
+    /// stay, and only what is kept beyond them is smaller.
+    ///
+    /// ```
+    /// let settings = sylva_runtime::stream::StreamSettings {
+    ///     chunk_size: 100.0,
+    ///     load_radius: 150.0,
+    ///     evict_radius: 200.0,
+    ///     near_radius: 50.0,
+    ///     max_in_flight: 2,
+    /// };
+    /// assert!((9..=16).contains(&settings.ring_chunks()));
+    /// ```
+    pub fn ring_chunks(&self) -> usize {
+        ring_chunks(self)
+    }
+}
+
 fn ring_chunks(settings: &StreamSettings) -> usize {
     const STEPS: usize = 32;
     let (size, radius) = (settings.chunk_size, settings.load_radius);

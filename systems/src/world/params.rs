@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use sylva_runtime::stream::StreamSettings;
 use sylva_runtime::{FieldError, Validate};
 
 use crate::grass::{BakeSettings, Dynamics, WindField};
@@ -397,6 +398,17 @@ impl WorldParams {
     /// The near radius, defaulted.
     pub fn near(&self) -> f32 {
         self.near_radius.unwrap_or(self.load_radius * 0.5)
+    }
+
+    /// How a streamer streams this world with `max_in_flight` generation jobs at once.
+    pub fn stream_settings(&self, max_in_flight: usize) -> StreamSettings {
+        StreamSettings {
+            chunk_size: self.chunk_size(),
+            load_radius: self.load_radius,
+            evict_radius: self.evict_radius,
+            near_radius: self.near(),
+            max_in_flight,
+        }
     }
 
     /// Generation threads: the setting, or one less than the cores (at least 1).

@@ -90,13 +90,7 @@ impl WorldStreamer {
             None => Streamer::<WorldSource>::pool(params.generation_threads())?,
         };
         let content = Arc::new(pool.install(|| grow_content(params, seed))?);
-        let settings = StreamSettings {
-            chunk_size: params.chunk_size(),
-            load_radius: params.load_radius,
-            evict_radius: params.evict_radius,
-            near_radius: params.near(),
-            max_in_flight: pool.current_num_threads() * 2,
-        };
+        let settings = params.stream_settings(pool.current_num_threads() * 2);
         let source = WorldSource::new(WorldGen::new(params.clone(), seed), Arc::clone(&content));
         let mut streamer = Streamer::new(Arc::new(source), settings, pool);
         if let Some(dir) = &params.cache {
