@@ -72,39 +72,46 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
                 if !any {
                     continue;
                 }
-                for (x, &slots) in due.iter().enumerate() {
-                    if slots == 0 {
+                // By groups of lanes, so a clear stretch between due cells
+                // costs a vector test rather than a test per cell.
+                for (c, group) in due.chunks(DUE_GROUP).enumerate() {
+                    if group.iter().fold(0, |any, &d| any | d) == 0 {
                         continue;
                     }
-                    let i = start + x;
-                    let mut changed = false;
-                    // Only the slots the row check marked, bottom up as a
-                    // walk over the whole stack would change them.
-                    let mut bits = slots;
-                    while bits != 0 {
-                        let b = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let from = if b == LAST_BIT { b..layers.len(i) } else { b..b + 1 };
-                        for k in from {
-                            let m = usize::from(layers.material[k][i]);
-                            if u32::from(layers.age[k][i]) >= threshold[m] {
-                                layers.material[k][i] = next[m];
-                                layers.age[k][i] = 0;
-                                if p.compaction_halving {
-                                    let t = layers.thickness[k][i];
-                                    layers.thickness[k][i] = t * 0.5;
-                                    lost += f64::from(t - t * 0.5);
+                    for (x, &slots) in group.iter().enumerate() {
+                        if slots == 0 {
+                            continue;
+                        }
+                        let i = start + c * DUE_GROUP + x;
+                        let mut changed = false;
+                        // Only the slots the row check marked, bottom up as a
+                        // walk over the whole stack would change them.
+                        let mut bits = slots;
+                        while bits != 0 {
+                            let b = bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            let from = if b == LAST_BIT { b..layers.len(i) } else { b..b + 1 };
+                            for k in from {
+                                let m = usize::from(layers.material[k][i]);
+                                if u32::from(layers.age[k][i]) >= threshold[m] {
+                                    layers.material[k][i] = next[m];
+                                    layers.age[k][i] = 0;
+                                    if p.compaction_halving {
+                                        let t = layers.thickness[k][i];
+                                        layers.thickness[k][i] = t * 0.5;
+                                        lost += f64::from(t - t * 0.5);
+                                    }
+                                    changed = true;
                                 }
-                                changed = true;
                             }
                         }
-                    }
-                    if changed {
-                        layers.merge_equal(i);
-                        // Merging refreshes the ground; only halving changes
-                        // it without a merge.
-                        if p.compaction_halving {
-                            layers.refresh(i);
+                        if changed {
+                            layers.merge_equal(i);
+                            // Merging refreshes the ground; only halving changes
+                            // it without a merge.
+                            if p.compaction_halving {
+                                layers.refresh(i);
+                            }
                         }
                     }
                 }
@@ -115,6 +122,9 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .into_iter()
         .sum()
 }
+
+/// Lanes of `due` tested at once for a due cell among them.
+const DUE_GROUP: usize = 32;
 
 /// The bit of `due` that stands for every slot from it up: a 16-bit lane
 /// has one bit per slot below it, and columns may have up to 32.
