@@ -72,24 +72,47 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
                 if !any {
                     continue;
                 }
-                for i in due.iter().enumerate().filter(|(_, d)| **d != 0).map(|(x, _)| start + x) {
-                    let mut changed = false;
-                    for k in 0..layers.len(i) {
-                        let m = usize::from(layers.material[k][i]);
-                        if u32::from(layers.age[k][i]) >= threshold[m] {
-                            layers.material[k][i] = next[m];
-                            layers.age[k][i] = 0;
-                            if p.compaction_halving {
-                                let t = layers.thickness[k][i];
-                                layers.thickness[k][i] = t * 0.5;
-                                lost += f64::from(t - t * 0.5);
-                            }
-                            changed = true;
-                        }
+                // By groups of lanes, so a clear stretch between due cells
+                // costs a vector test rather than a test per cell.
+                for (c, group) in due.chunks(DUE_GROUP).enumerate() {
+                    if group.iter().fold(0, |any, &d| any | d) == 0 {
+                        continue;
                     }
-                    if changed {
-                        layers.merge_equal(i);
-                        layers.refresh(i);
+                    for (x, &slots) in group.iter().enumerate() {
+                        if slots == 0 {
+                            continue;
+                        }
+                        let i = start + c * DUE_GROUP + x;
+                        let mut changed = false;
+                        // Only the slots the row check marked, bottom up as a
+                        // walk over the whole stack would change them.
+                        let mut bits = slots;
+                        while bits != 0 {
+                            let b = bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            let from = if b == LAST_BIT { b..layers.len(i) } else { b..b + 1 };
+                            for k in from {
+                                let m = usize::from(layers.material[k][i]);
+                                if u32::from(layers.age[k][i]) >= threshold[m] {
+                                    layers.material[k][i] = next[m];
+                                    layers.age[k][i] = 0;
+                                    if p.compaction_halving {
+                                        let t = layers.thickness[k][i];
+                                        layers.thickness[k][i] = t * 0.5;
+                                        lost += f64::from(t - t * 0.5);
+                                    }
+                                    changed = true;
+                                }
+                            }
+                        }
+                        if changed {
+                            layers.merge_equal(i);
+                            // Merging refreshes the ground; only halving changes
+                            // it without a merge.
+                            if p.compaction_halving {
+                                layers.refresh(i);
+                            }
+                        }
                     }
                 }
             }
@@ -100,10 +123,18 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .sum()
 }
 
+/// Lanes of `due` tested at once for a due cell among them.
+const DUE_GROUP: usize = 32;
+
+/// The bit of `due` that stands for every slot from it up: a 16-bit lane
+/// has one bit per slot below it, and columns may have up to 32.
+const LAST_BIT: usize = 15;
+
 /// Advances the counters of row `cells` of `layers` by `inc` and marks in
 /// `due` the cells where a live layer reached its threshold (`threshold` by
-/// material, 0 for rock that does not age); returns whether any did. `count`
-/// and `material` are row buffers.
+/// material, 0 for rock that does not age), bit `k` for slot `k` (bit
+/// [`LAST_BIT`] for it and every slot above); returns whether any did.
+/// `count` and `material` are row buffers.
 struct AgeRow<'a, 'l> {
     layers: &'a mut Layers<'l>,
     cells: Range<usize>,
@@ -164,9 +195,9 @@ fn widen(bytes: &[u8], lanes: &mut [u16]) {
 }
 
 /// Advances the counters `age` of slot `k` by `inc` (saturating) where the
-/// slot is live, into `new`; marks in `due` the cells whose live layer
-/// reached its material's threshold (`threshold` is 0 for rock that does not
-/// age).
+/// slot is live, into `new`; sets bit `k` (at most [`LAST_BIT`]) of `due` in
+/// the cells whose live layer reached its material's threshold (`threshold`
+/// is 0 for rock that does not age).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn age_slot(
@@ -181,16 +212,20 @@ fn age_slot(
 ) {
     let n = new.len();
     let (count, material, age, due) = (&count[..n], &material[..n], &age[..n], &mut due[..n]);
+    let bit = k.min(LAST_BIT as u16);
+    // The threshold by a tree of selects on the material's three bits: three
+    // masks per lane where a compare per material took seven. Materials are
+    // below 7, so the eighth leaf is never taken.
+    let [t0, t1, t2, t3, t4, t5, t6] = *threshold;
     for x in 0..n {
         let live = count[x] > k;
         let a = age[x].saturating_add(inc * u16::from(live));
         new[x] = a;
         let m = material[x];
-        let (mut th, mut ages) = (0u16, false);
-        for (j, &t) in (0u16..).zip(threshold) {
-            th = if m == j { t } else { th };
-            ages |= (m == j) & (t != 0);
-        }
-        due[x] |= u16::from(live & ages & (a >= th));
+        let odd = |even: u16, odd: u16| if m & 1 != 0 { odd } else { even };
+        let (l0, l1, l2, l3) = (odd(t0, t1), odd(t2, t3), odd(t4, t5), odd(t6, 0));
+        let (h0, h1) = if m & 2 != 0 { (l1, l3) } else { (l0, l2) };
+        let th = if m & 4 != 0 { h1 } else { h0 };
+        due[x] |= u16::from(live & (th != 0) & (a >= th)) << bit;
     }
 }

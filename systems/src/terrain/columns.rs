@@ -597,7 +597,12 @@ impl Layers<'_> {
     /// Merges adjacent layers of equal material; the merged layer keeps the
     /// smaller counter (it is as young as its youngest part).
     pub(crate) fn merge_equal(&mut self, i: usize) {
-        let mut k = 1;
+        // Many stacks have no equal neighbours: find the first pair over the
+        // slots as they are, without the count read again after each step.
+        let Some(first) = self.material[..self.len(i)].windows(2).position(|w| w[0][i] == w[1][i]) else {
+            return;
+        };
+        let mut k = first + 1;
         while k < self.len(i) {
             if self.material[k][i] == self.material[k - 1][i] {
                 let t = self.thickness[k][i];

@@ -30,8 +30,10 @@ pub(crate) struct StackRows {
     count: Vec<u32>,
     material: Vec<u32>,
     thickness: Vec<f32>,
-    /// 1 where the slot's unchanged-time counter restarts.
+    /// 1 where the slot's unchanged-time counter restarts; cleared from slot
+    /// `cleared` up only (see [`StackRows::clear_fresh`]).
     fresh: Vec<u32>,
+    cleared: usize,
     /// 1 for the cells this row changes; the others are written back as they were.
     active: Vec<u32>,
     /// 1 for active cells this row could not change (see the module docs).
@@ -66,8 +68,8 @@ impl StackRows {
                 .extend(layers.material[k][start..][..n].iter().map(|&m| u32::from(m)));
             self.thickness.extend_from_slice(&layers.thickness[k][start..][..n]);
         }
-        self.fresh.clear();
         self.fresh.resize(slots * n, 0);
+        self.cleared = slots;
         self.active.clear();
         self.active.extend_from_slice(active);
         self.slow.clear();
@@ -89,9 +91,11 @@ impl StackRows {
         // once none takes: slots outside those change nothing.
         let [_, highest] = count_range(taking, &self.count);
         for k in (0..(highest as usize).min(self.slots)).rev() {
-            if !any(taking) {
+            if !any(&self.lanes[0]) {
                 break;
             }
+            self.clear_fresh(k);
+            let [taking, done, _] = &mut self.lanes;
             let cells = k * n..(k + 1) * n;
             let new = scratch(&mut self.rows.f32, n);
             take_slot(
@@ -107,6 +111,7 @@ impl StackRows {
             );
             self.thickness[cells].copy_from_slice(new);
         }
+        let [_, done, _] = &self.lanes;
         let new = scratch(&mut self.rows.f32, n);
         end_take(done, amount, removed, new);
         removed[..n].copy_from_slice(new);
@@ -125,7 +130,10 @@ impl StackRows {
         // from the lowest top of a column that pushes: the slots below it
         // change nothing.
         let [lowest, _] = count_range(pushing, &self.count);
-        for k in (lowest.saturating_sub(1) as usize)..slots {
+        let from = lowest.saturating_sub(1) as usize;
+        self.clear_fresh(from);
+        let [pushing, joined, _] = &mut self.lanes;
+        for k in from..slots {
             let cells = k * n..(k + 1) * n;
             push_slot(
                 k as u32,
@@ -165,7 +173,7 @@ impl StackRows {
             let [sum, next] = &mut self.ground;
             add_slot(k as u32, &self.count, thickness, sum, next);
             std::mem::swap(sum, next);
-            if !changes(keep, &self.fresh[cells.clone()]) {
+            if k < self.cleared || !changes(keep, &self.fresh[cells.clone()]) {
                 continue;
             }
             let new = scratch(&mut rows.f32, n);
@@ -189,6 +197,18 @@ impl StackRows {
         let new = scratch(&mut rows.u8, n);
         keep_bytes_of(keep, &self.count, &layers.count[start..][..n], new);
         layers.count[start..][..n].copy_from_slice(new);
+    }
+
+    /// Clears the fresh lanes of slot `k` and those above it not yet
+    /// cleared. `take` and `push` change a row's upper slots only, so the
+    /// lanes of the slots below are neither cleared nor read: a row's lanes
+    /// cleared in one go cost more than the whole `take`.
+    #[inline(always)]
+    fn clear_fresh(&mut self, k: usize) {
+        if k < self.cleared {
+            self.fresh[k * self.n..self.cleared * self.n].fill(0);
+            self.cleared = k;
+        }
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.

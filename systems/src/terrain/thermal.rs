@@ -96,12 +96,15 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
             .into_par_iter()
             .zip(s.src.par_chunks_mut(block))
             .enumerate()
-            .for_each(|(b, ((o0, o1, o2, o3), src))| {
+            // Row buffers per rayon job rather than per block: a fresh set
+            // grows by reallocation in every block's first rows.
+            .for_each_init(RowScratch::default, |row, (b, ((o0, o1, o2, o3), src))| {
                 registers.run(PlanBlock {
                     planner: &planner,
                     first: b * ROWS,
                     outs: [o0, o1, o2, o3],
                     src,
+                    row,
                 });
             });
     }
@@ -113,13 +116,18 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
         to_regolith: p.thermal.debris_to_regolith,
     };
     let parts = chunk.parts(block);
-    parts.layers.into_par_iter().enumerate().for_each(|(b, mut layers)| {
-        registers.run(MoveBlock {
-            mover: &mover,
-            first: b * ROWS,
-            layers: &mut layers,
+    parts
+        .layers
+        .into_par_iter()
+        .enumerate()
+        .for_each_init(MoveRows::default, |rows, (b, mut layers)| {
+            registers.run(MoveBlock {
+                mover: &mover,
+                first: b * ROWS,
+                layers: &mut layers,
+                rows,
+            });
         });
-    });
 }
 
 /// Plans a block of rows from row `first` on into its slices of the outflow
@@ -129,6 +137,7 @@ struct PlanBlock<'a, 'p> {
     first: usize,
     outs: [&'a mut [f32]; 4],
     src: &'a mut [u8],
+    row: &'a mut RowScratch,
 }
 
 impl Kernel for PlanBlock<'_, '_> {
@@ -141,14 +150,14 @@ impl Kernel for PlanBlock<'_, '_> {
             first,
             outs,
             src,
+            row,
         } = self;
         let n = planner.grid.n;
-        let mut row = RowScratch::default();
         let [o0, o1, o2, o3] = outs;
         for r in 0..src.len() / n {
             let cells = r * n..(r + 1) * n;
             let outs = [&mut *o0, &mut *o1, &mut *o2, &mut *o3].map(|o| &mut o[cells.clone()]);
-            planner.row(first + r, outs, &mut src[cells], &mut row);
+            planner.row(first + r, outs, &mut src[cells], row);
         }
     }
 }
@@ -178,6 +187,14 @@ struct MoveBlock<'a, 'm, 'l> {
     mover: &'a Mover<'m>,
     first: usize,
     layers: &'a mut Layers<'l>,
+    rows: &'a mut MoveRows,
+}
+
+/// Row buffers of the second pass.
+#[derive(Default)]
+struct MoveRows {
+    flows: FlowRows,
+    stacks: StackRows,
 }
 
 impl Kernel for MoveBlock<'_, '_, '_> {
@@ -185,7 +202,12 @@ impl Kernel for MoveBlock<'_, '_, '_> {
 
     #[inline(always)]
     fn run(self) {
-        let Self { mover, first, layers } = self;
+        let Self {
+            mover,
+            first,
+            layers,
+            rows,
+        } = self;
         let Mover {
             out,
             src,
@@ -193,8 +215,7 @@ impl Kernel for MoveBlock<'_, '_, '_> {
             to_regolith,
         } = *mover;
         let n = grid.n;
-        let mut row = FlowRows::default();
-        let mut stacks = StackRows::default();
+        let MoveRows { flows: row, stacks } = rows;
         for r in 0..layers.count.len() / n {
             let z = first + r;
             let start = r * n;
@@ -514,8 +535,12 @@ fn lift_slot(k: u8, count: &[u8], material: &[u8], [top, bed]: [&[u8]; 2], [new_
     let n = count.len();
     let (material, top, bed) = (&material[..n], &top[..n], &bed[..n]);
     let (new_top, new_bed) = (&mut new_top[..n], &mut new_bed[..n]);
+    // Counts and slots are at most MAX_LAYER_SLOTS (32), so they compare
+    // the same as signed bytes, which SSE2 and AVX2 compare in one
+    // instruction; unsigned, the loop went a byte at a time there.
+    let k = k as i8;
     for x in 0..n {
-        let live = 0u8.wrapping_sub(u8::from(count[x] > k));
+        let live = 0u8.wrapping_sub(u8::from(count[x] as i8 > k));
         new_bed[x] = (top[x] & live) | (bed[x] & !live);
         new_top[x] = (material[x] & live) | (top[x] & !live);
     }
