@@ -28,7 +28,7 @@ layout(location = 2) in vec3 i_end;
 layout(location = 3) in float i_start_radius;
 layout(location = 4) in float i_end_radius;
 layout(location = 5) in vec4 i_colour;
-layout(location = 6) in vec4 i_tree; // the tree's root and height (0: no tree)
+layout(location = 6) in vec4 i_anchor; // the tree's root from i_start, and height (0: no tree)
 
 layout(location = 0) out vec3 v_colour;
 layout(location = 1) out vec3 v_normal;
@@ -42,11 +42,12 @@ float faded_in(float px, float from) {
 }
 
 void main() {
+    vec4 tree = vec4(i_start + i_anchor.xyz, i_anchor.w);
     // Wood of no tree holds still; a tree's bends from its root up.
     vec3 start = i_start, end = i_end;
-    if (i_tree.w > 0.0) {
-        start += tree_lean(i_tree, i_start, crown_wind(i_start));
-        end += tree_lean(i_tree, i_end, crown_wind(i_end));
+    if (tree.w > 0.0) {
+        start += tree_lean(tree, i_start, crown_wind(i_start));
+        end += tree_lean(tree, i_end, crown_wind(i_end));
     }
     vec3 axis = end - start;
     float len = length(axis);
@@ -62,7 +63,7 @@ void main() {
         v_keep = v_keep.x <= 0.5 && 0.5 < v_keep.y ? vec2(0.0, 1.0) : vec2(0.0);
     }
     // The card keeps the thresholds below its share.
-    v_keep.x = max(v_keep.x, card_share(i_tree, pc.card.xyz));
+    v_keep.x = max(v_keep.x, card_share(tree, pc.card.xyz));
     if (v_keep.y <= v_keep.x) {
         // Wholly the other level's: outside the clip volume, dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);

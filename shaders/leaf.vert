@@ -21,7 +21,7 @@ layout(location = 1) in vec3 i_normal;
 layout(location = 2) in float i_size;
 layout(location = 3) in vec4 i_colour;
 layout(location = 4) in float i_rank;
-layout(location = 5) in vec4 i_tree; // the tree's root and height (0: a loose leaf)
+layout(location = 5) in vec4 i_anchor; // the tree's root from i_position, and height (0: a loose leaf)
 
 layout(location = 0) out vec3 v_colour;
 layout(location = 1) out vec3 v_normal;
@@ -43,11 +43,11 @@ vec3 hash3(vec3 p) {
 
 // Leaves lean with their twigs in the wind the grass moves in (tree.glsl) and flutter on top,
 // faster and wider as the wind rises.
-vec3 sway(vec3 p, float phase) {
+vec3 sway(vec3 p, vec4 tree, float phase) {
     vec3 w = crown_wind(p);
     float speed = length(w);
     float flutter = sin(pc.play.x * (3.0 + 0.5 * speed) + phase * 6.2832) * speed / (speed + 2.0);
-    return tree_lean(i_tree, p, w) + 0.3 * g.wind.play.z * flutter * vec3(0.6, 0.5, -0.6);
+    return tree_lean(tree, p, w) + 0.3 * g.wind.play.z * flutter * vec3(0.6, 0.5, -0.6);
 }
 
 void main() {
@@ -62,7 +62,8 @@ void main() {
     float half_band = pc.lod.w * (share - pc.lod.z) * (1.0 - share) / (1.0 - pc.lod.z);
     float kept = half_band > 0.0 ? clamp((share + half_band - i_rank) / (2.0 * half_band), 0.0, 1.0) : float(i_rank < share);
     // A thinning leaf keeps the top of the thresholds, the card the bottom.
-    v_keep = vec2(max(1.0 - kept, card_share(i_tree, pc.card.xyz)), 1.0);
+    vec4 tree = vec4(i_position + i_anchor.xyz, i_anchor.w);
+    v_keep = vec2(max(1.0 - kept, card_share(tree, pc.card.xyz)), 1.0);
     if (v_keep.x >= 1.0) {
         // Outside the clip volume: the card is dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
@@ -82,7 +83,7 @@ void main() {
     vec3 t = cos(a) * t0 + sin(a) * b0;
     vec3 b = cross(n, t);
     vec2 c = CORNERS[gl_VertexIndex];
-    vec3 p = i_position + (t * c.x + b * c.y) * (0.5 * size) + sway(i_position, h.y);
+    vec3 p = i_position + (t * c.x + b * c.y) * (0.5 * size) + sway(i_position, tree, h.y);
     // A little lighter or darker, a little yellower or bluer: no two leaves alike.
     vec3 tint = vec3(1.0 + 0.25 * (h.z - 0.5), 1.0, 1.0 - 0.3 * (h.z - 0.5));
     v_colour = linear_colour(i_colour.rgb) * tint * (0.8 + 0.4 * h.y);

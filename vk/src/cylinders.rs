@@ -21,7 +21,7 @@ use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::impostors::card_fade;
 use crate::indirect::Indirect;
-use crate::instances::Instances;
+use crate::instances::{Instances, packed_anchors};
 use crate::memory::Memory;
 use crate::mesh::{self, Mesh};
 use crate::pass::{DrawPass, Prepare, Recording};
@@ -30,14 +30,14 @@ use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 use crate::upload::Uploads;
 
-/// Per instance: start, end, start radius, end radius, colour, tree (root, height).
+/// Per instance: start, end, start radius, end radius, colour, tree (`packed_anchors`).
 const INSTANCE: &[Attribute] = &[
     Attribute::VEC3,
     Attribute::VEC3,
     Attribute::FLOAT,
     Attribute::FLOAT,
     Attribute::RGBA8,
-    Attribute::VEC4,
+    Attribute::HALF4,
 ];
 
 /// Per tube vertex: (normal in the ring plane, t, normal along the axis); see `mesh::tube`.
@@ -366,13 +366,14 @@ fn upload(
     batch: &CylinderBatch,
     dirty: DirtyRange,
 ) -> Result<(), RenderError> {
+    let tree = packed_anchors(&batch.tree, &batch.start);
     let arrays = [
         slice_bytes(&batch.start),
         slice_bytes(&batch.end),
         slice_bytes(&batch.start_radius),
         slice_bytes(&batch.end_radius),
         slice_bytes(&batch.colour),
-        slice_bytes(&batch.tree),
+        slice_bytes(&tree),
     ];
     instances.update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
     Ok(())

@@ -7,13 +7,32 @@ use std::sync::Arc;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use sylva_runtime::extract::DirtyRange;
+use sylva_runtime::extract::{DirtyRange, TreeAnchor};
+use sylva_runtime::glam::Vec3;
 
 use crate::error::RenderError;
 use crate::memory::{Buffer, Memory};
 use crate::pass::Recording;
 use crate::pipeline::Attribute;
 use crate::upload::Uploads;
+
+/// Each instance's tree anchor as the shaders read it (`Attribute::HALF4`): the root as an
+/// offset from the instance's place `at` and the height, in half floats (a centimetre or two
+/// at tens of metres, where a tree's parts are from its root), half the bytes of the anchor.
+/// Parts of no tree are all zero.
+pub(crate) fn packed_anchors(tree: &[TreeAnchor], at: &[Vec3]) -> Vec<[u16; 4]> {
+    let half = |v: f32| half::f16::from_f32(v).to_bits();
+    tree.iter()
+        .zip(at)
+        .map(|(t, &p)| match t.height > 0.0 {
+            true => {
+                let d = t.root - p;
+                [half(d.x), half(d.y), half(d.z), half(t.height)]
+            }
+            false => [0; 4],
+        })
+        .collect()
+}
 
 /// The instance arrays of one batch. Array `k` holds `capacity` elements of
 /// `attributes[k]` and starts at `capacity × Σ strides before k`.

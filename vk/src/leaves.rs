@@ -20,21 +20,21 @@ use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
 use crate::impostors::card_fade;
 use crate::indirect::Indirect;
-use crate::instances::Instances;
+use crate::instances::{Instances, packed_anchors};
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
 use crate::wind::SWAY;
 
-/// Per leaf: position, normal, size, colour, keep rank, tree (root, height).
+/// Per leaf: position, normal, size, colour, keep rank, tree (`packed_anchors`).
 const INSTANCE: &[Attribute] = &[
     Attribute::VEC3,
     Attribute::VEC3,
     Attribute::FLOAT,
     Attribute::RGBA8,
     Attribute::FLOAT,
-    Attribute::VEC4,
+    Attribute::HALF4,
 ];
 
 /// Leaf length on screen, pixels, from which every leaf is drawn; below it a cluster
@@ -364,13 +364,14 @@ fn upload(
     ranks: &[f32],
     dirty: DirtyRange,
 ) -> Result<(), RenderError> {
+    let tree = packed_anchors(&batch.tree, &batch.position);
     let arrays = [
         slice_bytes(&batch.position),
         slice_bytes(&batch.normal),
         slice_bytes(&batch.size),
         slice_bytes(&batch.colour),
         slice_bytes(ranks),
-        slice_bytes(&batch.tree),
+        slice_bytes(&tree),
     ];
     instances.update(frame.memory, frame.uploads, &arrays, batch.len(), dirty)?;
     Ok(())

@@ -37,6 +37,8 @@ impl Attribute {
     pub const UVEC2: Attribute = Attribute::new(8, vk::Format::R32G32_UINT);
     /// One `u32`.
     pub const UINT: Attribute = Attribute::new(4, vk::Format::R32_UINT);
+    /// Four half floats, read as a `vec4`.
+    pub const HALF4: Attribute = Attribute::new(8, vk::Format::R16G16B16A16_SFLOAT);
     /// An RGBA8 colour, read normalised.
     pub const RGBA8: Attribute = Attribute::new(4, vk::Format::R8G8B8A8_UNORM);
 

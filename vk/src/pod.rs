@@ -23,6 +23,8 @@ unsafe impl Pod for [u8; 4] {}
 unsafe impl Pod for [u32; 2] {}
 // SAFETY: an array of `f32` (size 4, align 4): no padding between or after them.
 unsafe impl Pod for [f32; 2] {}
+// SAFETY: an array of `u16` (size 2, align 2): no padding between or after them.
+unsafe impl Pod for [u16; 4] {}
 // SAFETY: an array of `f32` (size 4, align 4): no padding between or after them.
 unsafe impl Pod for [f32; 4] {}
 // SAFETY: glam's `Vec3` is `repr(C)` of three `f32` (12 bytes, align 4), without the

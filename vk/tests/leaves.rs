@@ -91,7 +91,7 @@ fn a_leaf_is_a_cut_card_uploaded_once_and_culled_out_of_view() {
     leaves.colour[0] = [230, 30, 30, 255];
     leaves.dirty.mark(0, 1);
     let one = frame(&mut r, &mut leaves, camera());
-    assert_eq!(one.upload_bytes, 12 + 12 + 4 + 4 + 4 + 16);
+    assert_eq!(one.upload_bytes, 12 + 12 + 4 + 4 + 4 + 8);
 
     let away = Camera {
         target: Vec3::new(0.0, 0.0, 2.0 * DISTANCE),
