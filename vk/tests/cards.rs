@@ -182,6 +182,17 @@ fn ink(pixels: &[u8], sky: &[u8]) -> [f64; 3] {
     sum
 }
 
+/// One model and one tree of it at the origin, turned a little.
+fn one_tree() -> (TreeModels, TreeInstances) {
+    let models = TreeModels {
+        models: vec![model()],
+        generation: 1,
+    };
+    let mut trees = TreeInstances::default();
+    trees.push(0, Vec3::ZERO, 0.4, 1.0);
+    (models, trees)
+}
+
 /// The sky and ground without trees, from `camera`.
 fn sky_of(r: &mut Renderer, camera: Camera) -> Vec<u8> {
     let mut nothing = TreeInstances::default();
@@ -195,12 +206,7 @@ fn a_far_tree_as_a_card_covers_its_pixels_in_its_colour() {
     };
     // Without fog, which would fade both toward the sky alike at this distance.
     r.atmosphere.fog_density = 0.0;
-    let models = TreeModels {
-        models: vec![model()],
-        generation: 1,
-    };
-    let mut trees = TreeInstances::default();
-    trees.push(0, Vec3::ZERO, 0.4, 1.0);
+    let (models, mut trees) = one_tree();
     // The tree 24 px high: a card alone (below CARD_PIXELS), and its geometry left out.
     let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
     let mut empty = TreeInstances::default();
@@ -263,12 +269,7 @@ fn a_far_tree_seen_from_above_is_its_crown_from_above() {
         return;
     };
     r.atmosphere.fog_density = 0.0;
-    let models = TreeModels {
-        models: vec![model()],
-        generation: 1,
-    };
-    let mut trees = TreeInstances::default();
-    trees.push(0, Vec3::ZERO, 0.4, 1.0);
+    let (models, mut trees) = one_tree();
     let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
     // Nearly straight down: above the elevation from which the card is the view from above.
     const ELEVATION: f32 = 85.0;
@@ -354,12 +355,7 @@ fn a_carded_tree_near_enough_still_shadows_the_ground() {
         return;
     };
     r.atmosphere.fog_density = 0.0;
-    let models = TreeModels {
-        models: vec![model()],
-        generation: 1,
-    };
-    let mut trees = TreeInstances::default();
-    trees.push(0, Vec3::ZERO, 0.4, 1.0);
+    let (models, mut trees) = one_tree();
     // A wide view, so a tree 24 px high (a card alone) is about 90 m away: within the
     // shadow map's 160 m.
     const FOV: f32 = 60.0;
@@ -446,12 +442,7 @@ fn in_the_fade_band_card_and_geometry_keep_complementary_pixels() {
     };
     r.atmosphere.fog_density = 0.0;
     r.atmosphere.shadow_strength = 0.0;
-    let models = TreeModels {
-        models: vec![model()],
-        generation: 1,
-    };
-    let mut trees = TreeInstances::default();
-    trees.push(0, Vec3::ZERO, 0.4, 1.0);
+    let (models, mut trees) = one_tree();
     // The tree CARD_PIXELS × √CARD_FADE high: its card has faded in about halfway (a little
     // more, its bake margin making it a few per cent taller), so it keeps the thresholds below
     // about one half and the geometry those above.
