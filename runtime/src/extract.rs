@@ -4,6 +4,8 @@
 //! Systems fill batches as resources; a renderer reads them after a frame and
 //! uploads only the [dirty ranges](DirtyRange). No Vulkan type appears here.
 
+use std::ops::Range;
+
 use glam::{Mat4, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -97,13 +99,11 @@ impl TreeAnchor {
     }
 }
 
-/// Sets `tree[from..]` to `anchor` and marks it dirty.
-fn set_tree(tree: &mut [TreeAnchor], dirty: &mut DirtyRange, from: usize, anchor: TreeAnchor) {
-    let Some(parts) = tree.get_mut(from..) else {
-        return;
-    };
-    parts.fill(anchor);
-    dirty.mark(from as u32, tree.len() as u32);
+/// Sets `tree[parts]` (clamped to its length) to `anchor` and marks it dirty.
+fn set_tree(tree: &mut [TreeAnchor], dirty: &mut DirtyRange, parts: Range<usize>, anchor: TreeAnchor) {
+    let parts = parts.start.min(tree.len())..parts.end.min(tree.len());
+    tree[parts.clone()].fill(anchor);
+    dirty.mark(parts.start as u32, parts.end as u32);
 }
 
 /// Instanced cylinders: branch segments, springs, anything drawn as a tapered tube.
@@ -149,9 +149,9 @@ impl CylinderBatch {
         self.dirty.mark(i, i + 1);
     }
 
-    /// Marks the instances from `from` on as parts of the tree `anchor`.
-    pub fn set_tree(&mut self, from: usize, anchor: TreeAnchor) {
-        set_tree(&mut self.tree, &mut self.dirty, from, anchor);
+    /// Marks the instances in `parts` as parts of the tree `anchor`.
+    pub fn set_tree(&mut self, parts: Range<usize>, anchor: TreeAnchor) {
+        set_tree(&mut self.tree, &mut self.dirty, parts, anchor);
     }
 
     /// Removes every instance; the renderer frees or recycles their buffer space.
@@ -222,9 +222,9 @@ impl LeafBatch {
         self.dirty.mark(i, i + 1);
     }
 
-    /// Marks the leaves from `from` on as leaves of the tree `anchor`.
-    pub fn set_tree(&mut self, from: usize, anchor: TreeAnchor) {
-        set_tree(&mut self.tree, &mut self.dirty, from, anchor);
+    /// Marks the leaves in `parts` as leaves of the tree `anchor`.
+    pub fn set_tree(&mut self, parts: Range<usize>, anchor: TreeAnchor) {
+        set_tree(&mut self.tree, &mut self.dirty, parts, anchor);
     }
 
     /// Removes every leaf; the renderer frees or recycles their buffer space.

@@ -97,7 +97,9 @@ pub fn build(app: &mut App, recipe: TreeRecipe<'_>, placement: Placement, seed: 
     grown.leaves = grow_leaves(&grown.graph, &grown.leaves, look, placement.scale, seed);
     if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
         batch.set_bark(tree, look.bark);
+        let from = batch.leaves.len();
         push_leaves(&mut batch.leaves, &grown.leaves, placement, 0.0, look.leaf_colour);
+        batch.leaves_of(tree, from);
     }
     app.world.resources.insert(grown.stats);
     Ok(grown)

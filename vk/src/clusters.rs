@@ -119,7 +119,7 @@ pub(crate) fn reorder(batch: &CylinderBatch, order: &[u32]) -> CylinderBatch {
             batch.end_radius[i],
             batch.colour[i],
         );
-        out.set_tree(out.len() - 1, batch.tree[i]);
+        out.set_tree(out.len() - 1..out.len(), batch.tree[i]);
     }
     out
 }

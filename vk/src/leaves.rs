@@ -336,7 +336,7 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
     for &i in &order {
         let i = i as usize;
         sorted.push(batch.position[i], batch.normal[i], batch.size[i], batch.colour[i]);
-        sorted.set_tree(sorted.len() - 1, batch.tree[i]);
+        sorted.set_tree(sorted.len() - 1..sorted.len(), batch.tree[i]);
     }
     let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
     let mut ranks = vec![0.0; sorted.len()];

@@ -67,8 +67,8 @@ fn geometry(models: &TreeModels, trees: &TreeInstances) -> (CylinderBatch, LeafB
             l.push(place(ml.position[i]), turn * ml.normal[i], ml.size[i] * s, ml.colour[i]);
         }
         let anchor = TreeAnchor::of(trees.position[t], (&c, &l), from);
-        c.set_tree(from.0, anchor);
-        l.set_tree(from.1, anchor);
+        c.set_tree(from.0..c.len(), anchor);
+        l.set_tree(from.1..l.len(), anchor);
     }
     (c, l)
 }

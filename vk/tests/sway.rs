@@ -51,7 +51,7 @@ fn lean(r: &mut Renderer, anchored: bool) -> Vec<f32> {
     wood.push(Vec3::ZERO, Vec3::Y, 0.03, 0.03, [220, 20, 20, 255]);
     if anchored {
         let anchor = TreeAnchor::of(Vec3::ZERO, (&wood, &LeafBatch::default()), (0, 0));
-        wood.set_tree(0, anchor);
+        wood.set_tree(0..1, anchor);
     }
     let camera = Camera {
         position: Vec3::new(0.0, 0.5, 2.0),

@@ -362,19 +362,26 @@ impl Forest {
     pub fn dress(&self, trees: &[hecs::Entity], batch: &mut TreeBatch) {
         for (entity, t) in trees.iter().zip(&self.trees) {
             batch.set_bark(*entity, self.looks[t.species as usize].bark);
+            let from = batch.leaves.len();
+            self.push_tree_leaves(t, &mut batch.leaves);
+            batch.leaves_of(*entity, from);
         }
-        self.push_leaves(&mut batch.leaves);
     }
 
     /// Appends every placed tree's leaves to `batch`, in placement order, world space.
     pub fn push_leaves(&self, batch: &mut LeafBatch) {
         for t in &self.trees {
-            let (s, v) = (t.species as usize, t.variant as usize);
-            let placement = Placement {
-                position: t.position,
-                scale: self.scales[s],
-            };
-            push_leaves(batch, &self.leaves[s][v], placement, 0.0, self.looks[s].leaf_colour);
+            self.push_tree_leaves(t, batch);
         }
+    }
+
+    /// Appends placed tree `t`'s leaves to `batch`, world space.
+    fn push_tree_leaves(&self, t: &PlacedTree, batch: &mut LeafBatch) {
+        let (s, v) = (t.species as usize, t.variant as usize);
+        let placement = Placement {
+            position: t.position,
+            scale: self.scales[s],
+        };
+        push_leaves(batch, &self.leaves[s][v], placement, 0.0, self.looks[s].leaf_colour);
     }
 }

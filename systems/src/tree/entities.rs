@@ -2,11 +2,12 @@
 //! users can query, pick and extend trees like anything else in the world.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use glam::Vec3;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::extract::{CylinderBatch, LeafBatch};
+use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor};
 use sylva_runtime::{Access, App, System};
 
 use super::{BranchGraph, NO_PARENT, Placement, TreeError, TreeLook};
@@ -93,6 +94,8 @@ pub struct TreeBatch {
     /// shows: a component would be part of snapshots and state hashes. Snapshots restore
     /// entities at their own indices, so the keys stay valid across a load.
     barks: HashMap<Entity, [u8; 4]>,
+    /// Which tree entity each run of `leaves` belongs to ([`TreeBatch::leaves_of`]).
+    leaf_trees: Vec<(Entity, Range<usize>)>,
 }
 
 impl TreeBatch {
@@ -117,6 +120,66 @@ impl TreeBatch {
         // Force a refill: the segment count alone would not notice a new colour.
         self.segments = usize::MAX;
     }
+
+    /// Says the leaves from `from` to the end of `leaves` are those of `tree` (an entity
+    /// [`spawn_tree`] returned): from the next extraction on they carry its anchor, as its
+    /// segments do, and lean with its wood in the wind.
+    ///
+    /// ```
+    /// use glam::Vec3;
+    /// use sylva_systems::tree::{BranchGraph, NO_PARENT, Placement, TreeBatch, install_extraction, spawn_tree};
+    /// let mut app = sylva_runtime::App::new(Default::default()).unwrap();
+    /// install_extraction(&mut app);
+    /// let mut graph = BranchGraph::new();
+    /// graph.push(Vec3::ZERO, Vec3::Z * 2.0, NO_PARENT, 0);
+    /// let at = Placement { position: Vec3::new(5.0, 1.0, 0.0), scale: 1.0 };
+    /// let tree = spawn_tree(&mut app.world.entities, &graph, at).unwrap();
+    /// {
+    ///     let mut batch = app.world.resources.get_mut::<TreeBatch>().unwrap();
+    ///     batch.leaves.push(Vec3::new(5.0, 3.0, 0.0), Vec3::Y, 0.1, [40, 160, 40, 255]);
+    ///     batch.leaves_of(tree, 0);
+    /// }
+    /// app.advance(1);
+    /// let batch = app.world.resources.get::<TreeBatch>().unwrap();
+    /// let anchor = batch.cylinders.tree[0];
+    /// assert_eq!((anchor.root, anchor.height), (at.position, 2.0));
+    /// assert_eq!(batch.leaves.tree[0], anchor);
+    /// ```
+    pub fn leaves_of(&mut self, tree: Entity, from: usize) {
+        self.leaf_trees.push((tree, from..self.leaves.len()));
+        self.segments = usize::MAX;
+    }
+}
+
+/// Each tree's anchor: its root, and the height of its wood (the lowest to the highest point of
+/// its segments' end spheres).
+fn anchors(ctx: &sylva_runtime::SystemContext<'_>) -> HashMap<Entity, TreeAnchor> {
+    let mut extent: HashMap<Entity, (f32, f32)> = HashMap::new();
+    for archetype in ctx.archetypes_with::<Segment>() {
+        let segments = ctx.column::<Segment>(archetype).expect("archetype has Segment");
+        let Some(members) = ctx.column::<TreeMember>(archetype) else {
+            continue;
+        };
+        for (s, m) in segments.iter().zip(members.iter()) {
+            let e = extent.entry(m.0).or_insert((f32::INFINITY, f32::NEG_INFINITY));
+            e.0 = e.0.min(s.start.y - s.start_radius).min(s.end.y - s.end_radius);
+            e.1 = e.1.max(s.start.y + s.start_radius).max(s.end.y + s.end_radius);
+        }
+    }
+    let mut query = ctx.query::<(Entity, &Tree)>();
+    query
+        .iter()
+        .filter_map(|(entity, tree)| {
+            let (bottom, top) = *extent.get(&entity)?;
+            Some((
+                entity,
+                TreeAnchor {
+                    root: tree.position,
+                    height: top - bottom,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// Name of the frame system [`install_extraction`] adds.
@@ -135,6 +198,7 @@ pub fn install_extraction(app: &mut App) {
     app.add_frame_system(System::new(
         EXTRACT_SYSTEM,
         Access::new()
+            .read::<Tree>()
             .read::<Segment>()
             .read::<TreeMember>()
             .write_res::<TreeBatch>(),
@@ -145,7 +209,14 @@ pub fn install_extraction(app: &mut App) {
                 return;
             }
             batch.segments = count;
-            let TreeBatch { cylinders, barks, .. } = &mut *batch;
+            let anchors = anchors(ctx);
+            let TreeBatch {
+                cylinders,
+                leaves,
+                barks,
+                leaf_trees,
+                ..
+            } = &mut *batch;
             cylinders.clear();
             let default = TreeLook::default().bark;
             for archetype in ctx.archetypes_with::<Segment>() {
@@ -156,6 +227,14 @@ pub fn install_extraction(app: &mut App) {
                 for (s, m) in segments.iter().zip(members.iter()) {
                     let bark = barks.get(&m.0).copied().unwrap_or(default);
                     cylinders.push(s.start, s.end, s.start_radius, s.end_radius, bark);
+                    if let Some(&anchor) = anchors.get(&m.0) {
+                        cylinders.set_tree(cylinders.len() - 1..cylinders.len(), anchor);
+                    }
+                }
+            }
+            for (tree, parts) in leaf_trees.iter() {
+                if let Some(&anchor) = anchors.get(tree) {
+                    leaves.set_tree(parts.clone(), anchor);
                 }
             }
         },

@@ -93,8 +93,8 @@ impl ChunkSource for WorldSource {
             push_tree(&mut cylinders, kind, t);
             push_tree_leaves(&mut leaves, kind, t);
             let anchor = TreeAnchor::of(t.position, (&cylinders, &leaves), from);
-            cylinders.set_tree(from.0, anchor);
-            leaves.set_tree(from.1, anchor);
+            cylinders.set_tree(from.0..cylinders.len(), anchor);
+            leaves.set_tree(from.1..leaves.len(), anchor);
             if let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) {
                 trees.push(model, t.position, t.yaw, t.scale);
             }
