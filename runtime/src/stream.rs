@@ -547,29 +547,25 @@ impl StreamSettings {
     /// assert!((9..=16).contains(&settings.ring_chunks()));
     /// ```
     pub fn ring_chunks(&self) -> usize {
-        ring_chunks(self)
-    }
-}
-
-fn ring_chunks(settings: &StreamSettings) -> usize {
-    const STEPS: usize = 32;
-    let (size, radius) = (settings.chunk_size, settings.load_radius);
-    let reach = (radius / size).ceil() as i32 + 1;
-    let mut most = 0;
-    for i in 0..STEPS {
-        for j in 0..STEPS {
-            let p = (Vec2::new(i as f32, j as f32) + 0.5) * (size / STEPS as f32);
-            let mut count = 0;
-            for z in -reach..=reach {
-                for x in -reach..=reach {
-                    let lo = Vec2::new(x as f32, z as f32) * size;
-                    count += usize::from((p.clamp(lo, lo + Vec2::splat(size)) - p).length() < radius);
+        const STEPS: usize = 32;
+        let (size, radius) = (self.chunk_size, self.load_radius);
+        let reach = (radius / size).ceil() as i32 + 1;
+        let mut most = 0;
+        for i in 0..STEPS {
+            for j in 0..STEPS {
+                let p = (Vec2::new(i as f32, j as f32) + 0.5) * (size / STEPS as f32);
+                let mut count = 0;
+                for z in -reach..=reach {
+                    for x in -reach..=reach {
+                        let lo = Vec2::new(x as f32, z as f32) * size;
+                        count += usize::from((p.clamp(lo, lo + Vec2::splat(size)) - p).length() < radius);
+                    }
                 }
+                most = most.max(count);
             }
-            most = most.max(count);
         }
+        most
     }
-    most
 }
 
 /// One chunk's generation, as it runs on the pool.

@@ -119,8 +119,8 @@ pub(crate) fn reorder(batch: &CylinderBatch, order: &[u32]) -> CylinderBatch {
             batch.end_radius[i],
             batch.colour[i],
         );
-        out.set_tree(out.len() - 1..out.len(), batch.tree[i]);
     }
+    out.tree = order.iter().map(|&i| batch.tree[i as usize]).collect();
     out
 }
 

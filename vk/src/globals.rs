@@ -122,7 +122,7 @@ impl Globals {
     }
 
     /// Writes frame slot `slot`'s constants, with the sun's view-projection `light`, the
-    /// `wind` and where its grid lies (`WindGrid::place`); the slot's last frame must be
+    /// `wind` and where its grid lies (`WindGrid::prepare`); the slot's last frame must be
     /// finished.
     pub fn write(
         &mut self,

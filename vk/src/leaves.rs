@@ -336,8 +336,8 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
     for &i in &order {
         let i = i as usize;
         sorted.push(batch.position[i], batch.normal[i], batch.size[i], batch.colour[i]);
-        sorted.set_tree(sorted.len() - 1..sorted.len(), batch.tree[i]);
     }
+    sorted.tree = order.iter().map(|&i| batch.tree[i as usize]).collect();
     let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
     let mut ranks = vec![0.0; sorted.len()];
     for r in &runs {
