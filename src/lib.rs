@@ -320,12 +320,17 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     if let Some(s) = springs.as_deref_mut() {
         cylinders.push(&mut s.cylinders);
     }
+    // Carded slots come last in both lists, in the order of their cards: the forest's (when
+    // there is no world, whose models would be others), then the world's.
     if let Some(t) = trees.as_deref_mut() {
         cylinders.push(&mut t.cylinders);
         leaves.push(&mut t.leaves);
+        if world.is_none() && !t.cards.is_empty() {
+            cards.push(&mut t.cards);
+            tree_models = Some(&t.models);
+        }
     }
     if let Some(w) = world.as_deref_mut() {
-        // The world's slots come last in both lists: its trees are their cards.
         cylinders.extend(w.chunks.iter_mut());
         leaves.extend(w.leaves.iter_mut());
         cards.extend(w.trees.iter_mut());

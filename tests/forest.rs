@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use sylva::Scene;
+use sylva::runtime::glam::Vec3;
 use sylva::systems::placement::forest::ForestStats;
-use sylva::systems::tree::{Segment, Tree};
+use sylva::systems::tree::{Segment, Tree, TreeBatch, TreeMember};
 
 fn tree_positions(app: &sylva::runtime::App) -> Vec<[f32; 3]> {
     let mut q = app.world.entities.query::<&Tree>();
@@ -234,4 +235,98 @@ fn forest_trees_wear_their_species_bark() {
     }
     assert!(per_bark.iter().all(|&n| n > 0), "{per_bark:?}");
     assert_eq!(per_bark.iter().sum::<usize>(), stats.segments);
+}
+
+/// A forest of 60 trees, two variants per species.
+fn small_forest() -> Scene {
+    let mut scene = Scene::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/forest.ron"))).unwrap();
+    let forest = scene.forest.as_mut().unwrap();
+    forest.placement.count = 60;
+    for s in &mut forest.species {
+        s.variants = 2;
+    }
+    scene
+}
+
+/// Bit patterns of a cylinder, to compare sets of them exactly.
+fn cylinder_bits(start: Vec3, end: Vec3, r0: f32, r1: f32, colour: [u8; 4]) -> [u32; 9] {
+    let [a, b, c] = start.to_array().map(f32::to_bits);
+    let [d, e, f] = end.to_array().map(f32::to_bits);
+    [a, b, c, d, e, f, r0.to_bits(), r1.to_bits(), u32::from_le_bytes(colour)]
+}
+
+#[test]
+fn every_forest_tree_is_a_card_of_its_variant_and_the_card_is_the_tree() {
+    let mut app = sylva::build(&small_forest(), 2).unwrap();
+    app.advance(1);
+    let stats = app.world.resources.get::<ForestStats>().unwrap().clone();
+    let batch = app.world.resources.get::<TreeBatch>().unwrap();
+    let (models, cards) = (&batch.models, &batch.cards);
+    assert_eq!(
+        (models.models.len(), models.generation),
+        (8, 1),
+        "4 species × 2 variants, once"
+    );
+    assert_eq!(cards.len(), stats.trees);
+    let mut trees = app.world.entities.query::<(sylva::runtime::hecs::Entity, &Tree)>();
+    let mut segments = app.world.entities.query::<(&Segment, &TreeMember)>();
+    let segments: Vec<(Segment, sylva::runtime::hecs::Entity)> = segments.iter().map(|(s, m)| (*s, m.0)).collect();
+    let mut used = vec![false; models.models.len()];
+    for (i, (entity, tree)) in trees.iter().enumerate() {
+        assert_eq!(
+            (cards.position[i], cards.yaw[i], cards.scale[i]),
+            (tree.position, 0.0, 1.0)
+        );
+        let m = &models.models[cards.model[i] as usize];
+        used[cards.model[i] as usize] = true;
+        // The model moved to the root is the tree's segments, bit for bit, in its bark.
+        let c = &m.cylinders;
+        let mut placed: Vec<[u32; 9]> = (0..c.len())
+            .map(|k| {
+                let (a, b) = (c.start[k] + tree.position, c.end[k] + tree.position);
+                cylinder_bits(a, b, c.start_radius[k], c.end_radius[k], c.colour[k])
+            })
+            .collect();
+        let bark = batch.cylinders.colour[0..batch.cylinders.len()]
+            .iter()
+            .zip(&batch.cylinders.tree)
+            .find(|(_, anchor)| anchor.root == tree.position)
+            .map(|(colour, _)| *colour)
+            .unwrap();
+        let mut own: Vec<[u32; 9]> = (segments.iter().filter(|(_, t)| *t == entity))
+            .map(|(s, _)| cylinder_bits(s.start, s.end, s.start_radius, s.end_radius, bark))
+            .collect();
+        placed.sort_unstable();
+        own.sort_unstable();
+        assert_eq!(placed, own, "tree {i}");
+        // Its leaves, in order, are the model's moved to the root.
+        let leaves = &batch.leaves;
+        let own: Vec<Vec3> = (0..leaves.len())
+            .filter(|&k| leaves.tree[k].root == tree.position)
+            .map(|k| leaves.position[k])
+            .collect();
+        let placed: Vec<Vec3> = m.leaves.position.iter().map(|&p| p + tree.position).collect();
+        assert_eq!(placed, own, "tree {i}");
+        assert!(m.leaves.colour.iter().all(|&c| c == m.leaves.colour[0]));
+    }
+    assert!(used.iter().all(|&u| u), "every variant is some tree's card: {used:?}");
+}
+
+#[test]
+fn a_scene_whose_other_trees_have_no_card_draws_its_forest_as_geometry() {
+    let mut scene = small_forest();
+    let one = Scene::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/thesis/fig2_6a.ron"
+    )))
+    .unwrap();
+    scene.tree = one.tree;
+    let mut app = sylva::build(&scene, 2).unwrap();
+    app.advance(1);
+    let batch = app.world.resources.get::<TreeBatch>().unwrap();
+    assert_eq!(batch.models.models.len(), 8);
+    assert!(
+        batch.cards.is_empty(),
+        "the single tree has no card, so no tree may be cut away"
+    );
 }

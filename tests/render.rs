@@ -233,6 +233,40 @@ fn a_camera_looking_away_draws_nothing_and_a_steady_frame_uploads_nothing() {
     assert_validation_clean(&r);
 }
 
+#[test]
+fn a_far_forest_is_its_cards_and_a_near_one_its_geometry() {
+    let mut s = scene("scenes/forest.ron", None);
+    let forest = s.forest.as_mut().unwrap();
+    forest.placement.count = 60;
+    for sp in &mut forest.species {
+        sp.variants = 2;
+    }
+    let at = |position: Vec3| Camera {
+        position,
+        target: Vec3::new(0.0, 5.0, 0.0),
+        ..Camera::default()
+    };
+    s.camera = at(Vec3::new(0.0, 40.0, 900.0));
+    let Some((far, stats)) = render_scene(&s, 0) else {
+        return;
+    };
+    // Every tree is under 4 px high: a card, and none of its cylinders or leaves is drawn.
+    assert_eq!((stats.cards, stats.cylinders, stats.leaves), (60, 0, 0), "{stats:?}");
+    let mut nothing = Scene::from_str("()", "sky.ron").unwrap();
+    nothing.camera = s.camera;
+    let sky = render_scene(&nothing, 0).unwrap().0;
+    let inked = far
+        .chunks_exact(4)
+        .zip(sky.chunks_exact(4))
+        .filter(|(a, b)| a != b)
+        .count();
+    // Far trees overlap and some are under a pixel: 50 of 60 ink one now.
+    assert!(inked >= 30, "the cards cover {inked} px");
+    s.camera = at(Vec3::new(0.0, 20.0, 160.0));
+    let (_, near) = render_scene(&s, 0).unwrap();
+    assert!(near.cylinders > 100 && near.leaves > 100, "{near:?}");
+}
+
 /// Measurement, not a check (run with `--ignored --nocapture`): 50 copies of the
 /// 50 Fig. 6.1b trees (cylinders and leaves) on a 1024² eroded terrain at 1280×720 —
 /// first-load upload rate, steady frame time, draw calls and GPU memory.

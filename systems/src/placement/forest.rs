@@ -22,7 +22,7 @@ use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
 use crate::lsystem::LSystemParams;
 use crate::species::{GrowError, TreeBuilder};
 use crate::tree::{
-    BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLook, grow_leaves,
+    BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLook, grow_leaves, model,
     prepare_graph, push_leaves, spawn_tree,
 };
 
@@ -358,13 +358,25 @@ impl Forest {
     }
 
     /// Gives `batch` what the forest looks like: each of the tree entities [`Forest::spawn`]
-    /// returned (`trees`, in placement order) its species' bark, and every tree's leaves.
+    /// returned (`trees`, in placement order) its species' bark, every tree's leaves, and a
+    /// card of its variant (the variants as [`TreeBatch::models`], species by species).
     pub fn dress(&self, trees: &[hecs::Entity], batch: &mut TreeBatch) {
+        let mut first = Vec::with_capacity(self.variants.len());
+        let mut models = Vec::new();
+        for (s, (graphs, leaves)) in self.variants.iter().zip(&self.leaves).enumerate() {
+            first.push(models.len() as u32);
+            let look = &self.looks[s];
+            for (graph, leaves) in graphs.iter().zip(leaves) {
+                models.push(model(graph, leaves, self.scales[s], look.bark, look.leaf_colour));
+            }
+        }
+        batch.set_models(models);
         for (entity, t) in trees.iter().zip(&self.trees) {
             batch.set_bark(*entity, self.looks[t.species as usize].bark);
             let from = batch.leaves.len();
             self.push_tree_leaves(t, &mut batch.leaves);
             batch.leaves_of(*entity, from);
+            batch.card(*entity, first[t.species as usize] + t.variant);
         }
     }
 

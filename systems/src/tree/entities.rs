@@ -7,7 +7,7 @@ use std::ops::Range;
 use glam::Vec3;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor};
+use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor, TreeInstances, TreeModel, TreeModels};
 use sylva_runtime::{Access, App, System};
 
 use super::{BranchGraph, NO_PARENT, Placement, TreeError, TreeLook};
@@ -96,6 +96,15 @@ pub struct TreeBatch {
     barks: HashMap<Entity, [u8; 4]>,
     /// Which tree entity each run of `leaves` belongs to ([`TreeBatch::leaves_of`]).
     leaf_trees: Vec<(Entity, Range<usize>)>,
+    /// The models far trees are drawn as cards of ([`TreeBatch::set_models`]).
+    pub models: TreeModels,
+    /// Every tree as an instance of its model in `models` ([`TreeBatch::card`]), in the
+    /// extraction's order, while every tree of the batch has one; empty while any has none, so that a
+    /// renderer draws the batch whole as geometry rather than cutting away a far tree that
+    /// has no card to stand for it.
+    pub cards: TreeInstances,
+    /// The model of each tree given one.
+    card_models: HashMap<Entity, u32>,
 }
 
 impl TreeBatch {
@@ -149,6 +158,56 @@ impl TreeBatch {
         self.leaf_trees.push((tree, from..self.leaves.len()));
         self.segments = usize::MAX;
     }
+
+    /// Makes `models` the models [`TreeBatch::card`] indexes, as a new generation (so a
+    /// renderer bakes them anew).
+    pub fn set_models(&mut self, models: Vec<TreeModel>) {
+        self.models = TreeModels {
+            models,
+            generation: self.models.generation + 1,
+        };
+    }
+
+    /// Gives `tree` (an entity [`spawn_tree`] returned) a card: far off it may be drawn as model
+    /// `model` of [`TreeBatch::models`], placed at its root, from the next extraction on. The
+    /// model is the tree in its own frame ([`model`](super::model)), so it must be the graph,
+    /// scale, bark and leaves the tree was spawned and dressed with.
+    ///
+    /// ```
+    /// use sylva_systems::tree::{BranchGraph, Leaves, NO_PARENT, Placement, TreeBatch, install_extraction, model, spawn_tree};
+    /// let mut app = sylva_runtime::App::new(Default::default()).unwrap();
+    /// install_extraction(&mut app);
+    /// let mut graph = BranchGraph::new();
+    /// graph.push(glam::Vec3::ZERO, glam::Vec3::Z, NO_PARENT, 0);
+    /// let at = Placement { position: glam::Vec3::new(5.0, 0.0, 2.0), scale: 1.0 };
+    /// let tree = spawn_tree(&mut app.world.entities, &graph, at).unwrap();
+    /// let mut batch = app.world.resources.get_mut::<TreeBatch>().unwrap();
+    /// batch.set_models(vec![model(&graph, &Leaves::new(), 1.0, [90, 70, 50, 255], [40, 90, 30, 255])]);
+    /// batch.card(tree, 0);
+    /// drop(batch);
+    /// app.advance(1);
+    /// let batch = app.world.resources.get::<TreeBatch>().unwrap();
+    /// assert_eq!((batch.cards.model.clone(), batch.cards.position.clone()), (vec![0], vec![at.position]));
+    /// ```
+    pub fn card(&mut self, tree: Entity, model: u32) {
+        self.card_models.insert(tree, model);
+        self.segments = usize::MAX;
+    }
+}
+
+/// Every tree as an instance of its card's model; none when some tree has no card
+/// ([`TreeBatch::cards`]).
+fn cards(ctx: &sylva_runtime::SystemContext<'_>, models: &HashMap<Entity, u32>) -> TreeInstances {
+    let mut query = ctx.query::<(Entity, &Tree)>();
+    let placed: Option<Vec<(u32, Vec3)>> = query
+        .iter()
+        .map(|(entity, tree)| models.get(&entity).map(|&m| (m, tree.position)))
+        .collect();
+    let mut cards = TreeInstances::default();
+    for (model, position) in placed.unwrap_or_default() {
+        cards.push(model, position, 0.0, 1.0);
+    }
+    cards
 }
 
 /// Each tree's anchor: its root, and the height of its wood (the lowest to the highest point of
@@ -215,8 +274,11 @@ pub fn install_extraction(app: &mut App) {
                 leaves,
                 barks,
                 leaf_trees,
+                cards: instances,
+                card_models,
                 ..
             } = &mut *batch;
+            *instances = cards(ctx, card_models);
             cylinders.clear();
             let default = TreeLook::default().bark;
             for archetype in ctx.archetypes_with::<Segment>() {

@@ -3,9 +3,8 @@
 
 use std::time::Instant;
 
-use glam::Vec3;
 use rayon::prelude::*;
-use sylva_runtime::extract::{CylinderBatch, GrassMotion, GrassShape, LeafBatch, TreeModel, TreeModels};
+use sylva_runtime::extract::{GrassMotion, GrassShape, TreeModels};
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 
 use super::params::WorldParams;
@@ -13,7 +12,7 @@ use crate::grass::extraction::motion;
 use crate::grass::{BakeError, BakeSettings, bake, blade_from_grammar};
 use crate::lsystem::LSystemError;
 use crate::placement::forest::{ForestError, Variant, grow_variant};
-use crate::tree::{BranchGraph, Leaves, Placement, UpAxis, push_leaves};
+use crate::tree::{BranchGraph, Leaves, model};
 
 /// One tree species' grown variants.
 #[derive(Clone, Debug)]
@@ -62,29 +61,8 @@ impl WorldContent {
             .trees
             .iter()
             .flat_map(|kind| {
-                kind.variants.iter().zip(&kind.leaves).map(|(graph, leaves)| {
-                    let mut cylinders = CylinderBatch::default();
-                    let point = |p: Vec3| UpAxis::Z.to_y_up(p) * kind.scale;
-                    for i in 0..graph.len() {
-                        cylinders.push(
-                            point(graph.start[i]),
-                            point(graph.end[i]),
-                            graph.start_radius[i] * kind.scale,
-                            graph.end_radius[i] * kind.scale,
-                            kind.colour,
-                        );
-                    }
-                    let mut batch = LeafBatch::default();
-                    let at = Placement {
-                        position: Vec3::ZERO,
-                        scale: kind.scale,
-                    };
-                    push_leaves(&mut batch, leaves, at, 0.0, kind.leaf_colour);
-                    TreeModel {
-                        cylinders,
-                        leaves: batch,
-                    }
-                })
+                (kind.variants.iter().zip(&kind.leaves))
+                    .map(|(graph, leaves)| model(graph, leaves, kind.scale, kind.colour, kind.leaf_colour))
             })
             .collect();
         TreeModels { models, generation: 1 }
