@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use sylva::Scene;
+use sylva::runtime::extract::TreeAnchor;
 use sylva::runtime::glam::Vec3;
 use sylva::systems::placement::forest::ForestStats;
 use sylva::systems::tree::{Segment, Tree, TreeBatch, TreeMember};
@@ -307,6 +308,10 @@ fn every_forest_tree_is_a_card_of_its_variant_and_the_card_is_the_tree() {
             .collect();
         let placed: Vec<Vec3> = m.leaves.position.iter().map(|&p| p + tree.position).collect();
         assert_eq!(placed, own, "tree {i}");
+        // Its parts' anchor measures the tree as its card does: wood and leaves.
+        let anchor = TreeAnchor::of(Vec3::ZERO, (&m.cylinders, &m.leaves), (0, 0));
+        let own = leaves.tree[leaves.tree.iter().position(|a| a.root == tree.position).unwrap()];
+        assert!((own.height - anchor.height).abs() < 1e-4, "tree {i}: {own:?}, {anchor:?}");
         assert!(m.leaves.colour.iter().all(|&c| c == m.leaves.colour[0]));
     }
     assert!(used.iter().all(|&u| u), "every variant is some tree's card: {used:?}");

@@ -7,7 +7,7 @@ use std::ops::Range;
 use glam::Vec3;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor, TreeInstances, TreeModel, TreeModels};
+use sylva_runtime::extract::{CylinderBatch, LEAF_REACH, LeafBatch, TreeAnchor, TreeInstances, TreeModel, TreeModels};
 use sylva_runtime::{Access, App, System};
 
 use super::{BranchGraph, NO_PARENT, Placement, TreeError, TreeLook};
@@ -136,6 +136,7 @@ impl TreeBatch {
     ///
     /// ```
     /// use glam::Vec3;
+    /// use sylva_runtime::extract::LEAF_REACH;
     /// use sylva_systems::tree::{BranchGraph, NO_PARENT, Placement, TreeBatch, install_extraction, spawn_tree};
     /// let mut app = sylva_runtime::App::new(Default::default()).unwrap();
     /// install_extraction(&mut app);
@@ -151,7 +152,8 @@ impl TreeBatch {
     /// app.advance(1);
     /// let batch = app.world.resources.get::<TreeBatch>().unwrap();
     /// let anchor = batch.cylinders.tree[0];
-    /// assert_eq!((anchor.root, anchor.height), (at.position, 2.0));
+    /// // From the root to the top of the leaf's card.
+    /// assert_eq!((anchor.root, anchor.height), (at.position, 2.0 + 0.1 * LEAF_REACH));
     /// assert_eq!(batch.leaves.tree[0], anchor);
     /// ```
     pub fn leaves_of(&mut self, tree: Entity, from: usize) {
@@ -210,19 +212,32 @@ fn cards(ctx: &sylva_runtime::SystemContext<'_>, models: &HashMap<Entity, u32>) 
     cards
 }
 
-/// Each tree's anchor: its root, and the height of its wood (the lowest to the highest point of
-/// its segments' end spheres).
-fn anchors(ctx: &sylva_runtime::SystemContext<'_>) -> HashMap<Entity, TreeAnchor> {
+/// Each tree's anchor: its root, and its height from the lowest to the highest point of its
+/// segments' end spheres and its leaves' cards (`leaves`, whose runs `leaf_trees` names), as
+/// [`TreeAnchor::of`] measures a tree and a renderer its card.
+fn anchors(
+    ctx: &sylva_runtime::SystemContext<'_>,
+    leaves: &LeafBatch,
+    leaf_trees: &[(Entity, Range<usize>)],
+) -> HashMap<Entity, TreeAnchor> {
     let mut extent: HashMap<Entity, (f32, f32)> = HashMap::new();
+    let mut add = |tree: Entity, y: f32, reach: f32| {
+        let e = extent.entry(tree).or_insert((f32::INFINITY, f32::NEG_INFINITY));
+        *e = (e.0.min(y - reach), e.1.max(y + reach));
+    };
     for archetype in ctx.archetypes_with::<Segment>() {
         let segments = ctx.column::<Segment>(archetype).expect("archetype has Segment");
         let Some(members) = ctx.column::<TreeMember>(archetype) else {
             continue;
         };
         for (s, m) in segments.iter().zip(members.iter()) {
-            let e = extent.entry(m.0).or_insert((f32::INFINITY, f32::NEG_INFINITY));
-            e.0 = e.0.min(s.start.y - s.start_radius).min(s.end.y - s.end_radius);
-            e.1 = e.1.max(s.start.y + s.start_radius).max(s.end.y + s.end_radius);
+            add(m.0, s.start.y, s.start_radius);
+            add(m.0, s.end.y, s.end_radius);
+        }
+    }
+    for (tree, parts) in leaf_trees {
+        for k in parts.start..parts.end.min(leaves.len()) {
+            add(*tree, leaves.position[k].y, leaves.size[k] * LEAF_REACH);
         }
     }
     let mut query = ctx.query::<(Entity, &Tree)>();
@@ -268,7 +283,6 @@ pub fn install_extraction(app: &mut App) {
                 return;
             }
             batch.segments = count;
-            let anchors = anchors(ctx);
             let TreeBatch {
                 cylinders,
                 leaves,
@@ -279,6 +293,7 @@ pub fn install_extraction(app: &mut App) {
                 ..
             } = &mut *batch;
             *instances = cards(ctx, card_models);
+            let anchors = anchors(ctx, leaves, leaf_trees);
             cylinders.clear();
             let default = TreeLook::default().bark;
             for archetype in ctx.archetypes_with::<Segment>() {
