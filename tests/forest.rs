@@ -311,7 +311,10 @@ fn every_forest_tree_is_a_card_of_its_variant_and_the_card_is_the_tree() {
         // Its parts' anchor measures the tree as its card does: wood and leaves.
         let anchor = TreeAnchor::of(Vec3::ZERO, (&m.cylinders, &m.leaves), (0, 0));
         let own = leaves.tree[leaves.tree.iter().position(|a| a.root == tree.position).unwrap()];
-        assert!((own.height - anchor.height).abs() < 1e-4, "tree {i}: {own:?}, {anchor:?}");
+        assert!(
+            (own.height - anchor.height).abs() < 1e-4,
+            "tree {i}: {own:?}, {anchor:?}"
+        );
         assert!(m.leaves.colour.iter().all(|&c| c == m.leaves.colour[0]));
     }
     assert!(used.iter().all(|&u| u), "every variant is some tree's card: {used:?}");

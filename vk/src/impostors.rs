@@ -729,7 +729,7 @@ fn linear_sampler(device: &Arc<crate::device::Device>) -> Result<Owned<vk::Sampl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sylva_runtime::extract::{CylinderBatch, TreeModel};
+    use sylva_runtime::extract::{CylinderBatch, TreeAnchor, TreeModel};
 
     #[test]
     fn bake_views_fit_the_model_and_face_their_direction() {
@@ -771,5 +771,23 @@ mod tests {
         assert!(b.bake_view(2).0.project_point3(-Vec3::Z).x > 0.0);
         let [half_width, bottom, top] = b.card(2.0);
         assert!((half_width - 2.0 * 3.1 * MARGIN).abs() < 1e-4 && bottom < -1.0 && top > 20.4);
+    }
+
+    #[test]
+    fn a_card_is_as_tall_as_the_anchor_its_trees_geometry_fades_by() {
+        // `card_share` in card.vert and in tree.glsl must measure the same tree, or some
+        // dither thresholds are neither the card's nor the geometry's: holes in the fade band.
+        let mut model = TreeModel::default();
+        model
+            .cylinders
+            .push(Vec3::ZERO, Vec3::new(0.0, 6.0, 0.0), 0.4, 0.1, [0; 4]);
+        model.leaves.push(Vec3::new(1.0, 6.5, 0.0), Vec3::Y, 0.3, [0; 4]);
+        model.leaves.push(Vec3::new(0.0, -0.2, 0.0), Vec3::Y, 0.1, [0; 4]);
+        let anchor = TreeAnchor::of(Vec3::ZERO, (&model.cylinders, &model.leaves), (0, 0));
+        let [_, bottom, top] = ModelBounds::of(&model).card(1.0);
+        assert!(
+            ((top - bottom) - anchor.height * MARGIN).abs() < 1e-5,
+            "{top} − {bottom}, {anchor:?}"
+        );
     }
 }
