@@ -358,6 +358,32 @@ fn measure_world_aerial_at_720p() {
     assert_validation_clean(&r);
 }
 
+/// The forest scene (1,200 trees) from its own camera at 1280×720: steady frames with its far
+/// trees as cards, then with every tree as geometry (its cards taken away).
+#[test]
+#[ignore]
+fn measure_forest_scene_at_720p() {
+    use sylva::systems::tree::TreeBatch;
+    let Ok(mut r) = Renderer::new_headless(1280, 720) else {
+        eprintln!("SKIPPED: no Vulkan driver");
+        return;
+    };
+    let mut app = build(&scene("scenes/forest.ron", None), 0).unwrap();
+    sylva::simulate(&mut app, 1, 1, |_| {});
+    let first = sylva::render(&mut r, &app, false).unwrap();
+    let steady = steady_frames(&mut r, |r| sylva::render(r, &app, false).unwrap());
+    report_steady("forest scene", &r, &first, &steady);
+    r.save_png(&std::env::temp_dir().join("sylva-forest-scene.png"))
+        .unwrap();
+    app.world.resources.get_mut::<TreeBatch>().unwrap().cards = Default::default();
+    let first = sylva::render(&mut r, &app, false).unwrap();
+    let steady = steady_frames(&mut r, |r| sylva::render(r, &app, false).unwrap());
+    report_steady("forest scene without cards", &r, &first, &steady);
+    r.save_png(&std::env::temp_dir().join("sylva-forest-scene-geometry.png"))
+        .unwrap();
+    assert_validation_clean(&r);
+}
+
 /// Five frames after the first, and the wall time per frame until the last one's pixels
 /// are back (frames are in flight, so that is the throughput).
 fn steady_frames(r: &mut Renderer, mut frame: impl FnMut(&mut Renderer) -> FrameStats) -> (Vec<FrameStats>, f64) {
