@@ -137,8 +137,7 @@ pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result
             .in_pool(|| forest::grow_forest(f, &ground, seed))
             .map_err(|e| forest_error(scene, e))?;
         // The segments are known once the variants are grown, and spawned only now.
-        let (segments, trees) = (grown.stats.segments as u64, grown.stats.trees as u64);
-        estimate.push(memory::forest(segments, grown.stats.leaves as u64, trees));
+        estimate.push(memory::forest(&grown));
         limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
         let trees = grown
             .spawn(&mut app.world.entities)

@@ -30,6 +30,8 @@
 use std::fmt;
 
 use sylva_systems::grass::GrassSettings;
+use sylva_systems::placement::forest::Forest;
+use sylva_systems::tree::{BranchGraph, Leaves};
 use sylva_systems::world::{WorldContent, WorldParams};
 
 use crate::Scene;
@@ -330,14 +332,27 @@ fn grass(e: &mut Estimate, g: &GrassSettings) {
     }
 }
 
-/// The part of a forest of `segments` segments and `leaves` leaves in all.
-pub fn forest(segments: u64, leaves: u64, trees: u64) -> Part {
+/// The part of `forest`'s placed trees (segments and leaves in all), and of its variants as the
+/// models its far trees are cards of (a copy of each variant's cylinders and leaves).
+pub fn forest(forest: &Forest) -> Part {
+    let s = &forest.stats;
+    let (segments, leaves) = (s.segments as u64, s.leaves as u64);
+    let variants = |n: fn(&BranchGraph, &Leaves) -> usize| -> u64 {
+        (forest.variants.iter().zip(&forest.leaves))
+            .flat_map(|(graphs, leaves)| graphs.iter().zip(leaves))
+            .map(|(g, l)| n(g, l) as u64)
+            .sum()
+    };
+    let models = variants(|g, _| g.len())
+        .saturating_mul(WORLD_SEGMENT)
+        .saturating_add(variants(|_, l| l.len()).saturating_mul(WORLD_LEAF));
     Part {
         field: "forest.placement.count".into(),
-        what: format!("{trees} trees with {segments} segments and {leaves} leaves"),
+        what: format!("{} trees with {segments} segments and {leaves} leaves", s.trees),
         bytes: segments
             .saturating_mul(SEGMENT)
-            .saturating_add(leaves.saturating_mul(LEAF)),
+            .saturating_add(leaves.saturating_mul(LEAF))
+            .saturating_add(models),
     }
 }
 
