@@ -1,5 +1,5 @@
 // Far trees as impostor cards: the atlas cell of the nearest baked direction, or of the view
-// from above (card.vert), faded in by dither. Colour and
+// from above (card.vert), each faded in by dither over its share. Colour and
 // normal are averaged over the pixel's footprint (the atlas has no mip levels); coverage is
 // the cell's at the pixel's centre, going out as alpha (to coverage), as the geometry's leaves
 // test their shape once per pixel. Lit like lit.glsl from the baked normal turned by the
@@ -18,7 +18,8 @@ layout(set = 1, binding = 1) uniform sampler2D u_normal;
 layout(location = 0) in vec2 v_uv;
 layout(location = 1) in vec3 v_world;
 layout(location = 2) flat in float v_column;
-layout(location = 3) flat in vec3 v_turn;
+layout(location = 3) flat in vec2 v_turn;
+layout(location = 4) flat in vec2 v_keep; // the dither thresholds kept, [x, y)
 
 layout(location = 0) out vec4 o_colour;
 
@@ -33,7 +34,7 @@ void main() {
     // The footprint's axes in atlas coordinates, taken before any fragment is discarded.
     vec2 across = dFdx(v_uv) * vec2(1.0 / COLUMNS, 1.0);
     vec2 down = dFdy(v_uv) * vec2(1.0 / COLUMNS, 1.0);
-    if (dithered_out(vec2(0.0, v_turn.z))) {
+    if (dithered_out(v_keep)) {
         discard;
     }
     vec2 uv = vec2((v_column + v_uv.x) / COLUMNS, v_uv.y);

@@ -1,12 +1,14 @@
-// Far trees as impostor cards: one quad per tree (six vertices) about the middle of its
-// height. Below the elevation ABOVE it faces the camera about the vertical and tilts toward
-// it, textured from the atlas cell of the baked direction nearest the camera's (in the
-// tree's frame: its yaw removed); above it, it lies level, turned with the tree, textured
-// from the view from above (a side view seen from high up is a tilted picture of a trunk,
-// not a crown). Not a dither of two views: their leaves lie apart, and every other pixel of
-// each halves the crown. Trees large on screen keep their geometry: the card fades in by
-// dither as the tree's height on screen falls from CARD_PIXELS × band to CARD_PIXELS
-// (vk/src/impostors.rs).
+// Far trees as impostor cards: per tree a quad about the middle of its height (six vertices)
+// facing the camera about the vertical and tilted toward it, textured from the atlas cell of
+// the baked direction nearest the camera's (in the tree's frame: its yaw removed), and a
+// level quad turned with the tree, textured from the view from above (six more): a side view
+// seen from high up is a tilted picture of a trunk, not a crown. Across the camera's
+// elevations ABOVE ± BAND the two cross-fade by dither with overlapping shares: the view from
+// above comes in below ABOVE while the side view is whole, and the side view goes out above
+// it while the view from above is whole, so the crown never thins (each view's leaves lie
+// elsewhere; complementary halves of each would halve it). Trees large on screen keep their
+// geometry: the card fades in by dither as the tree's height on screen falls from
+// CARD_PIXELS × band to CARD_PIXELS (vk/src/impostors.rs).
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -17,7 +19,8 @@ layout(push_constant) uniform Cards {
     // x: pixels per metre at 1 m, y: height on screen (px) below which the card is whole,
     // z: the fade band's factor (> 1), w: the atlas's rows (models)
     vec4 lod;
-    // x: the camera's elevation over a tree (radians) above which it is seen from above
+    // x: the camera's elevation over a tree (radians) above which it is seen from above,
+    // y: the half width of the cross-fade of the two views about it (radians)
     vec4 above;
 } pc;
 
@@ -28,7 +31,8 @@ layout(location = 2) in vec4 i_card; // half width, bottom, top (m, scaled), atl
 layout(location = 0) out vec2 v_uv;
 layout(location = 1) out vec3 v_world;
 layout(location = 2) flat out float v_column; // the atlas column (baked view)
-layout(location = 3) flat out vec3 v_turn;    // cos, sin of the yaw; the card's share kept
+layout(location = 3) flat out vec2 v_turn;    // cos, sin of the yaw
+layout(location = 4) flat out vec2 v_keep;    // the dither thresholds kept, [x, y)
 
 // Bake directions around the up axis (DIRECTIONS in impostors.rs); the view from above is
 // the column after them.
@@ -43,18 +47,24 @@ void main() {
     vec3 to_eye = g.camera.xyz - i_position;
     float distance = max(length(to_eye), 1e-3);
     float keep = card_share(vec4(i_position, i_card.z - i_card.y), pc.lod.xyz);
-    bool level = asin(clamp(to_eye.y / distance, -1.0, 1.0)) > pc.above.x;
+    float elevation = asin(clamp(to_eye.y / distance, -1.0, 1.0));
+    bool level = gl_VertexIndex >= 6;
+    // This view's share of the thresholds the card keeps, [0, keep): the side view the
+    // bottom, the view from above the top, overlapping in the band.
+    float side = clamp((pc.above.x + pc.above.y - elevation) / pc.above.y, 0.0, 1.0);
+    float top = clamp((elevation - pc.above.x + pc.above.y) / pc.above.y, 0.0, 1.0);
+    v_keep = level ? vec2(keep * (1.0 - top), keep) : vec2(0.0, keep * side);
     vec2 flat_eye = to_eye.xz;
-    v_turn = vec3(cos(i_yaw), sin(i_yaw), keep);
+    v_turn = vec2(cos(i_yaw), sin(i_yaw));
     v_world = i_position;
-    if (keep <= 0.0 || (!level && dot(flat_eye, flat_eye) < 1e-8)) {
-        // Near enough for the geometry alone: dropped before rasterisation.
+    if (v_keep.x >= v_keep.y || (!level && dot(flat_eye, flat_eye) < 1e-8)) {
+        // Near enough for the geometry alone, or not this view: dropped before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
         v_uv = vec2(0.0);
         v_column = 0.0;
         return;
     }
-    vec2 c = CORNERS[gl_VertexIndex];
+    vec2 c = CORNERS[gl_VertexIndex % 6];
     float middle = 0.5 * (i_card.y + i_card.z);
     vec3 p;
     if (level) {

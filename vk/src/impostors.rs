@@ -3,10 +3,12 @@
 //! atlases (albedo with coverage, and normals in the model's frame), one row of
 //! [`COLUMNS`] cells per model, each view orthographic and fitted to the model's bounds; the
 //! old atlases go to the graveyard. Each [`TreeInstances`] batch (a world chunk's trees) gets
-//! a device-local buffer and one instanced draw of a quad per tree: camera-facing, textured
-//! from the baked direction nearest the camera's, or where the camera's elevation over the
-//! tree is above [`ABOVE`] degrees, level, textured from the view from above (seen from high
-//! up, a side view is a tilted picture of a trunk, not a crown); lit from the baked normals
+//! a device-local buffer and one instanced draw of two quads per tree: camera-facing, textured
+//! from the baked direction nearest the camera's, and level, textured from the view from
+//! above, the first drawn where the camera's elevation over the tree is below [`ABOVE`]
+//! degrees and the second above (seen from high up, a side view is a tilted picture of a
+//! trunk, not a crown), the two cross-fading by dither over [`VIEW_FADE`] degrees either
+//! side; lit from the baked normals
 //! like `lit.glsl`. A tree's card fades in by dither as its height on screen falls from
 //! [`CARD_PIXELS`] × [`CARD_FADE`] to [`CARD_PIXELS`], while the same tree's cylinders and
 //! leaves (which carry its anchor) keep the other pixels; the cylinder and leaf passes leave
@@ -42,10 +44,13 @@ pub const DIRECTIONS: u32 = 8;
 /// Atlas columns: the [`DIRECTIONS`] side views, then the view from above.
 pub const COLUMNS: u32 = DIRECTIONS + 1;
 /// The camera's elevation over a tree, degrees, above which its card is the view from above
-/// (`card.vert`'s `ABOVE`): halfway between a side view and a view straight down. A switch,
-/// not a dither of the two: their leaves lie apart, and every other pixel of each halves the
-/// crown.
+/// (`card.vert`'s `ABOVE`): halfway between a side view and a view straight down.
 pub const ABOVE: f32 = 45.0;
+/// Degrees either side of [`ABOVE`] over which a card's two views cross-fade by dither. Their
+/// shares overlap (the view from above comes in while the side view is whole, then the side
+/// view goes out): the two views' leaves lie apart, and complementary pixels of each would
+/// halve the crown.
+pub const VIEW_FADE: f32 = 10.0;
 /// Texels per side of one atlas cell: a card is drawn below [`CARD_PIXELS`] × [`CARD_FADE`]
 /// pixels high, so this is over twice what it ever shows.
 pub const CELL_TEXELS: u32 = 128;
@@ -100,7 +105,7 @@ unsafe impl Pod for BakeConstants {}
 struct CardConstants {
     /// x: pixels per metre at 1 m, y: [`CARD_PIXELS`], z: [`CARD_FADE`], w: atlas rows.
     lod: [f32; 4],
-    /// x: [`ABOVE`] in radians; y, z, w: unused.
+    /// x: [`ABOVE`], y: [`VIEW_FADE`], both in radians; z, w: unused.
     above: [f32; 4],
 }
 
@@ -691,15 +696,16 @@ impl DrawPass for Impostors {
             rec,
             &CardConstants {
                 lod: [self.pixel_scale, CARD_PIXELS, CARD_FADE, atlas.rows as f32],
-                above: [ABOVE.to_radians(), 0.0, 0.0, 0.0],
+                above: [ABOVE.to_radians(), VIEW_FADE.to_radians(), 0.0, 0.0],
             },
         );
         for &i in &self.draws {
             let slot = &self.slots[i];
             slot.cards.bind(rec, 0);
             // SAFETY: `rec.cmd` is recording inside the frame's rendering with the card
-            // pipeline, its sets and the slot's cards bound.
-            unsafe { rec.device.cmd_draw(rec.cmd, 6, slot.cards.len(), 0, 0) };
+            // pipeline, its sets and the slot's cards bound. Two quads a card: its side view
+            // and its view from above (card.vert).
+            unsafe { rec.device.cmd_draw(rec.cmd, 12, slot.cards.len(), 0, 0) };
             stats.draw_calls += 1;
             stats.cards += u64::from(slot.cards.len());
         }

@@ -78,7 +78,7 @@ pub use device::Msaa;
 pub use error::{NO_DRIVER_HINT, RenderError};
 pub use frame::{Atmosphere, FrameInput, FrameStats};
 pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
-pub use impostors::{ABOVE, CARD_FADE, CARD_PIXELS, CELL_TEXELS, COLUMNS, DIRECTIONS};
+pub use impostors::{ABOVE, CARD_FADE, CARD_PIXELS, CELL_TEXELS, COLUMNS, DIRECTIONS, VIEW_FADE};
 pub use memory::BLOCK_BYTES;
 pub use overlay::OverlayLine;
 pub use renderer::{RenderStats, Renderer};
