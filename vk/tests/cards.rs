@@ -193,6 +193,12 @@ fn one_tree() -> (TreeModels, TreeInstances) {
     (models, trees)
 }
 
+/// How far the test tree is 24 px high: a card alone (below CARD_PIXELS), its geometry left
+/// out.
+fn card_alone() -> f32 {
+    TREE * pixel_scale() / (0.75 * CARD_PIXELS)
+}
+
 /// The sky and ground without trees, from `camera`.
 fn sky_of(r: &mut Renderer, camera: Camera) -> Vec<u8> {
     let mut nothing = TreeInstances::default();
@@ -207,10 +213,8 @@ fn a_far_tree_as_a_card_covers_its_pixels_in_its_colour() {
     // Without fog, which would fade both toward the sky alike at this distance.
     r.atmosphere.fog_density = 0.0;
     let (models, mut trees) = one_tree();
-    // The tree 24 px high: a card alone (below CARD_PIXELS), and its geometry left out.
-    let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
-    let mut empty = TreeInstances::default();
-    let (sky, _) = render(&mut r, &models, &mut empty, false, camera(d));
+    let d = card_alone();
+    let sky = sky_of(&mut r, camera(d));
     let (full, geometry_stats) = render(&mut r, &models, &mut trees, false, camera(d));
     let (card, card_stats) = render(&mut r, &models, &mut trees, true, camera(d));
     assert!(geometry_stats.cylinders > 0 && geometry_stats.leaves > 0);
@@ -270,13 +274,11 @@ fn a_card_turns_from_side_view_to_view_from_above_without_a_pop() {
     };
     r.atmosphere.fog_density = 0.0;
     let (models, mut trees) = one_tree();
-    let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
-    let mut empty = TreeInstances::default();
     // Pixels covered at each elevation, one degree apart across ABOVE.
     let covers: Vec<Vec<bool>> = (30..=60)
         .map(|e| {
-            let at = camera_at(d, e as f32);
-            let (sky, _) = render(&mut r, &models, &mut empty, false, at);
+            let at = camera_at(card_alone(), e as f32);
+            let sky = sky_of(&mut r, at);
             let (card, stats) = render(&mut r, &models, &mut trees, true, at);
             assert_eq!((stats.cylinders, stats.leaves, stats.cards), (0, 0, 1), "{stats:?}");
             covered(&card, &sky)
@@ -312,13 +314,11 @@ fn a_far_tree_seen_from_above_is_its_crown_from_above() {
     };
     r.atmosphere.fog_density = 0.0;
     let (models, mut trees) = one_tree();
-    let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
     // Nearly straight down: above the elevation from which the card is the view from above.
     const ELEVATION: f32 = 85.0;
     const { assert!(ELEVATION > sylva_vk::ABOVE) };
-    let above = camera_at(d, ELEVATION);
-    let mut empty = TreeInstances::default();
-    let (sky, _) = render(&mut r, &models, &mut empty, false, above);
+    let above = camera_at(card_alone(), ELEVATION);
+    let sky = sky_of(&mut r, above);
     let (full, _) = render(&mut r, &models, &mut trees, false, above);
     let (card, stats) = render(&mut r, &models, &mut trees, true, above);
     assert_eq!((stats.cylinders, stats.leaves, stats.cards), (0, 0, 1), "{stats:?}");
@@ -355,7 +355,7 @@ fn a_forest_of_cards_is_one_draw_and_near_trees_keep_their_geometry() {
         generation: 1,
     };
     // 20 × 20 trees 12 m apart, none over 24 px high.
-    let d = TREE * pixel_scale() / (0.75 * CARD_PIXELS);
+    let d = card_alone();
     let mut trees = TreeInstances::default();
     for i in 0..400u32 {
         let at = Vec3::new((i % 20) as f32 - 9.5, 0.0, -((i / 20) as f32)) * 12.0;

@@ -45,6 +45,17 @@ pub fn push_cylinders(
 ) -> Result<Range<usize>, TreeError> {
     graph.validate()?;
     let first = batch.len();
+    place_cylinders(batch, graph, placement, &mut colour);
+    Ok(first..batch.len())
+}
+
+/// [`push_cylinders`] of a graph known to be valid.
+pub(super) fn place_cylinders(
+    batch: &mut CylinderBatch,
+    graph: &BranchGraph,
+    placement: Placement,
+    mut colour: impl FnMut(usize, u32) -> [u8; 4],
+) {
     for i in 0..graph.len() {
         batch.push(
             placement.point(graph.start[i]),
@@ -54,5 +65,4 @@ pub fn push_cylinders(
             colour(i, graph.depth[i]),
         );
     }
-    Ok(first..batch.len())
 }

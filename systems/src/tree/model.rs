@@ -4,6 +4,7 @@
 use glam::Vec3;
 use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeModel};
 
+use super::cylinders::place_cylinders;
 use super::{BranchGraph, Leaves, Placement, push_leaves};
 
 /// `graph` and its `leaves` (both in the graph's frame: Z up, graph units) as a [`TreeModel`]
@@ -25,15 +26,7 @@ pub fn model(graph: &BranchGraph, leaves: &Leaves, scale: f32, bark: [u8; 4], le
         scale,
     };
     let mut cylinders = CylinderBatch::default();
-    for i in 0..graph.len() {
-        cylinders.push(
-            at.point(graph.start[i]),
-            at.point(graph.end[i]),
-            at.length(graph.start_radius[i]),
-            at.length(graph.end_radius[i]),
-            bark,
-        );
-    }
+    place_cylinders(&mut cylinders, graph, at, |_, _| bark);
     let mut batch = LeafBatch::default();
     push_leaves(&mut batch, leaves, at, 0.0, leaf_colour);
     TreeModel {
