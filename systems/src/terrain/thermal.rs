@@ -44,7 +44,7 @@
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
-use super::grid::{Around, Grid, ROWS, highest, neighbour_row};
+use super::grid::{Around, Grid, ROWS, highest, neighbour_row, prefetch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;
@@ -223,6 +223,9 @@ impl Kernel for SweepBlock<'_, '_> {
                 let (outs, src) = ring[(r + 1) % 3].cells(n);
                 planner.row(r + 1, outs, src, surface);
             }
+            if r + 1 < depth {
+                prefetch_stacks(layers, (r + 1) * n, n);
+            }
             let z = first + r;
             let plan = |zz: usize| {
                 let b = zz / ROWS;
@@ -289,6 +292,18 @@ impl Kernel for SweepBlock<'_, '_> {
                 }
             }
         }
+    }
+}
+
+/// Prefetches what moving the `n` columns from cell `start` on will read
+/// beyond what planning them did: the thickness and counter of every slot up
+/// to one above their highest layer.
+#[inline(always)]
+fn prefetch_stacks(layers: &Layers<'_>, start: usize, n: usize) {
+    let slots = (usize::from(highest(&layers.count[start..][..n])) + 1).min(layers.thickness.len());
+    for k in 0..slots {
+        prefetch(&layers.thickness[k][start..][..n]);
+        prefetch(&layers.age[k][start..][..n]);
     }
 }
 
