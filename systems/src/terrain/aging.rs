@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, highest, scratch};
+use super::grid::{ROWS, highest, prefetch, scratch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -57,8 +57,17 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
             let mut lost = 0.0f64;
             let (mut count, mut material, mut due) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);
             let mut ages = Vec::new();
-            for row in 0..layers.count.len() / n {
+            let rows = layers.count.len() / n;
+            for row in 0..rows {
                 let start = row * n;
+                // The next row's slots arrive while this one ages.
+                if row + 1 < rows {
+                    let next = start + n..start + 2 * n;
+                    for k in 0..usize::from(highest(&layers.count[next.clone()])) {
+                        prefetch(&layers.material[k][next.clone()]);
+                        prefetch(&layers.age[k][next.clone()]);
+                    }
+                }
                 let any = registers.run(AgeRow {
                     layers: &mut layers,
                     cells: start..start + n,

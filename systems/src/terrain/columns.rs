@@ -13,8 +13,9 @@
 //!
 //! **Memory.** `37 + 7·max_layers` bytes per cell: 65 bytes with 4 layers,
 //! so 4096² cells with 4 layers take 1.09 GB (the thesis's linked lists of
-//! objects failed at this size). Erosion adds 21 (hydraulic) or 17 (thermal)
-//! bytes per cell of scratch that the systems reuse between steps.
+//! objects failed at this size). Erosion adds 21 (hydraulic) or about 2
+//! (thermal: the plans of two rows in 16) bytes per cell of scratch that the
+//! systems reuse between steps.
 //!
 //! **Layer rules.** Erosion removes a layer once less than [`MIN_THICKNESS`]
 //! of it would remain; a layer added on top of one of the same material merges into it; when a column is

@@ -122,3 +122,21 @@ pub(crate) fn scratch<T: Copy + Default>(row: &mut Vec<T>, len: usize) -> &mut [
     row.resize(len, T::default());
     &mut row[..len]
 }
+
+/// Asks the caches for `row` ahead of its use. A row kernel over layer
+/// stacks reads a row of every live slot of several planes, more streams
+/// than the hardware prefetcher follows, and without this waits on memory
+/// at the start of every slot's row.
+#[inline(always)]
+pub(crate) fn prefetch<T>(row: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let start = row.as_ptr().cast::<i8>();
+        for at in (0..std::mem::size_of_val(row)).step_by(64) {
+            // SAFETY: a prefetch neither reads nor writes memory, and the
+            // address is within `row`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(start.add(at)) };
+        }
+    }
+}

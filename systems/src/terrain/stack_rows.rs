@@ -34,6 +34,10 @@ pub(crate) struct StackRows {
     /// `cleared` up only (see [`StackRows::clear_fresh`]).
     fresh: Vec<u32>,
     cleared: usize,
+    /// Bit `k` set where a push filled slot `k` of some column: the only
+    /// change to a slot's material, so the material of the others is not
+    /// written back.
+    filled: u32,
     /// 1 for the cells this row changes; the others are written back as they were.
     active: Vec<u32>,
     /// 1 for active cells this row could not change (see the module docs).
@@ -70,6 +74,7 @@ impl StackRows {
         }
         self.fresh.resize(slots * n, 0);
         self.cleared = slots;
+        self.filled = 0;
         self.active.clear();
         self.active.extend_from_slice(active);
         self.slow.clear();
@@ -135,7 +140,7 @@ impl StackRows {
         let [pushing, joined, _] = &mut self.lanes;
         for k in from..slots {
             let cells = k * n..(k + 1) * n;
-            push_slot(
+            let filled = push_slot(
                 k as u32,
                 m,
                 &mut self.material[cells.clone()],
@@ -146,6 +151,7 @@ impl StackRows {
                 pushing,
                 joined,
             );
+            self.filled |= u32::from(filled) << k;
         }
         end_push(slots as u32, pushing, joined, &mut self.count, &mut self.slow);
     }
@@ -179,14 +185,16 @@ impl StackRows {
             let new = scratch(&mut rows.f32, n);
             keep_lanes_of(keep, thickness, &layers.thickness[k][start..][..n], new);
             layers.thickness[k][start..][..n].copy_from_slice(new);
-            let new = scratch(&mut rows.u8, n);
-            keep_bytes_of(
-                keep,
-                &self.material[cells.clone()],
-                &layers.material[k][start..][..n],
-                new,
-            );
-            layers.material[k][start..][..n].copy_from_slice(new);
+            if self.filled & (1 << k) != 0 {
+                let new = scratch(&mut rows.u8, n);
+                keep_bytes_of(
+                    keep,
+                    &self.material[cells.clone()],
+                    &layers.material[k][start..][..n],
+                    new,
+                );
+                layers.material[k][start..][..n].copy_from_slice(new);
+            }
             let new = scratch(&mut rows.u16, n);
             restart_kept(keep, &self.fresh[cells], &layers.age[k][start..][..n], new);
             layers.age[k][start..][..n].copy_from_slice(new);
@@ -308,7 +316,8 @@ fn start_push(active: &[u32], amount: &[f32], pushing: &mut [u32], joined: &mut 
 }
 
 /// `push`'s change to slot `k`: the amount joins a top of the same material,
-/// or fills the slot above a top of another.
+/// or fills the slot above a top of another. Returns whether any column
+/// filled it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_slot(
@@ -321,10 +330,11 @@ fn push_slot(
     amount: &[f32],
     pushing: &[u32],
     joined: &mut [u32],
-) {
+) -> bool {
     let n = material.len();
     let (thickness, fresh, count, amount) = (&mut thickness[..n], &mut fresh[..n], &count[..n], &amount[..n]);
     let (pushing, joined) = (&pushing[..n], &mut joined[..n]);
+    let mut any = 0;
     for x in 0..n {
         let on = pushing[x] != 0;
         let join = on & (count[x] == k + 1) & (material[x] == m);
@@ -334,7 +344,9 @@ fn push_slot(
         thickness[x] = pick(join, t + amount[x], pick(fill, amount[x], t));
         material[x] = pick_u32(fill, m, material[x]);
         fresh[x] |= u32::from(join | fill);
+        any |= u32::from(fill);
     }
+    any != 0
 }
 
 /// A column that got a new layer counts it; one with no loaded slot left

@@ -21,33 +21,64 @@
 //!   top layer sinks.
 //!
 //! A consolidated layer beneath the top never slides (case 1). Edges are
-//! walls unless the boundary wraps. Two passes make it order-free and
-//! mass-conserving: every cell first computes what it sends each neighbour
-//! from the old ground, then every cell removes what it sends and adds what
-//! it receives.
+//! walls unless the boundary wraps. Planning before moving makes it
+//! order-free and mass-conserving: every cell computes what it sends each
+//! neighbour from the old ground, and every cell removes what it sends and
+//! adds what it receives once its row and both neighbour rows are planned.
 //!
-//! Both passes run row by row over straight slices, on the widest vector
-//! registers the CPU has: the first computes Olsen's split of every cell
+//! Planning a row reads the ground of its neighbour rows, so each block of
+//! rows sweeps once, planning one row ahead of the row it moves: the rows
+//! it plans read only its own rows, none of them moved yet. Only the plans
+//! of each block's first and last row, which read the rows of the blocks
+//! beside it, are made beforehand, for all blocks at once. A row's stacks
+//! are thus read while they are still in the caches from its plan, and the
+//! plans live in a few row buffers rather than in planes of the whole chunk.
+//!
+//! Rows are planned and moved over straight slices, on the widest vector
+//! registers the CPU has: planning computes Olsen's split of every cell
 //! branch-free and goes cell by cell only for edges and candidates for layer
-//! sliding; the second changes a row's layer stacks with [`StackRows`] and
+//! sliding; moving changes a row's layer stacks with [`StackRows`] and
 //! leaves to [`Layers`] only the columns that need a bottom merge or slide
 //! off their bed. Results are bit for bit those of the cell-by-cell rules.
 
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
-use super::grid::{Grid, ROWS, highest, neighbour_row};
+use super::grid::{Around, Grid, ROWS, highest, neighbour_row, prefetch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;
 use crate::registers::{Kernel, Registers};
 
-/// Planes reused between passes.
+/// The plans of every block's first and last row, reused between passes.
 #[derive(Default)]
 pub(crate) struct ThermalScratch {
+    /// Block `b`'s first row at `2b`, its last at `2b + 1`.
+    edges: Vec<PlanRow>,
+}
+
+/// What each cell of a row sends.
+#[derive(Default)]
+struct PlanRow {
+    /// To each neighbour, by direction.
     out: [Vec<f32>; 4],
-    /// What each cell sends: its material byte, plus [`FROM_BED`].
+    /// Its material byte, plus [`FROM_BED`]; 0 where it sends nothing.
     src: Vec<u8>,
+}
+
+impl PlanRow {
+    /// The row as `n` cells to plan into; [`Planner::row`] writes every cell.
+    fn cells(&mut self, n: usize) -> ([&mut [f32]; 4], &mut [u8]) {
+        for o in &mut self.out {
+            o.resize(n, 0.0);
+        }
+        self.src.resize(n, 0);
+        let [o0, o1, o2, o3] = &mut self.out;
+        (
+            [&mut o0[..n], &mut o1[..n], &mut o2[..n], &mut o3[..n]],
+            &mut self.src[..n],
+        )
+    }
 }
 
 /// Marks material taken from the loose bed under the top layer.
@@ -58,71 +89,50 @@ const OPPOSITE: [usize; 4] = [1, 0, 3, 2];
 /// One thermal pass over `chunk`.
 pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalScratch, registers: Registers) {
     let n = chunk.size() as usize;
-    let cells = n * n;
     let block = ROWS * n;
     let boundary = if p.hydraulic.boundary == Boundary::Wrap {
         Boundary::Wrap
     } else {
         Boundary::Closed
     };
-    let grid = Grid { n, boundary };
     let talus = p.materials.talus_thresholds(p.cell_length);
     let density = p.materials.lut(|m| m.density);
-    let rate = p.thermal.rate;
-    let sliding = p.thermal.layer_sliding;
-    // Every cell of both planes is written below, so only the length matters.
-    for o in &mut s.out {
-        o.resize(cells, 0.0);
-    }
-    s.src.resize(cells, 0);
-
-    {
-        let chunk = &*chunk;
-        let planner = Planner {
-            chunk,
-            grid,
-            talus: &talus,
-            density: &density,
-            rate,
-            sliding,
-        };
-        let [o0, o1, o2, o3] = &mut s.out;
-        (
-            o0.par_chunks_mut(block),
-            o1.par_chunks_mut(block),
-            o2.par_chunks_mut(block),
-            o3.par_chunks_mut(block),
-        )
-            .into_par_iter()
-            .zip(s.src.par_chunks_mut(block))
-            .enumerate()
-            // Row buffers per rayon job rather than per block: a fresh set
-            // grows by reallocation in every block's first rows.
-            .for_each_init(RowScratch::default, |row, (b, ((o0, o1, o2, o3), src))| {
-                registers.run(PlanBlock {
-                    planner: &planner,
-                    first: b * ROWS,
-                    outs: [o0, o1, o2, o3],
-                    src,
-                    row,
-                });
-            });
-    }
-
-    let mover = Mover {
-        out: &s.out,
-        src: &s.src,
-        grid,
-        to_regolith: p.thermal.debris_to_regolith,
+    let rules = Rules {
+        grid: Grid { n, boundary },
+        talus: &talus,
+        density: &density,
+        rate: p.thermal.rate,
+        sliding: p.thermal.layer_sliding,
     };
-    let parts = chunk.parts(block);
-    parts
+    s.edges.resize_with(2 * n.div_ceil(ROWS), PlanRow::default);
+
+    let planner = Planner { stacks: &*chunk, rules };
+    s.edges
+        .par_chunks_mut(2)
+        .enumerate()
+        .for_each_init(RowScratch::default, |row, (b, pair)| {
+            registers.run(PlanEdges {
+                planner: &planner,
+                rows: block_rows(b, n),
+                pair,
+                row,
+            });
+        });
+
+    let edges = &s.edges;
+    let to_regolith = p.thermal.debris_to_regolith;
+    chunk
+        .parts(block)
         .layers
         .into_par_iter()
         .enumerate()
-        .for_each_init(MoveRows::default, |rows, (b, mut layers)| {
-            registers.run(MoveBlock {
-                mover: &mover,
+        // Row buffers per rayon job rather than per block: a fresh set
+        // grows by reallocation in every block's first rows.
+        .for_each_init(SweepRows::default, |rows, (b, mut layers)| {
+            registers.run(SweepBlock {
+                rules,
+                edges,
+                to_regolith,
                 first: b * ROWS,
                 layers: &mut layers,
                 rows,
@@ -130,100 +140,112 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
         });
 }
 
-/// Plans a block of rows from row `first` on into its slices of the outflow
-/// planes and of `src`.
-struct PlanBlock<'a, 'p> {
-    planner: &'a Planner<'p>,
-    first: usize,
-    outs: [&'a mut [f32]; 4],
-    src: &'a mut [u8],
+/// The rows of block `b`, first and last, of a chunk `n` rows deep.
+fn block_rows(b: usize, n: usize) -> [usize; 2] {
+    let first = b * ROWS;
+    [first, (first + ROWS).min(n) - 1]
+}
+
+/// Plans the first and last row of block `rows` into `pair`.
+struct PlanEdges<'a, 'p> {
+    planner: &'a Planner<'p, TerrainChunk>,
+    rows: [usize; 2],
+    pair: &'a mut [PlanRow],
     row: &'a mut RowScratch,
 }
 
-impl Kernel for PlanBlock<'_, '_> {
+impl Kernel for PlanEdges<'_, '_> {
     type Output = ();
 
     #[inline(always)]
     fn run(self) {
-        let Self {
-            planner,
-            first,
-            outs,
-            src,
-            row,
-        } = self;
-        let n = planner.grid.n;
-        let [o0, o1, o2, o3] = outs;
-        for r in 0..src.len() / n {
-            let cells = r * n..(r + 1) * n;
-            let outs = [&mut *o0, &mut *o1, &mut *o2, &mut *o3].map(|o| &mut o[cells.clone()]);
-            planner.row(first + r, outs, &mut src[cells], row);
+        let n = self.planner.rules.grid.n;
+        for (z, plan) in self.rows.into_iter().zip(self.pair) {
+            let (outs, src) = plan.cells(n);
+            self.planner.row(z, outs, src, self.row);
         }
     }
 }
 
-/// What the second pass reads: the planned outflows and what each cell sends.
-struct Mover<'a> {
-    out: &'a [Vec<f32>; 4],
-    src: &'a [u8],
-    grid: Grid,
+/// Sweeps a block of rows from row `first` on: plans each row one ahead of
+/// the row it moves, where every cell removes what it sends and adds what
+/// it receives.
+struct SweepBlock<'a, 'l> {
+    rules: Rules<'a>,
+    edges: &'a [PlanRow],
     to_regolith: bool,
-}
-
-impl Mover<'_> {
-    /// The material that arrives of what a cell sends (`what` as in `src`).
-    fn debris(&self, what: u8) -> u8 {
-        if self.to_regolith {
-            Material::Regolith as u8
-        } else {
-            what & !FROM_BED
-        }
-    }
-}
-
-/// Moves the material of a block of rows from row `first` on: every cell
-/// removes what it sends and adds what it receives.
-struct MoveBlock<'a, 'm, 'l> {
-    mover: &'a Mover<'m>,
     first: usize,
     layers: &'a mut Layers<'l>,
-    rows: &'a mut MoveRows,
+    rows: &'a mut SweepRows,
 }
 
-/// Row buffers of the second pass.
+/// Row buffers of a sweep.
 #[derive(Default)]
-struct MoveRows {
+struct SweepRows {
+    /// The plans of the block's other rows, row `r` of the block at `r % 3`.
+    ring: [PlanRow; 3],
+    surface: RowScratch,
     flows: FlowRows,
     stacks: StackRows,
 }
 
-impl Kernel for MoveBlock<'_, '_, '_> {
+impl Kernel for SweepBlock<'_, '_> {
     type Output = ();
 
     #[inline(always)]
     fn run(self) {
         let Self {
-            mover,
+            rules,
+            edges,
+            to_regolith,
             first,
             layers,
             rows,
         } = self;
-        let Mover {
-            out,
-            src,
-            grid,
-            to_regolith,
-        } = *mover;
+        let grid = rules.grid;
         let n = grid.n;
-        let MoveRows { flows: row, stacks } = rows;
-        for r in 0..layers.count.len() / n {
+        let SweepRows {
+            ring,
+            surface,
+            flows: row,
+            stacks,
+        } = rows;
+        let depth = layers.count.len() / n;
+        for r in 0..depth {
+            // The next row, unless it is the block's last (planned with the
+            // edges): its neighbour rows are this one and the one after it,
+            // neither moved yet.
+            if r + 2 < depth {
+                let planner = Planner {
+                    stacks: &*layers,
+                    rules,
+                };
+                let (outs, src) = ring[(r + 1) % 3].cells(n);
+                planner.row(r + 1, outs, src, surface);
+            }
+            if r + 1 < depth {
+                prefetch_stacks(layers, (r + 1) * n, n);
+            }
             let z = first + r;
+            let plan = |zz: usize| {
+                let b = zz / ROWS;
+                match block_rows(b, n) {
+                    [f, _] if zz == f => &edges[2 * b],
+                    [_, l] if zz == l => &edges[2 * b + 1],
+                    _ => &ring[(zz - first) % 3],
+                }
+            };
+            let plans = Around {
+                back: neighbour_row(grid, z, BACK).map(plan),
+                here: plan(z),
+                front: neighbour_row(grid, z, FRONT).map(plan),
+            };
             let start = r * n;
-            row.flows(out, grid, z);
+            row.flows(plans, grid);
             // Debris as regolith: the row path changes every moving column but
             // those sliding off their bed, with the same rules as below.
             if to_regolith {
-                row.active(&src[z * n..][..n]);
+                row.active(&plans.here.src);
                 stacks.load(layers, start, &row.active);
                 stacks.take(&row.send, &mut row.removed);
                 if row.sliver() {
@@ -236,28 +258,35 @@ impl Kernel for MoveBlock<'_, '_, '_> {
             if !row.leftovers(slow) {
                 continue;
             }
-            for x in 0..n {
+            let debris = |what: u8| {
+                if to_regolith {
+                    Material::Regolith as u8
+                } else {
+                    what & !FROM_BED
+                }
+            };
+            for (x, &what) in plans.here.src[..n].iter().enumerate() {
                 let (send, received) = (row.send[x], row.recv[x]);
                 if row.left[x] == 0 {
                     continue;
                 }
-                let (j, i) = (start + x, z * n + x);
+                let j = start + x;
                 if send > 0.0 {
-                    let removed = if src[i] & FROM_BED != 0 {
+                    let removed = if what & FROM_BED != 0 {
                         let k = layers.len(j) - 2;
                         layers.take_from_slot(j, k, send)
                     } else {
                         layers.take(j, send)
                     };
                     // A sliver under MIN_THICKNESS that went along stays here.
-                    layers.push(j, mover.debris(src[i]), removed - send);
+                    layers.push(j, debris(what), removed - send);
                 }
                 if to_regolith {
-                    layers.push(j, mover.debris(0), received);
+                    layers.push(j, debris(0), received);
                 } else {
-                    for (d, nb) in grid.around(x, z).into_iter().enumerate() {
-                        if let Some(k) = nb {
-                            layers.push(j, mover.debris(src[k]), out[OPPOSITE[d]][k]);
+                    for (d, nb) in around(plans, grid, x).into_iter().enumerate() {
+                        if let Some((from, k)) = nb {
+                            layers.push(j, debris(from.src[k]), from.out[OPPOSITE[d]][k]);
                         }
                     }
                 }
@@ -266,8 +295,33 @@ impl Kernel for MoveBlock<'_, '_, '_> {
     }
 }
 
-/// Row buffers of the second pass: what each cell of a row sends and
-/// receives, and which cells the row path changes.
+/// Prefetches what moving the `n` columns from cell `start` on will read
+/// beyond what planning them did: the thickness and counter of every slot up
+/// to one above their highest layer.
+#[inline(always)]
+fn prefetch_stacks(layers: &Layers<'_>, start: usize, n: usize) {
+    let slots = (usize::from(highest(&layers.count[start..][..n])) + 1).min(layers.thickness.len());
+    for k in 0..slots {
+        prefetch(&layers.thickness[k][start..][..n]);
+        prefetch(&layers.age[k][start..][..n]);
+    }
+}
+
+/// The neighbours of cell `x` of a row, as `Grid::around` orders them: the
+/// plan row each is in and its cell there.
+#[inline(always)]
+fn around(plans: Around<&PlanRow>, grid: Grid, x: usize) -> [Option<(&PlanRow, usize)>; 4] {
+    let [l, r] = grid.sides(x);
+    [
+        l.map(|k| (plans.here, k)),
+        r.map(|k| (plans.here, k)),
+        plans.back.map(|b| (b, x)),
+        plans.front.map(|f| (f, x)),
+    ]
+}
+
+/// Row buffers of the move: what each cell of a row sends and receives,
+/// and which cells the row path changes.
 #[derive(Default)]
 struct FlowRows {
     send: Vec<f32>,
@@ -280,27 +334,34 @@ struct FlowRows {
 }
 
 impl FlowRows {
-    /// What each cell of row `z` sends in all and receives from its neighbours.
+    /// What each cell of the row planned in `plans.here` sends in all and
+    /// receives from its neighbours.
     #[inline(always)]
-    fn flows(&mut self, out: &[Vec<f32>; 4], grid: Grid, z: usize) {
+    fn flows(&mut self, plans: Around<&PlanRow>, grid: Grid) {
         let n = grid.n;
         for v in [&mut self.send, &mut self.recv, &mut self.removed, &mut self.sliver] {
             v.resize(n, 0.0);
         }
         self.active.resize(n, 0);
         self.left.resize(n, 0);
-        let own = |d: usize| &out[d][z * n..][..n];
+        let own = |d: usize| &plans.here.out[d][..n];
         sum4([own(0), own(1), own(2), own(3)], &mut self.send);
         let general = |x: usize| {
-            let around = grid.around(x, z);
-            (0..4).filter_map(|d| around[d].map(|k| out[OPPOSITE[d]][k])).sum()
+            let around = around(plans, grid, x);
+            (0..4)
+                .filter_map(|d| around[d].map(|(from, k)| from.out[OPPOSITE[d]][k]))
+                .sum()
         };
-        match (neighbour_row(grid, z, BACK), neighbour_row(grid, z, FRONT)) {
-            (Some(zb), Some(zf)) if n >= 3 => {
+        match (plans.back, plans.front) {
+            (Some(back), Some(front)) if n >= 3 => {
                 let m = n - 2;
-                let at = |d: usize, r: usize, dx: usize| &out[d][r * n + dx..][..m];
                 // What the left, right, back and front neighbours send this way.
-                let inflow = [at(RIGHT, z, 0), at(LEFT, z, 2), at(FRONT, zb, 1), at(BACK, zf, 1)];
+                let inflow = [
+                    &plans.here.out[RIGHT][..m],
+                    &plans.here.out[LEFT][2..][..m],
+                    &back.out[FRONT][1..][..m],
+                    &front.out[BACK][1..][..m],
+                ];
                 sum4(inflow, &mut self.recv[1..][..m]);
                 self.recv[0] = general(0);
                 self.recv[n - 1] = general(n - 1);
@@ -312,7 +373,6 @@ impl FlowRows {
             }
         }
     }
-
     /// The cells that send or receive anything, but not from their bed.
     #[inline(always)]
     fn active(&mut self, src: &[u8]) {
@@ -395,9 +455,62 @@ struct RowScratch {
     slide: Vec<u8>,
 }
 
-/// Decides what every cell sends, from the ground before the pass.
-struct Planner<'a> {
-    chunk: &'a TerrainChunk,
+/// The layer planes a plan reads, row `z` at cells `z·n ..`: a whole
+/// chunk's, or those of the block a sweep moves.
+trait Stacks {
+    fn count(&self) -> &[u8];
+    fn material(&self, k: usize) -> &[u8];
+    fn thickness(&self, k: usize) -> &[f32];
+    fn ground(&self) -> &[f32];
+}
+
+impl Stacks for TerrainChunk {
+    #[inline(always)]
+    fn count(&self) -> &[u8] {
+        &self.count
+    }
+
+    #[inline(always)]
+    fn material(&self, k: usize) -> &[u8] {
+        &self.material[k * self.cells()..][..self.cells()]
+    }
+
+    #[inline(always)]
+    fn thickness(&self, k: usize) -> &[f32] {
+        &self.thickness[k * self.cells()..][..self.cells()]
+    }
+
+    #[inline(always)]
+    fn ground(&self) -> &[f32] {
+        &self.ground
+    }
+}
+
+impl Stacks for Layers<'_> {
+    #[inline(always)]
+    fn count(&self) -> &[u8] {
+        &self.count[..]
+    }
+
+    #[inline(always)]
+    fn material(&self, k: usize) -> &[u8] {
+        &self.material[k][..]
+    }
+
+    #[inline(always)]
+    fn thickness(&self, k: usize) -> &[f32] {
+        &self.thickness[k][..]
+    }
+
+    #[inline(always)]
+    fn ground(&self) -> &[f32] {
+        &self.ground[..]
+    }
+}
+
+/// What a plan follows, the same for every row.
+#[derive(Clone, Copy)]
+struct Rules<'a> {
     grid: Grid,
     talus: &'a [f32; MATERIAL_COUNT],
     density: &'a [f32; MATERIAL_COUNT],
@@ -405,9 +518,15 @@ struct Planner<'a> {
     sliding: bool,
 }
 
-impl Planner<'_> {
-    /// Fills row `z` of the outflow planes and of `src` (what each cell
-    /// sends, 0 where it sends nothing).
+/// Decides what every cell sends, from the ground before the pass.
+struct Planner<'a, S> {
+    stacks: &'a S,
+    rules: Rules<'a>,
+}
+
+impl<S: Stacks> Planner<'_, S> {
+    /// Fills row `z` of `stacks` into the row's outflows and `src` (what each
+    /// cell sends, 0 where it sends nothing).
     ///
     /// Interior cells whose top moves under its own talus angle, by far the
     /// common case, take a branch-free path over straight slices of the row
@@ -415,24 +534,24 @@ impl Planner<'_> {
     /// layer sliding go through [`Planner::plan`] one by one.
     #[inline(always)]
     fn row(&self, z: usize, mut outs: [&mut [f32]; 4], src: &mut [u8], row: &mut RowScratch) {
-        let n = self.grid.n;
+        let n = self.rules.grid.n;
         let (Some(zb), Some(zf), true) = (
-            neighbour_row(self.grid, z, BACK),
-            neighbour_row(self.grid, z, FRONT),
+            neighbour_row(self.rules.grid, z, BACK),
+            neighbour_row(self.rules.grid, z, FRONT),
             n >= 3,
         ) else {
             (0..n).for_each(|x| write(&mut outs, src, x, self.plan(x, z)));
             return;
         };
         self.surface_row(z, row);
-        let ground = &self.chunk.ground;
+        let ground = self.stacks.ground();
         let m = n - 2;
         let at = |r: usize, dx: usize| &ground[r * n + dx..][..m];
         let [o0, o1, o2, o3] = &mut outs;
         split_row(
             [at(z, 1), at(z, 0), at(z, 2), at(zb, 1), at(zf, 1)],
             &row.talus[1..][..m],
-            self.rate,
+            self.rules.rate,
             [
                 &mut o0[1..][..m],
                 &mut o1[1..][..m],
@@ -444,7 +563,7 @@ impl Planner<'_> {
         what_row(&row.moved[..m], &row.top[1..][..m], &mut src[1..][..m]);
         // Layer sliding needs a consolidated top on a loose bed and no move
         // of the top by its own talus angle: rare, so flagged in bulk first.
-        if self.sliding && slide_candidates(&row.top, &row.bed, &mut row.slide) {
+        if self.rules.sliding && slide_candidates(&row.top, &row.bed, &mut row.slide) {
             for x in 1..n - 1 {
                 if row.slide[x] != 0 && src[x] == 0 {
                     write(&mut outs, src, x, self.plan(x, z));
@@ -460,19 +579,18 @@ impl Planner<'_> {
     /// threshold (infinite for an empty column, which sends nothing).
     #[inline(always)]
     fn surface_row(&self, z: usize, row: &mut RowScratch) {
-        let n = self.grid.n;
-        let cells = self.chunk.cells();
-        let count = &self.chunk.count[z * n..][..n];
+        let n = self.rules.grid.n;
+        let count = &self.stacks.count()[z * n..][..n];
         for plane in [&mut row.top, &mut row.bed] {
             plane.clear();
             plane.resize(n, NONE);
         }
         for k in 0..highest(count) {
-            let material = &self.chunk.material[usize::from(k) * cells + z * n..][..n];
+            let material = &self.stacks.material(usize::from(k))[z * n..][..n];
             row.lift(k, count, material);
         }
         row.talus.resize(n, 0.0);
-        talus_row(&row.top, self.talus, &mut row.talus);
+        talus_row(&row.top, self.rules.talus, &mut row.talus);
         row.moved.resize(n, 0.0);
         row.slide.resize(n, 0);
     }
@@ -480,21 +598,21 @@ impl Planner<'_> {
     /// What cell `(x, z)` sends to each neighbour, and what it is: the material
     /// byte of the top layer, or of the loose bed under it marked [`FROM_BED`].
     fn plan(&self, x: usize, z: usize) -> Option<([f32; 4], u8)> {
-        let (chunk, talus, density) = (self.chunk, self.talus, self.density);
-        let i = z * self.grid.n + x;
-        let cells = chunk.cells();
-        let c = usize::from(chunk.count[i]);
-        let layer = |k: usize| (chunk.material[k * cells + i], chunk.thickness[k * cells + i]);
+        let (stacks, talus, density) = (self.stacks, self.rules.talus, self.rules.density);
+        let i = z * self.rules.grid.n + x;
+        let c = usize::from(stacks.count()[i]);
+        let layer = |k: usize| (stacks.material(k)[i], stacks.thickness(k)[i]);
         let (top, t_top) = layer(c.checked_sub(1)?);
-        let ground = &chunk.ground;
+        let ground = stacks.ground();
         let g = ground[i];
-        let [l, r, b, f] = self.grid.around(x, z);
+        let [l, r, b, f] = self.rules.grid.around(x, z);
         let at = |nb: Option<usize>| nb.map(|k| ground[k]);
         let nbs = [at(l), at(r), at(b), at(f)];
-        if let Some(a) = split(g, &nbs, talus[usize::from(top)], self.rate, g) {
+        let rate = self.rules.rate;
+        if let Some(a) = split(g, &nbs, talus[usize::from(top)], rate, g) {
             return Some((a, top));
         }
-        if !self.sliding || c < 2 || Material::from_u8(top).is_none_or(Material::is_loose) {
+        if !self.rules.sliding || c < 2 || Material::from_u8(top).is_none_or(Material::is_loose) {
             return None;
         }
         let (bed, s_bed) = layer(c - 2);
@@ -503,9 +621,9 @@ impl Planner<'_> {
         }
         let t_bed = talus[usize::from(bed)];
         if s_bed * density[usize::from(bed)] > t_top * density[usize::from(top)] {
-            split(g, &nbs, t_bed, self.rate, g).map(|a| (a, top))
+            split(g, &nbs, t_bed, rate, g).map(|a| (a, top))
         } else {
-            split(g - t_top, &nbs, t_bed, self.rate, s_bed).map(|a| (a, bed | FROM_BED))
+            split(g - t_top, &nbs, t_bed, rate, s_bed).map(|a| (a, bed | FROM_BED))
         }
     }
 }
