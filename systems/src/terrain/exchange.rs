@@ -158,10 +158,12 @@ impl ExchangeRow {
         self.value.resize(n, 0.0);
         self.slot16.resize(n, 0);
         self.fill8.resize(n, 0);
-        let highest = highest(&layers.count[start..][..n]);
-        // Slots above the row's highest layer hold nothing to read; one of
-        // them may receive a new layer.
-        let slots = (usize::from(highest) + 1).min(layers.material.len());
+        let highest = usize::from(highest(&layers.count[start..][..n]));
+        // Slots at or above the row's highest layer hold nothing to read
+        // (the lanes pick no slot at or above a column's count; at least one
+        // is read, so the kernel has a loop), and the slot just above it
+        // may receive a new layer.
+        let slots = (highest + 1).min(layers.material.len());
         let lanes = Lanes {
             capacity: layers.material.len() as u32,
             input,
@@ -169,8 +171,8 @@ impl ExchangeRow {
         };
         let out = [&mut self.slot, &mut self.fill, &mut self.slow].map(|v| v.as_mut_slice());
         let value = &mut self.value[..];
-        self.slow_cells = match slots {
-            1 => lanes.run::<1>(layers, start, sed, out, value),
+        self.slow_cells = match highest {
+            0 | 1 => lanes.run::<1>(layers, start, sed, out, value),
             2 => lanes.run::<2>(layers, start, sed, out, value),
             3 => lanes.run::<3>(layers, start, sed, out, value),
             4 => lanes.run::<4>(layers, start, sed, out, value),
