@@ -320,13 +320,19 @@ fn exchange<const K: usize>(
             // last 1–16 cells to a scalar loop: a sixth of the kernel's
             // time on 512-cell rows.
             let (m, t) = unsafe { (*material.get_unchecked(x), *thickness.get_unchecked(x)) };
-            let (k, m) = (k as u32, u32::from(m));
-            m1 = pick_u32(c == k + 1, m, m1);
-            t1 = pick(c == k + 1, t, t1);
-            m2 = pick_u32(c == k + 2, m, m2);
-            t2 = pick(c == k + 2, t, t2);
-            // Bottom up, as `Layers::refresh` adds.
-            below2 = pick(c > k + 2, below2 + t, below2);
+            // The column's layers shift through the top two, bottom up: after
+            // the last, the top is slot c − 1 and the one beneath c − 2. One
+            // comparison per slot, where picking each by its index took three.
+            let live = (k as u32) < c;
+            if k >= 2 {
+                // The layer leaving the top two joins the sum beneath them,
+                // bottom up, as `Layers::refresh` adds.
+                below2 = pick(live, below2 + t2, below2);
+            }
+            m2 = pick_u32(live, m1, m2);
+            t2 = pick(live, t1, t2);
+            m1 = pick_u32(live, u32::from(m), m1);
+            t1 = pick(live, t, t1);
         }
         // The sum below the top is the sum below the layer beneath, plus it:
         // the last addition of the same bottom-up sum.
