@@ -185,16 +185,22 @@ impl ExchangeRow {
         // cells at a time by a mask, then bit by bit: a branch per cell
         // would be mispredicted.
         for (group, slots) in self.slot.chunks(64).enumerate() {
-            let mut bits = (slots.iter().enumerate()).fold(0u64, |b, (i, &k)| b | (u64::from(k != u32::MAX) << i));
+            let mut bits = slots
+                .iter()
+                .enumerate()
+                .fold(0u64, |b, (i, &k)| b | (u64::from(k != u32::MAX) << i));
             while bits != 0 {
                 let x = group * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 let (k, j) = (self.slot[x] as usize, start + x);
                 layers.thickness[k][j] = self.value[x];
                 layers.age[k][j] = 0;
-                // A new layer fills the slot whose thickness it sets.
-                let material = &mut layers.material[k][j];
-                *material = if self.fill[x] == u32::MAX { *material } else { REGOLITH };
+                // A new layer fills the slot whose thickness it sets. New
+                // layers are rare once the tops are regolith, and a store of
+                // the material the others keep would dirty its line.
+                if self.fill[x] != u32::MAX {
+                    layers.material[k][j] = REGOLITH;
+                }
             }
         }
     }
