@@ -15,7 +15,7 @@
 //! layers first), and cells under standing water.
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, highest, scratch};
+use super::grid::highest;
 use super::materials::{MATERIAL_COUNT, Material};
 use super::stack_rows::{pick, pick_u32};
 use super::standing_water::grind;
@@ -121,17 +121,11 @@ pub(crate) struct ExchangeRow {
     value: Vec<f32>,
     /// The slot of a new regolith layer, or none (`u32::MAX`).
     fill: Vec<u32>,
-    /// `slot` in u16 lanes, for the counters, and `fill` in bytes, for the
-    /// materials.
-    slot16: Vec<u16>,
-    fill8: Vec<u8>,
     /// 1 where the cell needs [`column`].
     slow: Vec<u32>,
     /// How many cells need [`column`]: mostly none, and then the row is not
     /// scanned for them.
     slow_cells: u32,
-    /// Rows the changed slots' planes are rewritten through ([`scratch`]).
-    rows: ScratchRows,
 }
 
 /// Most slots the lane path reads; rows with deeper stacks go column by
@@ -156,12 +150,10 @@ impl ExchangeRow {
             v.resize(n, 0);
         }
         self.value.resize(n, 0.0);
-        self.slot16.resize(n, 0);
-        self.fill8.resize(n, 0);
-        let highest = highest(&layers.count[start..][..n]);
-        // Slots above the row's highest layer hold nothing to read; one of
-        // them may receive a new layer.
-        let slots = (usize::from(highest) + 1).min(layers.material.len());
+        // Slots at or above the row's highest layer hold nothing to read:
+        // the lanes pick no slot at or above a column's count (at least one
+        // is read, so the kernel has a loop).
+        let highest = usize::from(highest(&layers.count[start..][..n]));
         let lanes = Lanes {
             capacity: layers.material.len() as u32,
             input,
@@ -169,8 +161,8 @@ impl ExchangeRow {
         };
         let out = [&mut self.slot, &mut self.fill, &mut self.slow].map(|v| v.as_mut_slice());
         let value = &mut self.value[..];
-        self.slow_cells = match slots {
-            1 => lanes.run::<1>(layers, start, sed, out, value),
+        self.slow_cells = match highest {
+            0 | 1 => lanes.run::<1>(layers, start, sed, out, value),
             2 => lanes.run::<2>(layers, start, sed, out, value),
             3 => lanes.run::<3>(layers, start, sed, out, value),
             4 => lanes.run::<4>(layers, start, sed, out, value),
@@ -185,35 +177,30 @@ impl ExchangeRow {
                 n as u32
             }
         };
-        // Most rows change the top slot or two only: the thicknesses,
-        // counters and materials of the others are not written back at all,
-        // and a row without a new layer writes no material.
-        let [set, filled] = [&self.slot, &self.fill].map(|s| touched_slots(s));
-        let cells = start..start + n;
-        let rows = &mut self.rows;
-        if set != 0 {
-            narrow(&self.slot, &mut self.slot16, u16::MAX);
-            for k in slots_in(set, slots) {
-                let new = scratch(&mut rows.f32, n);
-                set_slot(
-                    k as u32,
-                    &self.slot,
-                    &self.value,
-                    &layers.thickness[k][cells.clone()],
-                    new,
-                );
-                layers.thickness[k][cells.clone()].copy_from_slice(new);
-                let new = scratch(&mut rows.u16, n);
-                restart_counters(k as u16, &self.slot16, &layers.age[k][cells.clone()], new);
-                layers.age[k][cells.clone()].copy_from_slice(new);
-            }
-        }
-        if filled != 0 {
-            narrow(&self.fill, &mut self.fill8, u8::MAX);
-            for k in slots_in(filled, slots) {
-                let new = scratch(&mut rows.u8, n);
-                fill_slot(k as u8, &self.fill8, &layers.material[k][cells.clone()], new);
-                layers.material[k][cells.clone()].copy_from_slice(new);
+        // The cells that change a layer are a few, scattered over the row
+        // and its slots: written cell by cell, they leave the lines of the
+        // planes around them unread and clean, where rewriting each changed
+        // slot's rows (thickness, counter, material) read and wrote back
+        // whole rows of planes the lanes do not otherwise touch. Found 64
+        // cells at a time by a mask, then bit by bit: a branch per cell
+        // would be mispredicted.
+        for (group, slots) in self.slot.chunks(64).enumerate() {
+            let mut bits = slots
+                .iter()
+                .enumerate()
+                .fold(0u64, |b, (i, &k)| b | (u64::from(k != u32::MAX) << i));
+            while bits != 0 {
+                let x = group * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let (k, j) = (self.slot[x] as usize, start + x);
+                layers.thickness[k][j] = self.value[x];
+                layers.age[k][j] = 0;
+                // A new layer fills the slot whose thickness it sets. New
+                // layers are rare once the tops are regolith, and a store of
+                // the material the others keep would dirty its line.
+                if self.fill[x] != u32::MAX {
+                    layers.material[k][j] = REGOLITH;
+                }
             }
         }
     }
@@ -318,13 +305,19 @@ fn exchange<const K: usize>(
             // last 1–16 cells to a scalar loop: a sixth of the kernel's
             // time on 512-cell rows.
             let (m, t) = unsafe { (*material.get_unchecked(x), *thickness.get_unchecked(x)) };
-            let (k, m) = (k as u32, u32::from(m));
-            m1 = pick_u32(c == k + 1, m, m1);
-            t1 = pick(c == k + 1, t, t1);
-            m2 = pick_u32(c == k + 2, m, m2);
-            t2 = pick(c == k + 2, t, t2);
-            // Bottom up, as `Layers::refresh` adds.
-            below2 = pick(c > k + 2, below2 + t, below2);
+            // The column's layers shift through the top two, bottom up: after
+            // the last, the top is slot c − 1 and the one beneath c − 2. One
+            // comparison per slot, where picking each by its index took three.
+            let live = (k as u32) < c;
+            if k >= 2 {
+                // The layer leaving the top two joins the sum beneath them,
+                // bottom up, as `Layers::refresh` adds.
+                below2 = pick(live, below2 + t2, below2);
+            }
+            m2 = pick_u32(live, m1, m2);
+            t2 = pick(live, t1, t2);
+            m1 = pick_u32(live, u32::from(m), m1);
+            t1 = pick(live, t, t1);
         }
         // The sum below the top is the sum below the layer beneath, plus it:
         // the last addition of the same bottom-up sum.
@@ -414,61 +407,6 @@ impl Kernel for ExchangeKernel<'_, '_> {
     fn run(self) {
         self.lanes
             .run(self.layers, self.start, &self.input, self.sed, self.rates);
-    }
-}
-
-/// The slots (below 32) that a row's `slot` plane names, as bits; none is
-/// `u32::MAX`.
-#[inline(always)]
-fn touched_slots(slot: &[u32]) -> u32 {
-    slot.iter().fold(0, |bits, &k| bits | 1u32.checked_shl(k).unwrap_or(0))
-}
-
-/// The slots below `slots` whose bits are set in `bits`, lowest first.
-fn slots_in(bits: u32, slots: usize) -> impl Iterator<Item = usize> {
-    (0..slots).filter(move |&k| bits & (1 << k) != 0)
-}
-
-/// Slots in narrower lanes, u16 for the counters and bytes for the
-/// materials (none stays none: `u32::MAX` becomes `none`, the type's
-/// largest): the compiler does not vectorize selects across lane widths.
-#[inline(always)]
-fn narrow<T: Copy + TryFrom<u32>>(slot: &[u32], out: &mut [T], none: T) {
-    let slot = &slot[..out.len()];
-    for (o, &s) in out.iter_mut().zip(slot) {
-        *o = T::try_from(s).unwrap_or(none);
-    }
-}
-
-/// The new thickness `value` where slot `k` is the one that changes, else
-/// the `old` one.
-#[inline(always)]
-fn set_slot(k: u32, slot: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
-    let n = new.len();
-    let (slot, value, old) = (&slot[..n], &value[..n], &old[..n]);
-    for x in 0..n {
-        new[x] = pick(slot[x] == k, value[x], old[x]);
-    }
-}
-
-/// The counters of slot `k`, restarted where it changes.
-#[inline(always)]
-fn restart_counters(k: u16, slot: &[u16], old: &[u16], new: &mut [u16]) {
-    let n = new.len();
-    let (slot, old) = (&slot[..n], &old[..n]);
-    for x in 0..n {
-        new[x] = old[x] & !0u16.wrapping_sub(u16::from(slot[x] == k));
-    }
-}
-
-/// The materials of slot `k`, regolith where it receives a new layer.
-#[inline(always)]
-fn fill_slot(k: u8, fill: &[u8], old: &[u8], new: &mut [u8]) {
-    let n = new.len();
-    let (fill, old) = (&fill[..n], &old[..n]);
-    for x in 0..n {
-        let on = 0u8.wrapping_sub(u8::from(fill[x] == k));
-        new[x] = (REGOLITH & on) | (old[x] & !on);
     }
 }
 
