@@ -67,8 +67,7 @@ impl TreeAnchor {
     };
 
     /// The anchor of a tree rooted at `root` whose parts are the `cylinders` from `from.0` on
-    /// and the `leaves` from `from.1` on: its height is theirs, from the lowest to the highest
-    /// point of their end spheres and leaf cards (0 when there are none).
+    /// and the `leaves` from `from.1` on: its height is theirs ([`TreeExtent`]).
     ///
     /// ```
     /// use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor};
@@ -80,22 +79,63 @@ impl TreeAnchor {
     /// assert_eq!(anchor.height, 4.75);
     /// ```
     pub fn of(root: Vec3, (cylinders, leaves): (&CylinderBatch, &LeafBatch), from: (usize, usize)) -> TreeAnchor {
-        let (mut bottom, mut top) = (f32::INFINITY, f32::NEG_INFINITY);
-        let mut add = |y: f32, reach: f32| {
-            bottom = bottom.min(y - reach);
-            top = top.max(y + reach);
-        };
+        let mut extent = TreeExtent::EMPTY;
         for i in from.0..cylinders.len() {
-            add(cylinders.start[i].y, cylinders.start_radius[i]);
-            add(cylinders.end[i].y, cylinders.end_radius[i]);
+            extent.add_wood(cylinders.start[i].y, cylinders.start_radius[i]);
+            extent.add_wood(cylinders.end[i].y, cylinders.end_radius[i]);
         }
         for i in from.1..leaves.len() {
-            add(leaves.position[i].y, leaves.size[i] * LEAF_REACH);
+            extent.add_leaf(leaves.position[i].y, leaves.size[i]);
         }
         TreeAnchor {
             root,
-            height: (top - bottom).max(0.0),
+            height: extent.height(),
         }
+    }
+}
+
+/// The lowest and highest point of a tree's parts: its segments' end spheres and its leaves'
+/// cards. A tree's anchor and its impostor card are measured so, and must be: the geometry
+/// and the card fade by the same height on screen.
+///
+/// ```
+/// use sylva_runtime::extract::{LEAF_REACH, TreeExtent};
+///
+/// let mut extent = TreeExtent::EMPTY;
+/// extent.add_wood(0.0, 0.5);
+/// extent.add_leaf(4.0, 1.0);
+/// assert_eq!((extent.bottom, extent.top), (-0.5, 4.0 + LEAF_REACH));
+/// assert_eq!(TreeExtent::EMPTY.height(), 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TreeExtent {
+    /// Lowest y, metres.
+    pub bottom: f32,
+    /// Highest y, metres.
+    pub top: f32,
+}
+
+impl TreeExtent {
+    /// No parts yet: bottom above top.
+    pub const EMPTY: TreeExtent = TreeExtent {
+        bottom: f32::INFINITY,
+        top: f32::NEG_INFINITY,
+    };
+
+    /// Adds a segment's end sphere at height `y` of `radius`.
+    pub fn add_wood(&mut self, y: f32, radius: f32) {
+        self.bottom = self.bottom.min(y - radius);
+        self.top = self.top.max(y + radius);
+    }
+
+    /// Adds a leaf card at height `y` of `size` (it reaches [`LEAF_REACH`] sizes).
+    pub fn add_leaf(&mut self, y: f32, size: f32) {
+        self.add_wood(y, size * LEAF_REACH);
+    }
+
+    /// Top minus bottom; 0 with no parts.
+    pub fn height(&self) -> f32 {
+        (self.top - self.bottom).max(0.0)
     }
 }
 

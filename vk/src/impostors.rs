@@ -20,7 +20,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
-use sylva_runtime::extract::{DirtyRange, LEAF_REACH, TreeInstances, TreeModels};
+use sylva_runtime::extract::{DirtyRange, LEAF_REACH, TreeExtent, TreeInstances, TreeModels};
 use sylva_runtime::glam::{Mat4, Vec3, Vec4};
 
 use crate::cull::Aabb;
@@ -127,33 +127,34 @@ pub(crate) struct ModelBounds {
 impl ModelBounds {
     /// The bounds of a model's cylinders (their end spheres) and leaves (their cards).
     pub fn of(model: &sylva_runtime::extract::TreeModel) -> ModelBounds {
-        let mut b = ModelBounds {
-            radius: 0.0,
-            bottom: f32::INFINITY,
-            top: f32::NEG_INFINITY,
-        };
-        let mut add = |p: Vec3, r: f32| {
-            b.radius = b.radius.max(Vec3::new(p.x, 0.0, p.z).length() + r);
-            b.bottom = b.bottom.min(p.y - r);
-            b.top = b.top.max(p.y + r);
-        };
+        // Heights as the tree's anchor measures them (`card_share` fades both by them).
+        let mut extent = TreeExtent::EMPTY;
+        let mut radius = 0.0f32;
+        let mut reach = |p: Vec3, r: f32| radius = radius.max(Vec3::new(p.x, 0.0, p.z).length() + r);
         let c = &model.cylinders;
         for i in 0..c.len() {
-            add(c.start[i], c.start_radius[i]);
-            add(c.end[i], c.end_radius[i]);
+            extent.add_wood(c.start[i].y, c.start_radius[i]);
+            extent.add_wood(c.end[i].y, c.end_radius[i]);
+            reach(c.start[i], c.start_radius[i]);
+            reach(c.end[i], c.end_radius[i]);
         }
         let l = &model.leaves;
         for i in 0..l.len() {
-            add(l.position[i], l.size[i] * LEAF_REACH);
+            extent.add_leaf(l.position[i].y, l.size[i]);
+            reach(l.position[i], l.size[i] * LEAF_REACH);
         }
-        if b.bottom > b.top {
-            b = ModelBounds {
+        if extent.bottom > extent.top {
+            return ModelBounds {
                 radius: 0.0,
                 bottom: 0.0,
                 top: 0.0,
             };
         }
-        b
+        ModelBounds {
+            radius,
+            bottom: extent.bottom,
+            top: extent.top,
+        }
     }
 
     /// Half the bake view's width and height and its centre height: the bounds and a margin.

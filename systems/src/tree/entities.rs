@@ -7,7 +7,7 @@ use std::ops::Range;
 use glam::Vec3;
 use hecs::Entity;
 use serde::{Deserialize, Serialize};
-use sylva_runtime::extract::{CylinderBatch, LEAF_REACH, LeafBatch, TreeAnchor, TreeInstances, TreeModel, TreeModels};
+use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeAnchor, TreeExtent, TreeInstances, TreeModel, TreeModels};
 use sylva_runtime::{Access, App, System};
 
 use super::{BranchGraph, NO_PARENT, Placement, TreeError, TreeLook};
@@ -213,43 +213,41 @@ fn cards(ctx: &sylva_runtime::SystemContext<'_>, models: &HashMap<Entity, u32>) 
 }
 
 /// Each tree's anchor: its root, and its height from the lowest to the highest point of its
-/// segments' end spheres and its leaves' cards (`leaves`, whose runs `leaf_trees` names), as
-/// [`TreeAnchor::of`] measures a tree and a renderer its card.
+/// segments' end spheres and its leaves' cards (`leaves`, whose runs `leaf_trees` names): its
+/// [`TreeExtent`], as a renderer measures its card.
 fn anchors(
     ctx: &sylva_runtime::SystemContext<'_>,
     leaves: &LeafBatch,
     leaf_trees: &[(Entity, Range<usize>)],
 ) -> HashMap<Entity, TreeAnchor> {
-    let mut extent: HashMap<Entity, (f32, f32)> = HashMap::new();
-    let mut add = |tree: Entity, y: f32, reach: f32| {
-        let e = extent.entry(tree).or_insert((f32::INFINITY, f32::NEG_INFINITY));
-        *e = (e.0.min(y - reach), e.1.max(y + reach));
-    };
+    let mut extent: HashMap<Entity, TreeExtent> = HashMap::new();
     for archetype in ctx.archetypes_with::<Segment>() {
         let segments = ctx.column::<Segment>(archetype).expect("archetype has Segment");
         let Some(members) = ctx.column::<TreeMember>(archetype) else {
             continue;
         };
         for (s, m) in segments.iter().zip(members.iter()) {
-            add(m.0, s.start.y, s.start_radius);
-            add(m.0, s.end.y, s.end_radius);
+            let e = extent.entry(m.0).or_insert(TreeExtent::EMPTY);
+            e.add_wood(s.start.y, s.start_radius);
+            e.add_wood(s.end.y, s.end_radius);
         }
     }
     for (tree, parts) in leaf_trees {
+        let e = extent.entry(*tree).or_insert(TreeExtent::EMPTY);
         for k in parts.start..parts.end.min(leaves.len()) {
-            add(*tree, leaves.position[k].y, leaves.size[k] * LEAF_REACH);
+            e.add_leaf(leaves.position[k].y, leaves.size[k]);
         }
     }
     let mut query = ctx.query::<(Entity, &Tree)>();
     query
         .iter()
         .filter_map(|(entity, tree)| {
-            let (bottom, top) = *extent.get(&entity)?;
+            let height = extent.get(&entity).filter(|e| e.bottom <= e.top)?.height();
             Some((
                 entity,
                 TreeAnchor {
                     root: tree.position,
-                    height: top - bottom,
+                    height,
                 },
             ))
         })
