@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, highest, prefetch, scratch};
+use super::grid::{ROWS, highest, prefetch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -23,30 +23,26 @@ use crate::registers::{Kernel, Registers};
 /// Ages every layer of `chunk` by `elapsed` iterations; returns the thickness
 /// lost to compaction.
 ///
-/// Row by row, the counters of every slot up to the row's highest layer
-/// advance in a branch-free loop over 16-bit lanes that also marks the cells
-/// where a layer reached its threshold; only those cells take the
-/// per-column pass that changes materials and merges. Deposits keep young
-/// regolith and sand coming of age all over a fresh landscape, so nearly
-/// every row has a few such cells, and a pass over the whole row for them
-/// cost several times the counters.
+/// Row by row, a branch-free loop over 16-bit lanes advances the counters
+/// of every slot up to the row's highest layer, turns each layer that
+/// reached its threshold into the next rock and restarts its counter, and
+/// marks the cells whose stack now has two equal neighbours. Only those
+/// cells (and, with compaction, every cell where a layer aged) take the
+/// per-column pass that halves and merges. Deposits keep young regolith and
+/// sand coming of age all over a fresh landscape, a few percent of the cells
+/// at each call and a quarter at some; a per-column pass for every such cell
+/// cost more than the counters, and half of those cells merge nothing.
 pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, registers: Registers) -> f64 {
     let n = chunk.size() as usize;
     let block = ROWS * n;
     let inc = u16::try_from(elapsed).unwrap_or(u16::MAX);
-    // Threshold and successor by material byte; a 256-entry table needs no
-    // bounds check. Rock that does not age (granite) never reaches its threshold.
-    // The row check takes them as 16-bit lanes, 0 for rock that does not age.
-    let mut threshold = [u32::MAX; 256];
-    let mut lanes = [0u16; MATERIAL_COUNT];
-    let mut next = [0u8; 256];
+    // Thresholds by material as 16-bit lanes, 0 for rock that does not age
+    // (granite). Regolith is step 0 of the chain, marble step 5; each step
+    // ages into the material one below it.
+    let mut threshold = [0u16; MATERIAL_COUNT];
     for m in Material::ALL {
-        if let Some(to) = m.aged() {
-            // Regolith is step 0 of the chain, marble step 5.
-            let t = p.thresholds[Material::Regolith as usize - m as usize];
-            threshold[m as usize] = u32::from(t);
-            lanes[m as usize] = t;
-            next[m as usize] = to as u8;
+        if m.aged().is_some() {
+            threshold[m as usize] = p.thresholds[Material::Regolith as usize - m as usize];
         }
     }
     chunk
@@ -55,74 +51,26 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .into_par_iter()
         .map(|mut layers| {
             let mut lost = 0.0f64;
-            let (mut count, mut material, mut due) = (vec![0u16; n], vec![0u16; n], vec![0u16; n]);
-            let mut ages = Vec::new();
-            let rows = layers.count.len() / n;
-            for row in 0..rows {
+            let mut rows = AgeRows::new(n);
+            let height = layers.count.len() / n;
+            for row in 0..height {
                 let start = row * n;
                 // The next row's slots arrive while this one ages.
-                if row + 1 < rows {
+                if row + 1 < height {
                     let next = start + n..start + 2 * n;
                     for k in 0..usize::from(highest(&layers.count[next.clone()])) {
                         prefetch(&layers.material[k][next.clone()]);
                         prefetch(&layers.age[k][next.clone()]);
                     }
                 }
-                let any = registers.run(AgeRow {
-                    layers: &mut layers,
-                    cells: start..start + n,
-                    inc,
-                    threshold: &lanes,
-                    count: &mut count,
-                    material: &mut material,
-                    due: &mut due,
-                    ages: &mut ages,
-                });
-                if !any {
-                    continue;
-                }
-                // By groups of lanes, so a clear stretch between due cells
-                // costs a vector test rather than a test per cell.
-                for (c, group) in due.chunks(DUE_GROUP).enumerate() {
-                    if group.iter().fold(0, |any, &d| any | d) == 0 {
-                        continue;
-                    }
-                    for (x, &slots) in group.iter().enumerate() {
-                        if slots == 0 {
-                            continue;
-                        }
-                        let i = start + c * DUE_GROUP + x;
-                        let mut changed = false;
-                        // Only the slots the row check marked, bottom up as a
-                        // walk over the whole stack would change them.
-                        let mut bits = slots;
-                        while bits != 0 {
-                            let b = bits.trailing_zeros() as usize;
-                            bits &= bits - 1;
-                            let from = if b == LAST_BIT { b..layers.len(i) } else { b..b + 1 };
-                            for k in from {
-                                let m = usize::from(layers.material[k][i]);
-                                if u32::from(layers.age[k][i]) >= threshold[m] {
-                                    layers.material[k][i] = next[m];
-                                    layers.age[k][i] = 0;
-                                    if p.compaction_halving {
-                                        let t = layers.thickness[k][i];
-                                        layers.thickness[k][i] = t * 0.5;
-                                        lost += f64::from(t - t * 0.5);
-                                    }
-                                    changed = true;
-                                }
-                            }
-                        }
-                        if changed {
-                            layers.merge_equal(i);
-                            // Merging refreshes the ground; only halving changes
-                            // it without a merge.
-                            if p.compaction_halving {
-                                layers.refresh(i);
-                            }
-                        }
-                    }
+                let cells = start..start + n;
+                let any = if p.compaction_halving {
+                    registers.run(AgeRow::<true>::new(&mut layers, cells, inc, &threshold, &mut rows))
+                } else {
+                    registers.run(AgeRow::<false>::new(&mut layers, cells, inc, &threshold, &mut rows))
+                };
+                if any {
+                    lost += settle(&mut layers, start, &rows, p.compaction_halving);
                 }
             }
             lost
@@ -132,31 +80,116 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, regi
         .sum()
 }
 
-/// Lanes of `due` tested at once for a due cell among them.
-const DUE_GROUP: usize = 32;
+/// Lanes of `work` tested at once for a cell among them.
+const WORK_GROUP: usize = 32;
 
-/// The bit of `due` that stands for every slot from it up: a 16-bit lane
-/// has one bit per slot below it, and columns may have up to 32.
-const LAST_BIT: usize = 15;
+/// The per-column pass over the cells of the row at `start` that
+/// [`AgeRow`] marked in `rows.work`: with compaction, halves each layer that
+/// aged (bottom up, so the lost thickness sums in the same order in any
+/// build) and refreshes the ground; merges equal neighbours where the row
+/// pass found some. Returns the thickness lost.
+fn settle(layers: &mut Layers<'_>, start: usize, rows: &AgeRows, compaction: bool) -> f64 {
+    let mut lost = 0.0;
+    // By groups of lanes, so a clear stretch between marked cells costs a
+    // vector test rather than a test per cell.
+    for (c, group) in rows.work.chunks(WORK_GROUP).enumerate() {
+        if group.iter().fold(0, |any, &w| any | w) == 0 {
+            continue;
+        }
+        for (x, &work) in group.iter().enumerate() {
+            if work == 0 {
+                continue;
+            }
+            let x = c * WORK_GROUP + x;
+            let i = start + x;
+            if compaction {
+                let mut bits = rows.due[x];
+                while bits != 0 {
+                    let k = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let t = layers.thickness[k][i];
+                    layers.thickness[k][i] = t * 0.5;
+                    lost += f64::from(t - t * 0.5);
+                }
+            }
+            if rows.pairs[x] != 0 {
+                layers.merge_equal(i);
+            }
+            // Merging refreshes the ground; only halving changes it without a merge.
+            if compaction {
+                layers.refresh(i);
+            }
+        }
+    }
+    lost
+}
 
-/// Advances the counters of row `cells` of `layers` by `inc` and marks in
-/// `due` the cells where a live layer reached its threshold (`threshold` by
-/// material, 0 for rock that does not age), bit `k` for slot `k` (bit
-/// [`LAST_BIT`] for it and every slot above); returns whether any did.
-/// `count` and `material` are row buffers.
-struct AgeRow<'a, 'l> {
+/// A block's row buffers for [`AgeRow`], one lane per cell of a row.
+struct AgeRows {
+    /// Layer counts, widened.
+    count: Vec<u16>,
+    /// The slot's materials, widened, then as aged.
+    material: Vec<u16>,
+    /// The slot below's materials as aged.
+    below: Vec<u16>,
+    /// The slot's counters as advanced (`grid::scratch`'s role: every store is a full one).
+    ages: Vec<u16>,
+    /// 1 where a layer aged.
+    changed: Vec<u16>,
+    /// With compaction, bit `k` for each slot `k` whose layer aged.
+    due: Vec<u32>,
+    /// 1 where two live neighbouring layers have one material after aging.
+    pairs: Vec<u16>,
+    /// 1 where the column needs the per-column pass ([`settle`]).
+    work: Vec<u16>,
+}
+
+impl AgeRows {
+    fn new(n: usize) -> Self {
+        Self {
+            count: vec![0; n],
+            material: vec![0; n],
+            below: vec![0; n],
+            ages: vec![0; n],
+            changed: vec![0; n],
+            due: vec![0; n],
+            pairs: vec![0; n],
+            work: vec![0; n],
+        }
+    }
+}
+
+/// Ages row `cells` of `layers` by `inc` (`threshold` by material, 0 for
+/// rock that does not age) and marks the cells that need the per-column
+/// pass (with `COMPACTION`, every cell where a layer aged, and which layers
+/// did); returns whether any does.
+struct AgeRow<'a, 'l, const COMPACTION: bool> {
     layers: &'a mut Layers<'l>,
     cells: Range<usize>,
     inc: u16,
     threshold: &'a [u16; MATERIAL_COUNT],
-    count: &'a mut [u16],
-    material: &'a mut [u16],
-    due: &'a mut [u16],
-    /// The scratch row the counters are rewritten through (`grid::scratch`).
-    ages: &'a mut Vec<u16>,
+    rows: &'a mut AgeRows,
 }
 
-impl Kernel for AgeRow<'_, '_> {
+impl<'a, 'l, const COMPACTION: bool> AgeRow<'a, 'l, COMPACTION> {
+    fn new(
+        layers: &'a mut Layers<'l>,
+        cells: Range<usize>,
+        inc: u16,
+        threshold: &'a [u16; MATERIAL_COUNT],
+        rows: &'a mut AgeRows,
+    ) -> Self {
+        Self {
+            layers,
+            cells,
+            inc,
+            threshold,
+            rows,
+        }
+    }
+}
+
+impl<const COMPACTION: bool> Kernel for AgeRow<'_, '_, COMPACTION> {
     type Output = bool;
 
     #[inline(always)]
@@ -166,32 +199,30 @@ impl Kernel for AgeRow<'_, '_> {
             cells,
             inc,
             threshold,
-            count,
-            material,
-            due,
-            ages,
+            rows,
         } = self;
         let counts = &layers.count[cells.clone()];
-        widen(counts, count);
-        due.fill(0);
-        // Slots above the row's highest layer hold no live counter.
-        let highest = highest(counts);
-        for k in 0..usize::from(highest) {
-            widen(&layers.material[k][cells.clone()], material);
-            let new = scratch(ages, cells.len());
-            age_slot(
-                k as u16,
-                inc,
-                count,
-                material,
-                &layers.age[k][cells.clone()],
-                new,
-                threshold,
-                due,
-            );
-            layers.age[k][cells.clone()].copy_from_slice(new);
+        widen(counts, &mut rows.count);
+        rows.changed.fill(0);
+        rows.pairs.fill(0);
+        if COMPACTION {
+            rows.due.fill(0);
         }
-        due.iter().fold(0, |any, &d| any | d) != 0
+        // Slots above the row's highest layer hold no live layer.
+        for k in 0..usize::from(highest(counts)) {
+            widen(&layers.material[k][cells.clone()], &mut rows.material);
+            let aged = age_slot::<COMPACTION>(k, inc, threshold, &layers.age[k][cells.clone()], rows);
+            layers.age[k][cells.clone()].copy_from_slice(&rows.ages);
+            if aged {
+                narrow(&rows.material, &mut layers.material[k][cells.clone()]);
+            }
+            std::mem::swap(&mut rows.material, &mut rows.below);
+        }
+        let (changed, pairs) = (&rows.changed, &rows.pairs);
+        for ((w, &c), &p) in rows.work.iter_mut().zip(changed).zip(pairs) {
+            *w = c & (p | u16::from(COMPACTION));
+        }
+        rows.work.iter().fold(0, |any, &w| any | w) != 0
     }
 }
 
@@ -203,38 +234,69 @@ fn widen(bytes: &[u8], lanes: &mut [u16]) {
     }
 }
 
-/// Advances the counters `age` of slot `k` by `inc` (saturating) where the
-/// slot is live, into `new`; sets bit `k` (at most [`LAST_BIT`]) of `due` in
-/// the cells whose live layer reached its material's threshold (`threshold`
-/// is 0 for rock that does not age).
-#[allow(clippy::too_many_arguments)]
+/// 16-bit lanes holding bytes back to bytes.
 #[inline(always)]
-fn age_slot(
-    k: u16,
-    inc: u16,
-    count: &[u16],
-    material: &[u16],
-    age: &[u16],
-    new: &mut [u16],
-    threshold: &[u16; MATERIAL_COUNT],
-    due: &mut [u16],
-) {
-    let n = new.len();
-    let (count, material, age, due) = (&count[..n], &material[..n], &age[..n], &mut due[..n]);
-    let bit = k.min(LAST_BIT as u16);
+fn narrow(lanes: &[u16], bytes: &mut [u8]) {
+    for (b, &l) in bytes.iter_mut().zip(lanes) {
+        *b = l as u8;
+    }
+}
+
+/// Slot `k` of a row: advances its counters `age` by `inc` (saturating)
+/// where the slot is live, into `rows.ages`; where a live layer reached its
+/// material's threshold, ages `rows.material` to the next rock, restarts
+/// the counter and marks the cell in `rows.changed` (with `COMPACTION`,
+/// sets bit `k` of `rows.due`; a 32-bit lane halves the lanes a register
+/// holds, which the common case does not pay for); marks in `rows.pairs` the
+/// cells where the layer now equals the live one below (`rows.below`).
+/// Returns whether any layer of the slot aged.
+#[inline(always)]
+fn age_slot<const COMPACTION: bool>(k: usize, inc: u16, threshold: &[u16; MATERIAL_COUNT], age: &[u16], rows: &mut AgeRows) -> bool {
+    let n = rows.ages.len();
+    let AgeRows {
+        count,
+        material,
+        below,
+        ages,
+        changed,
+        due,
+        pairs,
+        ..
+    } = rows;
+    let (count, material, below, age, changed, due, pairs) = (
+        &count[..n],
+        &mut material[..n],
+        &below[..n],
+        &age[..n],
+        &mut changed[..n],
+        &mut due[..n],
+        &mut pairs[..n],
+    );
+    let slot = k as u16;
+    let above_bottom = u16::from(k > 0);
     // The threshold by a tree of selects on the material's three bits: three
     // masks per lane where a compare per material took seven. Materials are
     // below 7, so the eighth leaf is never taken.
     let [t0, t1, t2, t3, t4, t5, t6] = *threshold;
+    let mut any = 0u16;
     for x in 0..n {
-        let live = count[x] > k;
+        let live = count[x] > slot;
         let a = age[x].saturating_add(inc * u16::from(live));
-        new[x] = a;
         let m = material[x];
         let odd = |even: u16, odd: u16| if m & 1 != 0 { odd } else { even };
         let (l0, l1, l2, l3) = (odd(t0, t1), odd(t2, t3), odd(t4, t5), odd(t6, 0));
         let (h0, h1) = if m & 2 != 0 { (l1, l3) } else { (l0, l2) };
         let th = if m & 4 != 0 { h1 } else { h0 };
-        due[x] |= u16::from(live & (th != 0) & (a >= th)) << bit;
+        let aged = u16::from(live & (th != 0) & (a >= th));
+        ages[x] = if aged != 0 { 0 } else { a };
+        let m = m - aged;
+        material[x] = m;
+        changed[x] |= aged;
+        if COMPACTION {
+            due[x] |= u32::from(aged) << k;
+        }
+        pairs[x] |= above_bottom & u16::from(live) & u16::from(m == below[x]);
+        any |= aged;
     }
+    any != 0
 }

@@ -600,20 +600,34 @@ impl Layers<'_> {
     pub(crate) fn merge_equal(&mut self, i: usize) {
         // Many stacks have no equal neighbours: find the first pair over the
         // slots as they are, without the count read again after each step.
-        let Some(first) = self.material[..self.len(i)].windows(2).position(|w| w[0][i] == w[1][i]) else {
+        let c = self.len(i);
+        let Some(first) = self.material[..c].windows(2).position(|w| w[0][i] == w[1][i]) else {
             return;
         };
-        let mut k = first + 1;
-        while k < self.len(i) {
-            if self.material[k][i] == self.material[k - 1][i] {
-                let t = self.thickness[k][i];
-                self.thickness[k - 1][i] += t;
-                self.age[k - 1][i] = self.age[k - 1][i].min(self.age[k][i]);
-                self.remove_slot(i, k);
+        // One pass, each layer moved once, where removing merged slots one at
+        // a time shifted the stack above each. That left every freed slot
+        // holding the old top layer, and so does this: dead slots are part of
+        // the state's bits.
+        let top = (self.material[c - 1][i], self.thickness[c - 1][i], self.age[c - 1][i]);
+        let mut w = first;
+        for r in first + 1..c {
+            let (m, t, a) = (self.material[r][i], self.thickness[r][i], self.age[r][i]);
+            if m == self.material[w][i] {
+                self.thickness[w][i] += t;
+                self.age[w][i] = self.age[w][i].min(a);
             } else {
-                k += 1;
+                w += 1;
+                self.material[w][i] = m;
+                self.thickness[w][i] = t;
+                self.age[w][i] = a;
             }
         }
+        // The old top's own slot still holds it.
+        for k in w + 1..c - 1 {
+            (self.material[k][i], self.thickness[k][i], self.age[k][i]) = top;
+        }
+        self.count[i] = (w + 1) as u8;
+        self.refresh(i);
     }
 }
 
@@ -623,5 +637,49 @@ fn copy_square<T: Copy>(src: &[T], dst: &mut [T], from_size: u32, x0: u32, z0: u
     for (z, row) in dst.chunks_exact_mut(s).enumerate() {
         let at = (z0 as usize + z) * w + x0;
         row.copy_from_slice(&src[at..at + s]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Merges as removing each merged slot on its own did, shifting the
+    /// stack above it down every time.
+    fn merge_one_at_a_time(layers: &mut Layers<'_>, i: usize) {
+        let mut k = 1;
+        while k < layers.len(i) {
+            if layers.material[k][i] == layers.material[k - 1][i] {
+                let t = layers.thickness[k][i];
+                layers.thickness[k - 1][i] += t;
+                layers.age[k - 1][i] = layers.age[k - 1][i].min(layers.age[k][i]);
+                layers.remove_slot(i, k);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn merging_in_one_pass_leaves_every_slot_as_merging_one_at_a_time() {
+        const SLOTS: u8 = 6;
+        // Every stack of up to six layers of three materials, under a dead
+        // slot that must keep what it held.
+        for len in 1..SLOTS {
+            for code in 0..3u32.pow(u32::from(len)) {
+                let mut chunk = TerrainChunk::new([0, 0], 1, SLOTS).unwrap();
+                for k in 0..usize::from(SLOTS) {
+                    chunk.material[k] = (code / 3u32.pow(k as u32) % 3) as u8;
+                    chunk.thickness[k] = 0.1 + k as f32 * 0.37;
+                    chunk.age[k] = (7 * k as u16 + 3) % 5;
+                }
+                chunk.count[0] = len;
+                chunk.layers_mut().refresh(0);
+                let mut expected = chunk.clone();
+                merge_one_at_a_time(&mut expected.layers_mut(), 0);
+                chunk.layers_mut().merge_equal(0);
+                assert_eq!(chunk, expected, "stack {code} of {len} layers");
+            }
+        }
     }
 }
