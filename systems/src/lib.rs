@@ -5,6 +5,7 @@
 pub mod colonize;
 pub mod grass;
 pub mod lsystem;
+mod pages;
 pub mod particles;
 pub mod placement;
 mod registers;

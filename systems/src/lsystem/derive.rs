@@ -87,8 +87,10 @@ impl LSystem {
             return Err(self.limit_error(opts, 0));
         }
         word.clone_from(&self.axiom);
+        let mut room = (0, 0);
         for step in 1..=iterations {
-            self.step_into(word, step, opts, spare)?;
+            self.step_into(word, step, opts, spare, room)?;
+            room = next_room(word, spare, opts);
             std::mem::swap(word, spare);
         }
         Ok(())
@@ -97,17 +99,19 @@ impl LSystem {
     /// Rewrites every module of `word` once; `step` (1-based) keys the random choices.
     pub fn step(&self, word: &ModuleBuffer, step: u32, opts: &DeriveOptions) -> Result<ModuleBuffer, LSystemError> {
         let mut out = ModuleBuffer::new();
-        self.step_into(word, step, opts, &mut out)?;
+        self.step_into(word, step, opts, &mut out, (0, 0))?;
         Ok(out)
     }
 
-    /// [`Self::step`] into `out`, replacing its contents and reusing its allocations.
+    /// [`Self::step`] into `out`, replacing its contents and reusing its allocations, with room
+    /// for `room` (modules, parameters) reserved up front.
     fn step_into(
         &self,
         word: &ModuleBuffer,
         step: u32,
         opts: &DeriveOptions,
         out: &mut ModuleBuffer,
+        room: (usize, usize),
     ) -> Result<(), LSystemError> {
         let brackets = if self.has_context {
             match_brackets(word.symbols())
@@ -129,6 +133,8 @@ impl LSystem {
         if opts.parallel && n > chunk && rayon::current_num_threads() > 1 {
             *out = self.step_parallel(&ctx, chunk, opts)?;
         } else {
+            out.clear();
+            out.reserve(room.0, room.1);
             ctx.derive_range_into(0..n, 0, None, out)
                 .map_err(|e| self.range_error(&e, 0, opts, step))?;
         }
@@ -203,6 +209,26 @@ impl LSystem {
             _ => self.limit_error(opts, step),
         }
     }
+}
+
+/// The room (modules, parameters) to reserve for the step after the one that turned `before`
+/// into `after`.
+///
+/// A word outgrowing its buffer is copied as it grows, and in fresh memory every copy faults in
+/// new pages. Words grow by about the same factor each step, so the last step's factor, a
+/// sixteenth more and at most 4, usually covers the next word at once; the unused rest of the
+/// reservation is never touched.
+fn next_room(before: &ModuleBuffer, after: &ModuleBuffer, opts: &DeriveOptions) -> (usize, usize) {
+    let grown = |from: usize, to: usize| {
+        let factor = if from == 0 {
+            1.0
+        } else {
+            (to as f64 / from as f64).clamp(1.0, 4.0)
+        };
+        (to as f64 * factor * (17.0 / 16.0)) as usize
+    };
+    let modules = grown(before.len(), after.len()).min(opts.module_limit.saturating_add(1));
+    (modules, grown(before.all_params().len(), after.all_params().len()))
 }
 
 struct StepContext<'a> {

@@ -120,10 +120,24 @@ impl BranchGraph {
                 count: n as u64,
             });
         }
-        for (segment, &parent) in self.parent.iter().enumerate() {
-            if parent != NO_PARENT && parent as usize >= segment {
-                return Err(TreeError::ParentOrder { segment, parent });
+        // Every tree operation validates its graph, so the common case, a valid graph, is scanned
+        // without an early exit (which keeps the loops vectorizable) and the first offender is
+        // looked up only when there is one.
+        let parents_ok = self.parent.iter().enumerate().fold(true, |ok, (segment, &parent)| {
+            ok & (parent == NO_PARENT || (parent as usize) < segment)
+        });
+        if !parents_ok {
+            for (segment, &parent) in self.parent.iter().enumerate() {
+                if parent != NO_PARENT && parent as usize >= segment {
+                    return Err(TreeError::ParentOrder { segment, parent });
+                }
             }
+        }
+        let finite = |points: &[Vec3]| points.iter().fold(true, |ok, p| ok & p.is_finite());
+        let radius_ok = |r: f32| r.is_finite() & (r >= 0.0);
+        let radii_ok = |radii: &[f32]| radii.iter().fold(true, |ok, &r| ok & radius_ok(r));
+        if finite(&self.start) && finite(&self.end) && radii_ok(&self.start_radius) && radii_ok(&self.end_radius) {
+            return Ok(());
         }
         let bad_point = |what, points: &[Vec3]| {
             points
@@ -139,7 +153,7 @@ impl BranchGraph {
         let bad_radius = |what, radii: &[f32]| {
             radii
                 .iter()
-                .position(|r| !(r.is_finite() && *r >= 0.0))
+                .position(|&r| !radius_ok(r))
                 .map(|segment| TreeError::BadValue {
                     segment,
                     what,

@@ -17,6 +17,7 @@
 //! eq. 4.5 prints the opposite).
 
 use std::f32::consts::TAU;
+use std::mem::MaybeUninit;
 
 use glam::{Mat3, Quat, Vec2, Vec3, Vec3A};
 use sylva_runtime::Validate;
@@ -26,6 +27,7 @@ use super::chains::Chains;
 use super::graph::Children;
 use super::params::{MeshParams, MeshStyle, RootNormal, SidesRule};
 use super::{BranchGraph, NO_PARENT, TreeError};
+use crate::pages::reserve_huge;
 
 /// A triangle mesh with per-vertex attributes in separate arrays.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -171,60 +173,139 @@ pub fn build_mesh(graph: &BranchGraph, params: &MeshParams) -> Result<TreeMesh, 
 pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut TreeMesh) -> Result<MeshCounts, TreeError> {
     let plan = Plan::new(graph, params)?;
     let counts = plan.counts;
+    let angles = rotation_angles(graph, &plan.children, params);
+    let end_normals = match params.style {
+        MeshStyle::Chains => end_normals(graph, params.root_normal),
+        MeshStyle::Fractal { .. } => Vec::new(),
+    };
+    let tubes = Tubes {
+        graph,
+        params,
+        plan: &plan,
+        angles: &angles,
+        end_normals: &end_normals,
+        circles: &CircleTables::for_sides(&plan.sides),
+    };
     mesh.positions.clear();
     mesh.normals.clear();
     mesh.uvs.clear();
     mesh.indices.clear();
-    mesh.positions.reserve(counts.vertices);
-    mesh.normals.reserve(counts.vertices);
-    mesh.uvs.reserve(counts.vertices);
-    mesh.indices.reserve(counts.triangles * 3);
-    let angles = rotation_angles(graph, &plan.children, params);
-    let mut circles = CircleTables::default();
-    let mut turns = AngleCache::default();
-    let mut turn_of = |degrees: f32| {
-        let (sin, cos) = turns.sin_cos(degrees);
-        Vec2::new(cos, sin)
+    // A fresh mesh's pages are a large share of its cost (see `reserve_huge`).
+    reserve_huge(&mut mesh.positions, counts.vertices);
+    reserve_huge(&mut mesh.normals, counts.vertices);
+    reserve_huge(&mut mesh.uvs, counts.vertices);
+    reserve_huge(&mut mesh.indices, counts.triangles * 3);
+    // Written once, in place, from the sizes planned: no capacity checks, and no zeroing of
+    // memory that is overwritten anyway.
+    let mut slots = Slots {
+        positions: &mut mesh.positions.spare_capacity_mut()[..counts.vertices],
+        normals: &mut mesh.normals.spare_capacity_mut()[..counts.vertices],
+        uvs: &mut mesh.uvs.spare_capacity_mut()[..counts.vertices],
+        indices: &mut mesh.indices.spare_capacity_mut()[..counts.triangles * 3],
     };
-    match params.style {
-        MeshStyle::Chains => {
-            let end_normals = end_normals(graph, params.root_normal);
-            let start_normal = |s: usize| match graph.parent[s] {
-                NO_PARENT => root_start_normal(graph, s, params.root_normal),
-                p => end_normals[p as usize],
-            };
-            for (tube, &sides) in plan.tubes.iter().zip(&plan.sides) {
+    let (mut base, mut turns) = (0, AngleCache::default());
+    for t in 0..plan.tubes.len() {
+        base = tubes.mesh(t, base, &mut turns, &mut slots);
+    }
+    assert!(slots.is_empty(), "the tubes wrote fewer slots than planned");
+    // SAFETY: the tubes took their slots in turn from the front of exactly `counts` slots of each
+    // buffer, each wrote every slot it took (`write_ring`, `write_quads`), and none is left.
+    unsafe {
+        mesh.positions.set_len(counts.vertices);
+        mesh.normals.set_len(counts.vertices);
+        mesh.uvs.set_len(counts.vertices);
+        mesh.indices.set_len(counts.triangles * 3);
+    }
+    Ok(counts)
+}
+
+/// Unwritten mesh slots, taken from the front as the tubes are meshed.
+struct Slots<'a> {
+    positions: &'a mut [MaybeUninit<Vec3>],
+    normals: &'a mut [MaybeUninit<Vec3>],
+    uvs: &'a mut [MaybeUninit<Vec2>],
+    indices: &'a mut [MaybeUninit<u32>],
+}
+
+impl<'a> Slots<'a> {
+    /// Splits off the first `vertices` vertex and `indices` index slots; panics if there are
+    /// fewer.
+    fn take(&mut self, vertices: usize, indices: usize) -> Slots<'a> {
+        let (positions, rest) = std::mem::take(&mut self.positions).split_at_mut(vertices);
+        self.positions = rest;
+        let (normals, rest) = std::mem::take(&mut self.normals).split_at_mut(vertices);
+        self.normals = rest;
+        let (uvs, rest) = std::mem::take(&mut self.uvs).split_at_mut(vertices);
+        self.uvs = rest;
+        let (indices, rest) = std::mem::take(&mut self.indices).split_at_mut(indices);
+        self.indices = rest;
+        Slots {
+            positions,
+            normals,
+            uvs,
+            indices,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.positions.is_empty() && self.normals.is_empty() && self.uvs.is_empty() && self.indices.is_empty()
+    }
+}
+
+/// What meshing a tube reads.
+struct Tubes<'a> {
+    graph: &'a BranchGraph,
+    params: &'a MeshParams,
+    plan: &'a Plan,
+    angles: &'a [f32],
+    end_normals: &'a [Vec3],
+    circles: &'a CircleTables,
+}
+
+impl Tubes<'_> {
+    /// Meshes tube `t`, whose first vertex is `base`, into the slots it takes from the front of
+    /// `slots`, writing all of them; returns the next tube's first vertex.
+    fn mesh(&self, t: usize, base: u32, turns: &mut AngleCache, slots: &mut Slots<'_>) -> u32 {
+        let graph = self.graph;
+        let tube = self.plan.tubes.get(t);
+        let sides = self.plan.sides[t];
+        let circle = self.circles.get(sides);
+        let stride = circle.points.len();
+        let mut out = slots.take(stride * (tube.len() + 1), 6 * sides as usize * tube.len());
+        let mut ring = |r: &Ring, turn: Vec2, v: f32| write_ring(&mut out.take(stride, 0), circle, r, turn, v);
+        let mut turn_of = |degrees: f32| {
+            let (sin, cos) = turns.sin_cos(degrees);
+            Vec2::new(cos, sin)
+        };
+        match self.params.style {
+            MeshStyle::Chains => {
                 let first = tube[0] as usize;
-                let circle = circles.get(sides);
-                let turn = turn_of(angles[first]);
-                let rings = tube.len() + 1;
-                let v_step = 1.0 / (rings - 1) as f32;
-                let base = mesh.positions.len() as u32;
+                let turn = turn_of(self.angles[first]);
+                let v_step = 1.0 / tube.len() as f32;
+                let start_normal = match graph.parent[first] {
+                    NO_PARENT => root_start_normal(graph, first, self.params.root_normal),
+                    p => self.end_normals[p as usize],
+                };
                 let start = Ring {
                     centre: graph.start[first],
                     radius: graph.start_radius[first],
-                    normal: start_normal(first),
+                    normal: start_normal,
                 };
-                emit_ring(mesh, circle, &start, turn, 0.0);
+                ring(&start, turn, 0.0);
                 for (j, &s) in tube.iter().enumerate() {
                     let s = s as usize;
-                    let ring = Ring {
+                    let end = Ring {
                         centre: graph.end[s],
                         radius: graph.end_radius[s],
-                        normal: end_normals[s],
+                        normal: self.end_normals[s],
                     };
-                    emit_ring(mesh, circle, &ring, turn, (j + 1) as f32 * v_step);
+                    ring(&end, turn, (j + 1) as f32 * v_step);
                 }
-                emit_quads(&mut mesh.indices, base, sides, tube.len());
             }
-        }
-        MeshStyle::Fractal { .. } => {
-            for (tube, &sides) in plan.tubes.iter().zip(&plan.sides) {
+            MeshStyle::Fractal { .. } => {
                 let s = tube[0] as usize;
-                let circle = circles.get(sides);
-                let turn = turn_of(angles[s]);
+                let turn = turn_of(self.angles[s]);
                 let axis = (graph.end[s] - graph.start[s]).normalize_or(Vec3::Z);
-                let base = mesh.positions.len() as u32;
                 let start_radius = graph.start_radius[s];
                 let end_radius = graph.end_radius[s];
                 let start = Ring {
@@ -237,15 +318,14 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
                     radius: end_radius,
                     normal: axis,
                 };
-                emit_ring(mesh, circle, &start, turn, 0.0);
-                emit_ring(mesh, circle, &end, turn, 1.0);
-                emit_quads(&mut mesh.indices, base, sides, 1);
+                ring(&start, turn, 0.0);
+                ring(&end, turn, 1.0);
             }
         }
+        write_quads(std::mem::take(&mut out.indices), base, sides);
+        assert!(out.is_empty(), "a tube wrote fewer slots than planned");
+        base + (stride * (tube.len() + 1)) as u32
     }
-    debug_assert_eq!(mesh.positions.len(), counts.vertices);
-    debug_assert_eq!(mesh.indices.len(), counts.triangles * 3);
-    Ok(counts)
 }
 
 /// What to mesh: the tubes, their side counts and the resulting sizes.
@@ -385,7 +465,6 @@ fn end_normals(graph: &BranchGraph, rule: RootNormal) -> Vec<Vec3> {
 }
 
 /// Ring vertex templates per side count, built once per side count and mesh.
-#[derive(Default)]
 struct CircleTables {
     tables: Vec<Circle>,
 }
@@ -398,19 +477,28 @@ struct Circle {
 }
 
 impl CircleTables {
-    fn get(&mut self, sides: u32) -> &Circle {
-        let n = sides as usize;
-        if self.tables.len() <= n {
-            self.tables.resize_with(n + 1, Circle::default);
+    /// The tables of every side count in `sides`, built before the threads share them.
+    fn for_sides(sides: &[u32]) -> Self {
+        let mut tables: Vec<Circle> = Vec::new();
+        for &sides in sides {
+            let n = sides as usize;
+            if tables.len() <= n {
+                tables.resize_with(n + 1, Circle::default);
+            }
+            let circle = &mut tables[n];
+            if circle.points.is_empty() {
+                circle.points = (0..n).map(|i| Vec2::from_angle(TAU * i as f32 / n as f32)).collect();
+                // The seam vertex repeats the first bit for bit, so the seam closes exactly.
+                circle.points.push(circle.points[0]);
+                circle.u = (0..=n).map(|i| i as f32 / n as f32).collect();
+            }
         }
-        let circle = &mut self.tables[n];
-        if circle.points.is_empty() {
-            circle.points = (0..n).map(|i| Vec2::from_angle(TAU * i as f32 / n as f32)).collect();
-            // The seam vertex repeats the first bit for bit, so the seam closes exactly.
-            circle.points.push(circle.points[0]);
-            circle.u = (0..=n).map(|i| i as f32 / n as f32).collect();
-        }
-        circle
+        Self { tables }
+    }
+
+    /// The table of `sides`, which [`Self::for_sides`] was given.
+    fn get(&self, sides: u32) -> &Circle {
+        &self.tables[sides as usize]
     }
 }
 
@@ -420,35 +508,39 @@ struct Ring {
     normal: Vec3,
 }
 
-fn emit_ring(mesh: &mut TreeMesh, circle: &Circle, ring: &Ring, turn: Vec2, v: f32) {
+/// Writes a ring's `sides + 1` vertices into `out`, whose vertex slots it fills exactly.
+fn write_ring(out: &mut Slots<'_>, circle: &Circle, ring: &Ring, turn: Vec2, v: f32) {
     // The circle lies in the z = 0 plane, so only the images of X and Y are needed, turned by the
     // chain's rotation angle: two multiply-adds per vertex instead of a rotation each.
     let (ax, ay) = ring_axes(ring.normal);
     let x = Vec3A::from(ax * turn.x + ay * turn.y);
     let y = Vec3A::from(ay * turn.x - ax * turn.y);
     let (centre, radius) = (Vec3A::from(ring.centre), ring.radius);
-    let first = mesh.normals.len();
-    mesh.normals
-        .extend(circle.points.iter().map(|p| Vec3::from(x * p.x + y * p.y)));
-    mesh.positions.extend(
-        mesh.normals[first..]
-            .iter()
-            .map(|&n| Vec3::from(centre + radius * Vec3A::from(n))),
-    );
-    mesh.uvs.extend(circle.u.iter().map(|&u| Vec2::new(u, v)));
+    assert_eq!(out.positions.len(), circle.points.len());
+    let slots = out
+        .positions
+        .iter_mut()
+        .zip(out.normals.iter_mut())
+        .zip(out.uvs.iter_mut());
+    for (((position, normal), uv), (p, &u)) in slots.zip(circle.points.iter().zip(&circle.u)) {
+        let n = Vec3::from(x * p.x + y * p.y);
+        normal.write(n);
+        position.write(Vec3::from(centre + radius * Vec3A::from(n)));
+        uv.write(Vec2::new(u, v));
+    }
 }
 
-/// Two counter-clockwise triangles per side between each pair of consecutive rings.
-fn emit_quads(indices: &mut Vec<u32>, base: u32, sides: u32, segments: usize) {
+/// Two counter-clockwise triangles per side between each pair of consecutive rings of a tube
+/// whose first vertex is `base`, filling `indices` (six per side and segment) exactly.
+fn write_quads(indices: &mut [MaybeUninit<u32>], base: u32, sides: u32) {
     let stride = sides + 1;
-    let first = indices.len();
-    // Sized once and filled by position: cheaper than a capacity check per triangle.
-    indices.resize(first + 6 * sides as usize * segments, 0);
-    for (j, band) in indices[first..].chunks_exact_mut(6 * sides as usize).enumerate() {
+    for (j, band) in indices.chunks_exact_mut(6 * sides as usize).enumerate() {
         let ring = base + j as u32 * stride;
         for (quad, a) in band.chunks_exact_mut(6).zip(ring..) {
             let b = a + stride;
-            quad.copy_from_slice(&[a, a + 1, b + 1, a, b + 1, b]);
+            for (slot, index) in quad.iter_mut().zip([a, a + 1, b + 1, a, b + 1, b]) {
+                slot.write(index);
+            }
         }
     }
 }
