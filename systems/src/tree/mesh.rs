@@ -477,7 +477,7 @@ struct Circle {
 }
 
 impl CircleTables {
-    /// The tables of every side count in `sides`, built before the threads share them.
+    /// The tables of every side count in `sides`, built up front so meshing only reads them.
     fn for_sides(sides: &[u32]) -> Self {
         let mut tables: Vec<Circle> = Vec::new();
         for &sides in sides {
