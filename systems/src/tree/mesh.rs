@@ -20,6 +20,7 @@ use std::f32::consts::TAU;
 use std::mem::MaybeUninit;
 
 use glam::{Mat3, Quat, Vec2, Vec3, Vec3A};
+use rayon::prelude::*;
 use sylva_runtime::Validate;
 
 use super::AngleCache;
@@ -203,13 +204,30 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
         uvs: &mut mesh.uvs.spare_capacity_mut()[..counts.vertices],
         indices: &mut mesh.indices.spare_capacity_mut()[..counts.triangles * 3],
     };
-    let (mut base, mut turns) = (0, AngleCache::default());
+    // Runs of tubes of about `RUN_VERTICES` vertices each, meshed on the pool: each run's slots
+    // and first vertex are known from the plan, and every vertex is computed alone, so the bits
+    // do not depend on the threads. A fresh mesh's pages are faulted in on every core too.
+    let mut runs = Vec::new();
+    let (mut first, mut base, mut vertices, mut indices) = (0, 0u32, 0, 0);
     for t in 0..plan.tubes.len() {
-        base = tubes.mesh(t, base, &mut turns, &mut slots);
+        let (v, i) = plan.size(t);
+        (vertices, indices) = (vertices + v, indices + i);
+        if vertices >= RUN_VERTICES || t + 1 == plan.tubes.len() {
+            runs.push((first..t + 1, base, slots.take(vertices, indices)));
+            (first, base, vertices, indices) = (t + 1, base + vertices as u32, 0, 0);
+        }
     }
-    assert!(slots.is_empty(), "the tubes wrote fewer slots than planned");
-    // SAFETY: the tubes took their slots in turn from the front of exactly `counts` slots of each
-    // buffer, each wrote every slot it took (`write_ring`, `write_quads`), and none is left.
+    assert!(slots.is_empty(), "the runs took fewer slots than planned");
+    runs.into_par_iter().for_each(|(run, mut base, mut slots)| {
+        let mut turns = AngleCache::default();
+        for t in run {
+            base = tubes.mesh(t, base, &mut turns, &mut slots);
+        }
+        assert!(slots.is_empty(), "the tubes wrote fewer slots than planned");
+    });
+    // SAFETY: the runs split exactly `counts` slots of each buffer among them, the tubes of each
+    // took theirs in turn from the front of its share, each wrote every slot it took
+    // (`write_ring`, `write_quads`), and none is left.
     unsafe {
         mesh.positions.set_len(counts.vertices);
         mesh.normals.set_len(counts.vertices);
@@ -218,6 +236,10 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
     }
     Ok(counts)
 }
+
+/// Vertices per run of tubes meshed as one task: enough to outweigh a task's cost, few enough
+/// that a large tree's runs spread over the cores.
+const RUN_VERTICES: usize = 16 * 1024;
 
 /// Unwritten mesh slots, taken from the front as the tubes are meshed.
 struct Slots<'a> {
@@ -271,7 +293,8 @@ impl Tubes<'_> {
         let sides = self.plan.sides[t];
         let circle = self.circles.get(sides);
         let stride = circle.points.len();
-        let mut out = slots.take(stride * (tube.len() + 1), 6 * sides as usize * tube.len());
+        let (vertices, indices) = self.plan.size(t);
+        let mut out = slots.take(vertices, indices);
         let mut ring = |r: &Ring, turn: Vec2, v: f32| write_ring(&mut out.take(stride, 0), circle, r, turn, v);
         let mut turn_of = |degrees: f32| {
             let (sin, cos) = turns.sin_cos(degrees);
@@ -324,7 +347,7 @@ impl Tubes<'_> {
         }
         write_quads(std::mem::take(&mut out.indices), base, sides);
         assert!(out.is_empty(), "a tube wrote fewer slots than planned");
-        base + (stride * (tube.len() + 1)) as u32
+        base + vertices as u32
     }
 }
 
@@ -337,6 +360,13 @@ struct Plan {
 }
 
 impl Plan {
+    /// The vertices and indices of tube `t`: a ring of `sides + 1` vertices (the seam twice) at
+    /// each end of each segment, and two triangles per side and segment.
+    fn size(&self, t: usize) -> (usize, usize) {
+        let (segments, sides) = (self.tubes.get(t).len(), self.sides[t] as usize);
+        ((sides + 1) * (segments + 1), 6 * sides * segments)
+    }
+
     fn new(graph: &BranchGraph, params: &MeshParams) -> Result<Self, TreeError> {
         params.validate()?;
         graph.validate()?;
