@@ -247,12 +247,12 @@ impl Kernel for SweepBlock<'_, '_> {
             if to_regolith {
                 row.active(&plans.here.src);
                 stacks.load(layers, start, &row.active);
-                stacks.take(&row.send, &mut row.removed);
+                stacks.take(layers, &row.send, &mut row.removed);
                 if row.sliver() {
-                    stacks.push(Material::Regolith as u8, &row.sliver);
+                    stacks.push(layers, Material::Regolith as u8, &row.sliver);
                 }
-                stacks.push(Material::Regolith as u8, &row.recv);
-                stacks.store(layers, start);
+                stacks.push(layers, Material::Regolith as u8, &row.recv);
+                stacks.store(layers);
             }
             let slow = if to_regolith { Some(stacks.slow()) } else { None };
             if !row.leftovers(slow) {
