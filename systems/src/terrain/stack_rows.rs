@@ -43,6 +43,9 @@ pub(crate) struct StackRows {
     /// change to a slot's material, so the material of the others is not
     /// written back.
     filled: u32,
+    /// Bit `k` set where `take` or a push changed slot `k` of some column:
+    /// the others are as they were loaded and are not written back.
+    changed: u32,
     /// 1 for the cells this row changes; the others are written back as they were.
     active: Vec<u32>,
     /// 1 for active cells this row could not change (see the module docs).
@@ -77,6 +80,7 @@ impl StackRows {
         self.thickness.resize(slots * n, 0.0);
         self.loaded = slots;
         self.filled = 0;
+        self.changed = 0;
         self.active.clear();
         self.active.extend_from_slice(active);
         self.slow.clear();
@@ -105,7 +109,7 @@ impl StackRows {
             let [taking, done, _] = &mut self.lanes;
             let cells = k * n..(k + 1) * n;
             let new = scratch(&mut self.rows.f32, n);
-            take_slot(
+            let changed = take_slot(
                 k as u32 + 1,
                 &self.thickness[cells.clone()],
                 new,
@@ -117,6 +121,7 @@ impl StackRows {
                 done,
             );
             self.thickness[cells].copy_from_slice(new);
+            self.changed |= u32::from(changed) << k;
         }
         let [_, done, _] = &self.lanes;
         let new = scratch(&mut self.rows.f32, n);
@@ -143,7 +148,7 @@ impl StackRows {
         let [pushing, joined, _] = &mut self.lanes;
         for k in from..to {
             let cells = k * n..(k + 1) * n;
-            let filled = push_slot(
+            let [filled, changed] = push_slot(
                 k as u32,
                 m,
                 &mut self.material[cells.clone()],
@@ -155,6 +160,7 @@ impl StackRows {
                 joined,
             );
             self.filled |= u32::from(filled) << k;
+            self.changed |= u32::from(changed) << k;
         }
         end_push(slots as u32, pushing, joined, &mut self.count, &mut self.slow);
     }
@@ -162,10 +168,10 @@ impl StackRows {
     /// Writes the changed columns back to `layers` from cell `start` on, with
     /// their ground refreshed; slow and inactive columns stay as they were.
     ///
-    /// Every change to a slot's material or thickness restarts its counter,
-    /// so a slot with no kept fresh lane is as it was loaded and is not
-    /// written: the low slots of a row, which only its shallowest columns
-    /// reach, are read for the ground from the planes and never loaded.
+    /// A slot that neither `take` nor a push changed in any column is as it
+    /// was loaded and is not written: the low slots of a row, which only its
+    /// shallowest columns reach, are read for the ground from the planes and
+    /// never loaded.
     #[inline(always)]
     pub(crate) fn store(&mut self, layers: &mut Layers<'_>) {
         let (n, start) = (self.n, self.start);
@@ -187,7 +193,7 @@ impl StackRows {
             let thickness = &self.thickness[cells.clone()];
             add_slot(k as u32, &self.count, thickness, sum, next);
             std::mem::swap(sum, next);
-            if !changes(keep, &self.fresh[cells.clone()]) {
+            if self.changed & (1 << k) == 0 {
                 continue;
             }
             let new = scratch(&mut rows.f32, n);
@@ -281,7 +287,8 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
 }
 
 /// One round of `take`'s loop for the columns whose top is slot `top − 1`:
-/// the slot's `thickness` becomes `new`.
+/// the slot's `thickness` becomes `new`. Returns whether any column thinned
+/// the slot.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn take_slot(
@@ -294,10 +301,11 @@ fn take_slot(
     removed: &mut [f32],
     taking: &mut [u32],
     done: &mut [u32],
-) {
+) -> bool {
     let n = new.len();
     let (thickness, fresh, count, amount) = (&thickness[..n], &mut fresh[..n], &mut count[..n], &amount[..n]);
     let (removed, taking, done) = (&mut removed[..n], &mut taking[..n], &mut done[..n]);
+    let mut any = 0;
     for x in 0..n {
         let on = (taking[x] != 0) & (count[x] == top);
         let t = thickness[x];
@@ -311,7 +319,9 @@ fn take_slot(
         removed[x] = r;
         count[x] -= u32::from(gone);
         taking[x] = u32::from((taking[x] != 0) & !part & (!gone | (r < amount[x])));
+        any |= u32::from(part);
     }
+    any != 0
 }
 
 /// `take` returns the whole amount when it stopped inside a layer: what
@@ -339,7 +349,7 @@ fn start_push(active: &[u32], amount: &[f32], pushing: &mut [u32], joined: &mut 
 
 /// `push`'s change to slot `k`: the amount joins a top of the same material,
 /// or fills the slot above a top of another. Returns whether any column
-/// filled it.
+/// filled it, and whether any changed it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_slot(
@@ -352,11 +362,11 @@ fn push_slot(
     amount: &[f32],
     pushing: &[u32],
     joined: &mut [u32],
-) -> bool {
+) -> [bool; 2] {
     let n = material.len();
     let (thickness, fresh, count, amount) = (&mut thickness[..n], &mut fresh[..n], &count[..n], &amount[..n]);
     let (pushing, joined) = (&pushing[..n], &mut joined[..n]);
-    let mut any = 0;
+    let (mut filled, mut changed) = (0, 0);
     for x in 0..n {
         let on = pushing[x] != 0;
         let join = on & (count[x] == k + 1) & (material[x] == m);
@@ -366,9 +376,10 @@ fn push_slot(
         thickness[x] = pick(join, t + amount[x], pick(fill, amount[x], t));
         material[x] = pick_u32(fill, m, material[x]);
         fresh[x] |= u32::from(join | fill);
-        any |= u32::from(fill);
+        filled |= u32::from(fill);
+        changed |= u32::from(join | fill);
     }
-    any != 0
+    [filled != 0, changed != 0]
 }
 
 /// A column that got a new layer counts it; one with no loaded slot left
@@ -413,18 +424,6 @@ fn keep_lanes_of(keep: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
     for x in 0..n {
         new[x] = pick(keep[x] != 0, value[x], old[x]);
     }
-}
-
-/// Whether any kept column changed the slot (`fresh` lanes).
-#[inline(always)]
-fn changes(keep: &[u32], fresh: &[u32]) -> bool {
-    let n = keep.len();
-    let fresh = &fresh[..n];
-    let mut any = 0;
-    for x in 0..n {
-        any |= keep[x] & fresh[x];
-    }
-    any != 0
 }
 
 /// The low bytes of `value` in the kept lanes, `old` in the others, into
