@@ -102,14 +102,11 @@ impl StackRows {
         // once none takes: slots outside those change nothing.
         let [_, highest] = count_range(taking, &self.count);
         for k in (0..(highest as usize).min(self.slots)).rev() {
-            if !any(&self.lanes[0]) {
-                break;
-            }
             self.open(k, layers);
             let [taking, done, _] = &mut self.lanes;
             let cells = k * n..(k + 1) * n;
             let new = scratch(&mut self.rows.f32, n);
-            let changed = take_slot(
+            let [changed, taking] = take_slot(
                 k as u32 + 1,
                 &self.thickness[cells.clone()],
                 new,
@@ -122,6 +119,9 @@ impl StackRows {
             );
             self.thickness[cells].copy_from_slice(new);
             self.changed |= u32::from(changed) << k;
+            if !taking {
+                break;
+            }
         }
         let [_, done, _] = &self.lanes;
         let new = scratch(&mut self.rows.f32, n);
@@ -269,12 +269,6 @@ fn widen(bytes: &[u8], lanes: &mut [u32]) {
     }
 }
 
-/// Whether any lane is set.
-#[inline(always)]
-fn any(lanes: &[u32]) -> bool {
-    lanes.iter().fold(0, |a, &l| a | l) != 0
-}
-
 #[inline(always)]
 fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut [u32], done: &mut [u32]) {
     let n = active.len();
@@ -288,7 +282,7 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
 
 /// One round of `take`'s loop for the columns whose top is slot `top − 1`:
 /// the slot's `thickness` becomes `new`. Returns whether any column thinned
-/// the slot.
+/// the slot, and whether any takes on below it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn take_slot(
@@ -301,11 +295,11 @@ fn take_slot(
     removed: &mut [f32],
     taking: &mut [u32],
     done: &mut [u32],
-) -> bool {
+) -> [bool; 2] {
     let n = new.len();
     let (thickness, fresh, count, amount) = (&thickness[..n], &mut fresh[..n], &mut count[..n], &amount[..n]);
     let (removed, taking, done) = (&mut removed[..n], &mut taking[..n], &mut done[..n]);
-    let mut any = 0;
+    let (mut thinned, mut more) = (0, 0);
     for x in 0..n {
         let on = (taking[x] != 0) & (count[x] == top);
         let t = thickness[x];
@@ -319,9 +313,10 @@ fn take_slot(
         removed[x] = r;
         count[x] -= u32::from(gone);
         taking[x] = u32::from((taking[x] != 0) & !part & (!gone | (r < amount[x])));
-        any |= u32::from(part);
+        thinned |= u32::from(part);
+        more |= taking[x];
     }
-    any != 0
+    [thinned != 0, more != 0]
 }
 
 /// `take` returns the whole amount when it stopped inside a layer: what
