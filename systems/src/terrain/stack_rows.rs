@@ -9,8 +9,9 @@
 //! vectorize. The arithmetic is the same as the per-column methods', in the
 //! same order, so the results are bit for bit the same.
 //!
-//! Only the slots up to one above the row's highest layer are loaded, and
-//! only those a kept column changed are written back. Two
+//! Only the slots that `take` and `push` reach are loaded, from the top down
+//! to the lowest slot either changes in any column, and only those a kept
+//! column changed are written back. Two
 //! cases are left to the caller: a push onto a full column of another
 //! material, which would merge the two bottom layers first, and a second push
 //! that would need a slot above those loaded. Such columns are marked slow and
@@ -24,20 +25,27 @@ use super::grid::{ScratchRows, highest, scratch};
 #[derive(Default)]
 pub(crate) struct StackRows {
     n: usize,
-    /// Slots loaded: one above the row's highest layer, at most the columns'
-    /// capacity. A push that would need a slot above them is left slow.
+    /// The row's first cell in the planes.
+    start: usize,
+    /// The slots of the row: one above its highest layer, at most the
+    /// columns' capacity. A push that would need a slot above them is left slow.
     slots: usize,
     count: Vec<u32>,
     material: Vec<u32>,
     thickness: Vec<f32>,
-    /// 1 where the slot's unchanged-time counter restarts; cleared from slot
-    /// `cleared` up only (see [`StackRows::clear_fresh`]).
+    /// 1 where the slot's unchanged-time counter restarts.
     fresh: Vec<u32>,
-    cleared: usize,
+    /// The slots from `loaded` up have their material, thickness and
+    /// `fresh` lanes set (see [`StackRows::open`]); those below are as
+    /// in the planes.
+    loaded: usize,
     /// Bit `k` set where a push filled slot `k` of some column: the only
     /// change to a slot's material, so the material of the others is not
     /// written back.
     filled: u32,
+    /// Bit `k` set where `take` or a push changed slot `k` of some column:
+    /// the others are as they were loaded and are not written back.
+    changed: u32,
     /// 1 for the cells this row changes; the others are written back as they were.
     active: Vec<u32>,
     /// 1 for active cells this row could not change (see the module docs).
@@ -52,29 +60,27 @@ pub(crate) struct StackRows {
 }
 
 impl StackRows {
-    /// Loads the `n` columns of `layers` from cell `start` on; the cells with
-    /// a non-zero `active` are the ones the following calls change.
+    /// Starts on the `n` columns of `layers` from cell `start` on; the cells
+    /// with a non-zero `active` are the ones the following calls change.
+    /// Their slots are loaded as `take` and `push` reach them.
     #[inline(always)]
     pub(crate) fn load(&mut self, layers: &Layers<'_>, start: usize, active: &[u32]) {
         let n = active.len();
         let count = &layers.count[start..][..n];
-        // Slots above the row's highest layer hold nothing to change: load one
-        // for a push and leave the rest.
+        // Slots above the row's highest layer hold nothing to change: one is
+        // kept for a push and the rest left.
         let highest = highest(count);
         let slots = (usize::from(highest) + 1).min(layers.material.len());
-        (self.n, self.slots) = (n, slots);
+        (self.n, self.start, self.slots) = (n, start, slots);
         self.count.clear();
         self.count.extend(count.iter().map(|&c| u32::from(c)));
-        self.material.clear();
-        self.thickness.clear();
-        for k in 0..slots {
-            self.material
-                .extend(layers.material[k][start..][..n].iter().map(|&m| u32::from(m)));
-            self.thickness.extend_from_slice(&layers.thickness[k][start..][..n]);
+        for lanes in [&mut self.material, &mut self.fresh] {
+            lanes.resize(slots * n, 0);
         }
-        self.fresh.resize(slots * n, 0);
-        self.cleared = slots;
+        self.thickness.resize(slots * n, 0.0);
+        self.loaded = slots;
         self.filled = 0;
+        self.changed = 0;
         self.active.clear();
         self.active.extend_from_slice(active);
         self.slow.clear();
@@ -88,7 +94,7 @@ impl StackRows {
     /// rock from the top down, deleting emptied layers, and stores in
     /// `removed[x]` what `take` returns.
     #[inline(always)]
-    pub(crate) fn take(&mut self, amount: &[f32], removed: &mut [f32]) {
+    pub(crate) fn take(&mut self, layers: &Layers<'_>, amount: &[f32], removed: &mut [f32]) {
         let n = self.n;
         let [taking, done, _] = &mut self.lanes;
         start_take(&self.active, &amount[..n], &mut removed[..n], taking, done);
@@ -96,14 +102,11 @@ impl StackRows {
         // once none takes: slots outside those change nothing.
         let [_, highest] = count_range(taking, &self.count);
         for k in (0..(highest as usize).min(self.slots)).rev() {
-            if !any(&self.lanes[0]) {
-                break;
-            }
-            self.clear_fresh(k);
+            self.open(k, layers);
             let [taking, done, _] = &mut self.lanes;
             let cells = k * n..(k + 1) * n;
             let new = scratch(&mut self.rows.f32, n);
-            take_slot(
+            let [changed, taking] = take_slot(
                 k as u32 + 1,
                 &self.thickness[cells.clone()],
                 new,
@@ -115,6 +118,10 @@ impl StackRows {
                 done,
             );
             self.thickness[cells].copy_from_slice(new);
+            self.changed |= u32::from(changed) << k;
+            if !taking {
+                break;
+            }
         }
         let [_, done, _] = &self.lanes;
         let new = scratch(&mut self.rows.f32, n);
@@ -125,22 +132,23 @@ impl StackRows {
     /// [`Layers::push`] of `amount[x]` of `material` onto every active
     /// column (nothing where the amount is not positive).
     #[inline(always)]
-    pub(crate) fn push(&mut self, material: u8, amount: &[f32]) {
+    pub(crate) fn push(&mut self, layers: &Layers<'_>, material: u8, amount: &[f32]) {
         let (n, slots) = (self.n, self.slots);
         let m = u32::from(material);
         let [pushing, joined, _] = &mut self.lanes;
         start_push(&self.active, &amount[..n], pushing, joined);
         // Bottom up, a column's top (slot count − 1) comes before the slot a
         // new layer fills (slot count), so one pass per slot decides both,
-        // from the lowest top of a column that pushes: the slots below it
-        // change nothing.
-        let [lowest, _] = count_range(pushing, &self.count);
+        // from the lowest top of a column that pushes to the slot above the
+        // highest: the slots outside them change nothing.
+        let [lowest, highest] = count_range(pushing, &self.count);
         let from = lowest.saturating_sub(1) as usize;
-        self.clear_fresh(from);
+        let to = (highest as usize + 1).min(slots);
+        self.open(from, layers);
         let [pushing, joined, _] = &mut self.lanes;
-        for k in from..slots {
+        for k in from..to {
             let cells = k * n..(k + 1) * n;
-            let filled = push_slot(
+            let [filled, changed] = push_slot(
                 k as u32,
                 m,
                 &mut self.material[cells.clone()],
@@ -152,6 +160,7 @@ impl StackRows {
                 joined,
             );
             self.filled |= u32::from(filled) << k;
+            self.changed |= u32::from(changed) << k;
         }
         end_push(slots as u32, pushing, joined, &mut self.count, &mut self.slow);
     }
@@ -159,13 +168,13 @@ impl StackRows {
     /// Writes the changed columns back to `layers` from cell `start` on, with
     /// their ground refreshed; slow and inactive columns stay as they were.
     ///
-    /// Every change to a slot's material or thickness restarts its counter,
-    /// so a slot with no kept fresh lane is as it was loaded and is not
-    /// written: the low slots of a row, which only its shallowest columns
-    /// reach, are read for the ground but seldom written.
+    /// A slot that neither `take` nor a push changed in any column is as it
+    /// was loaded and is not written: the low slots of a row, which only its
+    /// shallowest columns reach, are read for the ground from the planes and
+    /// never loaded.
     #[inline(always)]
-    pub(crate) fn store(&mut self, layers: &mut Layers<'_>, start: usize) {
-        let n = self.n;
+    pub(crate) fn store(&mut self, layers: &mut Layers<'_>) {
+        let (n, start) = (self.n, self.start);
         let [keep, _, _] = &mut self.lanes;
         keep_lanes(&self.active, &self.slow, keep);
         for sum in &mut self.ground {
@@ -175,11 +184,16 @@ impl StackRows {
         let rows = &mut self.rows;
         for k in 0..self.slots {
             let cells = k * n..(k + 1) * n;
-            let thickness = &self.thickness[cells.clone()];
             let [sum, next] = &mut self.ground;
+            if k < self.loaded {
+                add_slot(k as u32, &self.count, &layers.thickness[k][start..][..n], sum, next);
+                std::mem::swap(sum, next);
+                continue;
+            }
+            let thickness = &self.thickness[cells.clone()];
             add_slot(k as u32, &self.count, thickness, sum, next);
             std::mem::swap(sum, next);
-            if k < self.cleared || !changes(keep, &self.fresh[cells.clone()]) {
+            if self.changed & (1 << k) == 0 {
                 continue;
             }
             let new = scratch(&mut rows.f32, n);
@@ -207,16 +221,20 @@ impl StackRows {
         layers.count[start..][..n].copy_from_slice(new);
     }
 
-    /// Clears the fresh lanes of slot `k` and those above it not yet
-    /// cleared. `take` and `push` change a row's upper slots only, so the
-    /// lanes of the slots below are neither cleared nor read: a row's lanes
-    /// cleared in one go cost more than the whole `take`.
+    /// Loads slot `k` of `layers` and those above it not yet loaded, with
+    /// their fresh lanes cleared. `take` and `push` change a row's upper
+    /// slots only, so the slots below are neither loaded nor cleared: a
+    /// row's lanes cleared in one go cost more than the whole `take`.
     #[inline(always)]
-    fn clear_fresh(&mut self, k: usize) {
-        if k < self.cleared {
-            self.fresh[k * self.n..self.cleared * self.n].fill(0);
-            self.cleared = k;
+    fn open(&mut self, k: usize, layers: &Layers<'_>) {
+        let (n, start) = (self.n, self.start);
+        for j in k..self.loaded {
+            let cells = j * n..(j + 1) * n;
+            widen(&layers.material[j][start..][..n], &mut self.material[cells.clone()]);
+            self.thickness[cells.clone()].copy_from_slice(&layers.thickness[j][start..][..n]);
+            self.fresh[cells].fill(0);
         }
+        self.loaded = self.loaded.min(k);
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.
@@ -241,10 +259,14 @@ fn count_range(on: &[u32], count: &[u32]) -> [u32; 2] {
     [lo, hi]
 }
 
-/// Whether any lane is set.
+/// `bytes` in 32-bit lanes.
 #[inline(always)]
-fn any(lanes: &[u32]) -> bool {
-    lanes.iter().fold(0, |a, &l| a | l) != 0
+fn widen(bytes: &[u8], lanes: &mut [u32]) {
+    let n = lanes.len();
+    let bytes = &bytes[..n];
+    for x in 0..n {
+        lanes[x] = u32::from(bytes[x]);
+    }
 }
 
 #[inline(always)]
@@ -259,7 +281,8 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
 }
 
 /// One round of `take`'s loop for the columns whose top is slot `top − 1`:
-/// the slot's `thickness` becomes `new`.
+/// the slot's `thickness` becomes `new`. Returns whether any column thinned
+/// the slot, and whether any takes on below it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn take_slot(
@@ -272,10 +295,11 @@ fn take_slot(
     removed: &mut [f32],
     taking: &mut [u32],
     done: &mut [u32],
-) {
+) -> [bool; 2] {
     let n = new.len();
     let (thickness, fresh, count, amount) = (&thickness[..n], &mut fresh[..n], &mut count[..n], &amount[..n]);
     let (removed, taking, done) = (&mut removed[..n], &mut taking[..n], &mut done[..n]);
+    let (mut thinned, mut more) = (0, 0);
     for x in 0..n {
         let on = (taking[x] != 0) & (count[x] == top);
         let t = thickness[x];
@@ -289,7 +313,10 @@ fn take_slot(
         removed[x] = r;
         count[x] -= u32::from(gone);
         taking[x] = u32::from((taking[x] != 0) & !part & (!gone | (r < amount[x])));
+        thinned |= u32::from(part);
+        more |= taking[x];
     }
+    [thinned != 0, more != 0]
 }
 
 /// `take` returns the whole amount when it stopped inside a layer: what
@@ -317,7 +344,7 @@ fn start_push(active: &[u32], amount: &[f32], pushing: &mut [u32], joined: &mut 
 
 /// `push`'s change to slot `k`: the amount joins a top of the same material,
 /// or fills the slot above a top of another. Returns whether any column
-/// filled it.
+/// filled it, and whether any changed it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn push_slot(
@@ -330,11 +357,11 @@ fn push_slot(
     amount: &[f32],
     pushing: &[u32],
     joined: &mut [u32],
-) -> bool {
+) -> [bool; 2] {
     let n = material.len();
     let (thickness, fresh, count, amount) = (&mut thickness[..n], &mut fresh[..n], &count[..n], &amount[..n]);
     let (pushing, joined) = (&pushing[..n], &mut joined[..n]);
-    let mut any = 0;
+    let (mut filled, mut changed) = (0, 0);
     for x in 0..n {
         let on = pushing[x] != 0;
         let join = on & (count[x] == k + 1) & (material[x] == m);
@@ -344,9 +371,10 @@ fn push_slot(
         thickness[x] = pick(join, t + amount[x], pick(fill, amount[x], t));
         material[x] = pick_u32(fill, m, material[x]);
         fresh[x] |= u32::from(join | fill);
-        any |= u32::from(fill);
+        filled |= u32::from(fill);
+        changed |= u32::from(join | fill);
     }
-    any != 0
+    [filled != 0, changed != 0]
 }
 
 /// A column that got a new layer counts it; one with no loaded slot left
@@ -391,18 +419,6 @@ fn keep_lanes_of(keep: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
     for x in 0..n {
         new[x] = pick(keep[x] != 0, value[x], old[x]);
     }
-}
-
-/// Whether any kept column changed the slot (`fresh` lanes).
-#[inline(always)]
-fn changes(keep: &[u32], fresh: &[u32]) -> bool {
-    let n = keep.len();
-    let fresh = &fresh[..n];
-    let mut any = 0;
-    for x in 0..n {
-        any |= keep[x] & fresh[x];
-    }
-    any != 0
 }
 
 /// The low bytes of `value` in the kept lanes, `old` in the others, into
@@ -523,11 +539,11 @@ mod tests {
             let mut stacks = StackRows::default();
             stacks.load(&layers, 0, &active);
             let mut removed = vec![0.0; n];
-            stacks.take(&send, &mut removed);
+            stacks.take(&layers, &send, &mut removed);
             let sliver: Vec<f32> = removed.iter().zip(&send).map(|(r, s)| r - s).collect();
-            stacks.push(REGOLITH, &sliver);
-            stacks.push(REGOLITH, &recv);
-            stacks.store(&mut layers, 0);
+            stacks.push(&layers, REGOLITH, &sliver);
+            stacks.push(&layers, REGOLITH, &recv);
+            stacks.store(&mut layers);
             for (x, &on) in active.iter().enumerate() {
                 if on == 0 || stacks.slow()[x] != 0 {
                     column(&mut layers, x);

@@ -37,9 +37,9 @@
 //! Rows are planned and moved over straight slices, on the widest vector
 //! registers the CPU has: planning computes Olsen's split of every cell
 //! branch-free and goes cell by cell only for edges and candidates for layer
-//! sliding; moving changes a row's layer stacks with [`StackRows`] and
-//! leaves to [`Layers`] only the columns that need a bottom merge or slide
-//! off their bed. Results are bit for bit those of the cell-by-cell rules.
+//! sliding; moving changes a row's layer stacks with [`StackRows`], a
+//! segment of the row at a time, and leaves to [`Layers`] only the columns
+//! that need a bottom merge or slide off their bed. Results are bit for bit those of the cell-by-cell rules.
 
 use rayon::prelude::*;
 
@@ -187,6 +187,41 @@ struct SweepRows {
     surface: RowScratch,
     flows: FlowRows,
     stacks: StackRows,
+    /// 1 for the moving cells [`StackRows`] left to [`Layers`].
+    slow: Vec<u32>,
+}
+
+/// Cells of a row that [`StackRows`] changes at a time: a segment's row
+/// buffers stay in the first-level cache from one of its loops to the
+/// next, where those of a whole row spill (on landscape 1 at 512², a third
+/// fewer misses for as many instructions).
+const SEGMENT: usize = 256;
+
+/// Changes the stacks of the row's `cells` (from cell `start` of `layers`
+/// on) as debris moves as regolith, and marks in `slow` the cells it
+/// leaves to [`Layers`].
+#[inline(always)]
+fn regolith_cells(
+    stacks: &mut StackRows,
+    layers: &mut Layers<'_>,
+    row: &mut FlowRows,
+    start: usize,
+    cells: std::ops::Range<usize>,
+    slow: &mut [u32],
+) {
+    let active = &row.active[cells.clone()];
+    if active.iter().fold(0, |a, &b| a | b) == 0 {
+        slow.fill(0);
+        return;
+    }
+    stacks.load(layers, start + cells.start, active);
+    stacks.take(layers, &row.send[cells.clone()], &mut row.removed[cells.clone()]);
+    if row.sliver(cells.clone()) {
+        stacks.push(layers, Material::Regolith as u8, &row.sliver[cells.clone()]);
+    }
+    stacks.push(layers, Material::Regolith as u8, &row.recv[cells.clone()]);
+    stacks.store(layers);
+    slow.copy_from_slice(stacks.slow());
 }
 
 impl Kernel for SweepBlock<'_, '_> {
@@ -209,6 +244,7 @@ impl Kernel for SweepBlock<'_, '_> {
             surface,
             flows: row,
             stacks,
+            slow,
         } = rows;
         let depth = layers.count.len() / n;
         for r in 0..depth {
@@ -246,15 +282,13 @@ impl Kernel for SweepBlock<'_, '_> {
             // those sliding off their bed, with the same rules as below.
             if to_regolith {
                 row.active(&plans.here.src);
-                stacks.load(layers, start, &row.active);
-                stacks.take(&row.send, &mut row.removed);
-                if row.sliver() {
-                    stacks.push(Material::Regolith as u8, &row.sliver);
+                slow.resize(n, 0);
+                for at in (0..n).step_by(SEGMENT) {
+                    let cells = at..(at + SEGMENT).min(n);
+                    regolith_cells(stacks, layers, row, start, cells.clone(), &mut slow[cells]);
                 }
-                stacks.push(Material::Regolith as u8, &row.recv);
-                stacks.store(layers, start);
             }
-            let slow = if to_regolith { Some(stacks.slow()) } else { None };
+            let slow = if to_regolith { Some(&slow[..n]) } else { None };
             if !row.leftovers(slow) {
                 continue;
             }
@@ -403,12 +437,15 @@ impl FlowRows {
         any != 0
     }
 
-    /// What `take` removed beyond what the column sends: a sliver that
-    /// stays. Returns whether any column keeps one (rarely).
+    /// What `take` removed from each of `cells` beyond what the column
+    /// sends: a sliver that stays. Returns whether any column keeps one
+    /// (rarely).
     #[inline(always)]
-    fn sliver(&mut self) -> bool {
-        let n = self.send.len();
-        let (send, removed, sliver) = (&self.send[..n], &self.removed[..n], &mut self.sliver[..n]);
+    fn sliver(&mut self, cells: std::ops::Range<usize>) -> bool {
+        let (send, removed) = (&self.send[cells.clone()], &self.removed[cells.clone()]);
+        let sliver = &mut self.sliver[cells];
+        let n = sliver.len();
+        let (send, removed) = (&send[..n], &removed[..n]);
         let mut any = false;
         for x in 0..n {
             sliver[x] = removed[x] - send[x];
