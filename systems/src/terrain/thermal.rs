@@ -39,7 +39,8 @@
 //! branch-free and goes cell by cell only for edges and candidates for layer
 //! sliding; moving changes a row's layer stacks with [`StackRows`], a
 //! segment of the row at a time, and leaves to [`Layers`] only the columns
-//! that need a bottom merge or slide off their bed. Results are bit for bit those of the cell-by-cell rules.
+//! that need a bottom merge or slide off their bed. Results are bit for bit
+//! those of the cell-by-cell rules.
 
 use rayon::prelude::*;
 
