@@ -251,7 +251,13 @@ fn narrow(lanes: &[u16], bytes: &mut [u8]) {
 /// cells where the layer now equals the live one below (`rows.below`).
 /// Returns whether any layer of the slot aged.
 #[inline(always)]
-fn age_slot<const COMPACTION: bool>(k: usize, inc: u16, threshold: &[u16; MATERIAL_COUNT], age: &[u16], rows: &mut AgeRows) -> bool {
+fn age_slot<const COMPACTION: bool>(
+    k: usize,
+    inc: u16,
+    threshold: &[u16; MATERIAL_COUNT],
+    age: &[u16],
+    rows: &mut AgeRows,
+) -> bool {
     let n = rows.ages.len();
     let AgeRows {
         count,
