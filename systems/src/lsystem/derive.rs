@@ -228,7 +228,11 @@ fn next_room(before: &ModuleBuffer, after: &ModuleBuffer, opts: &DeriveOptions) 
         (to as f64 * factor * (17.0 / 16.0)) as usize
     };
     let modules = grown(before.len(), after.len()).min(opts.module_limit.saturating_add(1));
-    (modules, grown(before.all_params().len(), after.all_params().len()))
+    // At most the last word's parameters per module (rounded up) for each module of room, so
+    // the module limit bounds the parameters' room too.
+    let per_module = after.all_params().len().div_ceil(after.len().max(1));
+    let params = grown(before.all_params().len(), after.all_params().len()).min(modules.saturating_mul(per_module));
+    (modules, params)
 }
 
 struct StepContext<'a> {
