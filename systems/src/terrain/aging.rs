@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, highest, prefetch};
+use super::grid::{ROWS, highest, prefetch, widen};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -223,14 +223,6 @@ impl<const COMPACTION: bool> Kernel for AgeRow<'_, '_, COMPACTION> {
             *w = c & (p | u16::from(COMPACTION));
         }
         rows.work.iter().fold(0, |any, &w| any | w) != 0
-    }
-}
-
-/// Bytes to 16-bit lanes, so the counter loop compares lanes of one width and vectorizes.
-#[inline(always)]
-fn widen(bytes: &[u8], lanes: &mut [u16]) {
-    for (l, &b) in lanes.iter_mut().zip(bytes) {
-        *l = u16::from(b);
     }
 }
 

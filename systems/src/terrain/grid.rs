@@ -95,6 +95,15 @@ pub(crate) fn highest(count: &[u8]) -> u8 {
     count.iter().copied().fold(0, u8::max)
 }
 
+/// `bytes` as wider lanes, so a row loop works on lanes of one width and
+/// vectorizes.
+#[inline(always)]
+pub(crate) fn widen<T: From<u8>>(bytes: &[u8], lanes: &mut [T]) {
+    for (l, &b) in lanes.iter_mut().zip(bytes) {
+        *l = T::from(b);
+    }
+}
+
 /// Scratch rows of each lane width, for [`scratch`].
 #[derive(Default)]
 pub(crate) struct ScratchRows {

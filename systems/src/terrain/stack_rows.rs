@@ -18,7 +18,7 @@
 //! written back unchanged, for the caller to redo with [`Layers`].
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, highest, scratch};
+use super::grid::{ScratchRows, highest, scratch, widen};
 
 /// One row of layer stacks in 32-bit lanes (slot `k` of cell `x` at
 /// `k·n + x`), and which of its cells change.
@@ -257,16 +257,6 @@ fn count_range(on: &[u32], count: &[u32]) -> [u32; 2] {
         hi = hi.max(pick_u32(live, count[x], 0));
     }
     [lo, hi]
-}
-
-/// `bytes` in 32-bit lanes.
-#[inline(always)]
-fn widen(bytes: &[u8], lanes: &mut [u32]) {
-    let n = lanes.len();
-    let bytes = &bytes[..n];
-    for x in 0..n {
-        lanes[x] = u32::from(bytes[x]);
-    }
 }
 
 #[inline(always)]
