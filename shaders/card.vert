@@ -3,10 +3,10 @@
 // the baked direction nearest the camera's (in the tree's frame: its yaw removed), and a
 // level quad turned with the tree, textured from the view from above (six more): a side view
 // seen from high up is a tilted picture of a trunk, not a crown. Across the camera's
-// elevations ABOVE ± BAND the two cross-fade by dither with overlapping shares: the view from
-// above comes in below ABOVE while the side view is whole, and the side view goes out above
-// it while the view from above is whole, so the crown never thins (each view's leaves lie
-// elsewhere; complementary halves of each would halve it). Trees large on screen keep their
+// elevations ABOVE ± VIEW_FADE the two cross-fade by dither with overlapping shares: the
+// view from above comes in below ABOVE while the side view is whole, and the side view goes
+// out above it while the view from above is whole, so the crown never thins (each view's
+// leaves lie elsewhere; complementary halves of each would halve it). Trees large on screen keep their
 // geometry: the card fades in by dither as the tree's height on screen falls from
 // CARD_PIXELS × band to CARD_PIXELS (vk/src/impostors.rs).
 #version 450

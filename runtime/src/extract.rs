@@ -78,18 +78,10 @@ impl TreeAnchor {
     /// let anchor = TreeAnchor::of(Vec3::ZERO, (&wood, &LeafBatch::default()), (0, 0));
     /// assert_eq!(anchor.height, 4.75);
     /// ```
-    pub fn of(root: Vec3, (cylinders, leaves): (&CylinderBatch, &LeafBatch), from: (usize, usize)) -> TreeAnchor {
-        let mut extent = TreeExtent::EMPTY;
-        for i in from.0..cylinders.len() {
-            extent.add_wood(cylinders.start[i].y, cylinders.start_radius[i]);
-            extent.add_wood(cylinders.end[i].y, cylinders.end_radius[i]);
-        }
-        for i in from.1..leaves.len() {
-            extent.add_leaf(leaves.position[i].y, leaves.size[i]);
-        }
+    pub fn of(root: Vec3, parts: (&CylinderBatch, &LeafBatch), from: (usize, usize)) -> TreeAnchor {
         TreeAnchor {
             root,
-            height: extent.height(),
+            height: TreeExtent::of(parts, from).height(),
         }
     }
 }
@@ -106,6 +98,7 @@ impl TreeAnchor {
 /// extent.add_leaf(4.0, 1.0);
 /// assert_eq!((extent.bottom, extent.top), (-0.5, 4.0 + LEAF_REACH));
 /// assert_eq!(TreeExtent::EMPTY.height(), 0.0);
+/// assert!(TreeExtent::EMPTY.is_empty() && !extent.is_empty());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TreeExtent {
@@ -121,6 +114,24 @@ impl TreeExtent {
         bottom: f32::INFINITY,
         top: f32::NEG_INFINITY,
     };
+
+    /// The extent of the `cylinders` from `from.0` on and the `leaves` from `from.1` on.
+    pub fn of((cylinders, leaves): (&CylinderBatch, &LeafBatch), from: (usize, usize)) -> TreeExtent {
+        let mut extent = TreeExtent::EMPTY;
+        for i in from.0..cylinders.len() {
+            extent.add_wood(cylinders.start[i].y, cylinders.start_radius[i]);
+            extent.add_wood(cylinders.end[i].y, cylinders.end_radius[i]);
+        }
+        for i in from.1..leaves.len() {
+            extent.add_leaf(leaves.position[i].y, leaves.size[i]);
+        }
+        extent
+    }
+
+    /// Whether no part was added.
+    pub fn is_empty(&self) -> bool {
+        self.bottom > self.top
+    }
 
     /// Adds a segment's end sphere at height `y` of `radius`.
     pub fn add_wood(&mut self, y: f32, radius: f32) {

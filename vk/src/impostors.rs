@@ -128,22 +128,19 @@ impl ModelBounds {
     /// The bounds of a model's cylinders (their end spheres) and leaves (their cards).
     pub fn of(model: &sylva_runtime::extract::TreeModel) -> ModelBounds {
         // Heights as the tree's anchor measures them (`card_share` fades both by them).
-        let mut extent = TreeExtent::EMPTY;
+        let extent = TreeExtent::of((&model.cylinders, &model.leaves), (0, 0));
         let mut radius = 0.0f32;
         let mut reach = |p: Vec3, r: f32| radius = radius.max(Vec3::new(p.x, 0.0, p.z).length() + r);
         let c = &model.cylinders;
         for i in 0..c.len() {
-            extent.add_wood(c.start[i].y, c.start_radius[i]);
-            extent.add_wood(c.end[i].y, c.end_radius[i]);
             reach(c.start[i], c.start_radius[i]);
             reach(c.end[i], c.end_radius[i]);
         }
         let l = &model.leaves;
         for i in 0..l.len() {
-            extent.add_leaf(l.position[i].y, l.size[i]);
             reach(l.position[i], l.size[i] * LEAF_REACH);
         }
-        if extent.bottom > extent.top {
+        if extent.is_empty() {
             return ModelBounds {
                 radius: 0.0,
                 bottom: 0.0,

@@ -242,7 +242,7 @@ fn anchors(
     query
         .iter()
         .filter_map(|(entity, tree)| {
-            let height = extent.get(&entity).filter(|e| e.bottom <= e.top)?.height();
+            let height = extent.get(&entity).filter(|e| !e.is_empty())?.height();
             Some((
                 entity,
                 TreeAnchor {
