@@ -15,7 +15,9 @@
 //! so 4096² cells with 4 layers take 1.09 GB (the thesis's linked lists of
 //! objects failed at this size). Erosion adds 21 (hydraulic) or about 2
 //! (thermal: the plans of two rows in 16) bytes per cell of scratch that the
-//! systems reuse between steps.
+//! systems reuse between steps. Planes of 2 MiB or more sit on huge pages
+//! where the system gives them (`pages::filled_huge`), less than
+//! 1 MiB more each at most.
 //!
 //! **Layer rules.** Erosion removes a layer once less than [`MIN_THICKNESS`]
 //! of it would remain; a layer added on top of one of the same material merges into it; when a column is
@@ -25,6 +27,8 @@
 //! therefore always exact, and only the deepest structure coarsens.
 
 use serde::{Deserialize, Serialize};
+
+use crate::pages::filled_huge;
 
 use super::materials::{MATERIAL_COUNT, Material};
 
@@ -227,15 +231,15 @@ impl TerrainChunk {
             coord,
             size,
             slots: max_layers,
-            count: vec![0; n],
-            material: vec![0; s],
-            thickness: vec![0.0; s],
-            age: vec![0; s],
-            ground: vec![0.0; n],
-            water: vec![0.0; n],
-            sediment: vec![0.0; n],
-            flux: std::array::from_fn(|_| vec![0.0; n]),
-            velocity: std::array::from_fn(|_| vec![0.0; n]),
+            count: filled_huge(n, 0),
+            material: filled_huge(s, 0),
+            thickness: filled_huge(s, 0.0),
+            age: filled_huge(s, 0),
+            ground: filled_huge(n, 0.0),
+            water: filled_huge(n, 0.0),
+            sediment: filled_huge(n, 0.0),
+            flux: std::array::from_fn(|_| filled_huge(n, 0.0)),
+            velocity: std::array::from_fn(|_| filled_huge(n, 0.0)),
         })
     }
 

@@ -39,6 +39,7 @@ use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
 use super::pipes::{Bounds, Pipes};
 use super::stats::TerrainBalance;
 use super::transport::transport;
+use crate::pages::filled_huge;
 use crate::registers::{Kernel, Registers};
 
 /// Rows per block of the water sweep. Each block's first and last rows are
@@ -125,8 +126,12 @@ pub(crate) fn step(
         boundary: p.hydraulic.boundary,
     };
     books.water_added += sources(chunk, p, seed, iteration);
+    // Every cell of both is written before it is read. `next` trades places
+    // with the sediment every step, so it gets the chunk's pages.
     for plane in [&mut s.ratio, &mut s.next] {
-        plane.resize(n * n, 0.0);
+        if plane.len() != n * n {
+            *plane = filled_huge(n * n, 0.0);
+        }
     }
     let pipes = Pipes::new(grid, &p.hydraulic, p.cell_length);
     edge_rows(chunk, &pipes, &mut s.edges, registers);
