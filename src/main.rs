@@ -763,9 +763,14 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
             wall.as_secs_f64(),
             count(report.threads as u64, "thread")
         );
+        let error = |e: Option<f64>| e.map_or("not kept".to_string(), |e| format!("{e:.3e}"));
         println!(
-            "  score {:.4} -> {:.4} (corrected {:.4}); water error {:.3e}, material error {:.3e}",
-            t.score_before, t.score_after, t.score_corrected, t.water_balance_error, t.material_balance_error
+            "  score {:.4} -> {:.4} (corrected {:.4}); water error {}, material error {}",
+            t.score_before,
+            t.score_after,
+            t.score_corrected,
+            error(t.water_balance_error),
+            error(t.material_balance_error)
         );
         let (p50, p99) = (t.p50_ms_per_pass, t.p99_ms_per_pass);
         let kernels = [

@@ -90,10 +90,12 @@ pub struct TerrainReport {
     pub score_after: f32,
     /// Corrected-mode erosion score now.
     pub score_corrected: f32,
-    /// Unaccounted water (`water.error`).
-    pub water_balance_error: f64,
-    /// Unaccounted material (`material.error`).
-    pub material_balance_error: f64,
+    /// Unaccounted water (`water.error`); null where the terrain keeps no
+    /// books (see `water`).
+    pub water_balance_error: Option<f64>,
+    /// Unaccounted material (`material.error`); null where the terrain keeps
+    /// no books.
+    pub material_balance_error: Option<f64>,
     /// Mean milliseconds of one hydraulic pass (iterations it ran in only).
     pub hydraulic_ms_per_iter: f64,
     /// Mean milliseconds of one thermal pass.
@@ -107,10 +109,12 @@ pub struct TerrainReport {
     /// Throughput of each kernel: cells × passes per second, in millions
     /// (0 for a kernel that did not run).
     pub mcell_iterations_per_s: KernelRates,
-    /// Water balance in detail.
-    pub water: WaterBalance,
-    /// Material balance in detail.
-    pub material: MaterialBalance,
+    /// Water balance in detail; null where the terrain keeps no books: a
+    /// streamed world erodes each chunk on its own with an apron of cells
+    /// that it then crops away, so no account of the whole holds.
+    pub water: Option<WaterBalance>,
+    /// Material balance in detail; null where the terrain keeps no books.
+    pub material: Option<MaterialBalance>,
     /// River measures of the ground; channels drain at least
     /// [`CHANNEL_CELLS`] cells. Null without terrain or for one too large.
     pub drainage: Option<Drainage>,
@@ -148,12 +152,8 @@ impl TerrainReport {
 /// The terrain report of `app` (zeros when the terrain is not installed).
 pub fn report(app: &App) -> TerrainReport {
     let entities = &app.world.entities;
-    let books = app
-        .world
-        .resources
-        .get::<TerrainBalance>()
-        .map(|b| b.clone())
-        .unwrap_or_default();
+    let kept = app.world.resources.get::<TerrainBalance>().map(|b| b.clone());
+    let books = kept.clone().unwrap_or_default();
     let (water, rock, suspended) = totals(entities);
     let (mut chunks, mut cells, mut layers) = (0, 0, 0);
     for c in entities.query::<&TerrainChunk>().iter() {
@@ -188,7 +188,7 @@ pub fn report(app: &App) -> TerrainReport {
             .filter(|_| passes > 0)
             .map_or(PassTimes::default(), |h| PassTimes::of(h, passes))
     };
-    let water = WaterBalance {
+    let water = kept.as_ref().map(|books| WaterBalance {
         initial: books.initial_water,
         added: books.water_added,
         evaporated: books.water_evaporated,
@@ -196,15 +196,15 @@ pub fn report(app: &App) -> TerrainReport {
         absorbed: books.water_absorbed,
         stored: water,
         error: water - expected_water,
-    };
-    let material = MaterialBalance {
+    });
+    let material = kept.as_ref().map(|books| MaterialBalance {
         initial: books.initial_material,
         rock,
         suspended,
         drained: books.sediment_drained,
         compacted: books.compacted,
         error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
-    };
+    });
     let [hydraulic, thermal, aging] = [
         timings(WATER_SYSTEM, schedule.water_every),
         timings(THERMAL_SYSTEM, schedule.thermal_every),
@@ -225,8 +225,8 @@ pub fn report(app: &App) -> TerrainReport {
         score_before: books.initial_score,
         score_after: score(ScoreMode::Thesis),
         score_corrected: score(ScoreMode::Corrected),
-        water_balance_error: water.error,
-        material_balance_error: material.error,
+        water_balance_error: water.as_ref().map(|w| w.error),
+        material_balance_error: material.as_ref().map(|m| m.error),
         hydraulic_ms_per_iter: hydraulic.mean,
         thermal_ms_per_iter: thermal.mean,
         aging_ms_per_iter: aging.mean,
