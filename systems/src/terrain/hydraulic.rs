@@ -44,8 +44,23 @@ use crate::registers::{Kernel, Registers};
 
 /// Rows per block of the water sweep. Each block's first and last rows are
 /// fluxed in a sweep of their own and copied in, so larger blocks leave
-/// fewer of them (32 ran about 3 % faster than 16; 64 no faster than 32).
-const WATER_ROWS: usize = 32;
+/// fewer of them: 64 halved that sweep from 32 (to 0.2 ms of 12.5 on one
+/// thread at 1024² from fresh), and 32 had been 3 % faster than 16.
+const WATER_ROWS: usize = 64;
+
+/// Rows per partial sum of the books. Blocks were 32 rows once, and the
+/// books summed row by row within a block, then block by block: partial
+/// sums over the same rows, added in the same order, keep the books (which
+/// the state hash covers) bit for bit whatever the blocks are.
+const BOOK_ROWS: usize = 32;
+
+/// The books of one block of the water sweep, one partial sum per
+/// [`BOOK_ROWS`] rows: water drained, absorbed and evaporated.
+type BlockBooks = [[f64; 3]; WATER_ROWS / BOOK_ROWS];
+const _: () = assert!(
+    WATER_ROWS.is_multiple_of(BOOK_ROWS),
+    "a block's books split into whole sums"
+);
 
 /// Planes and rows reused between steps.
 #[derive(Default)]
@@ -440,7 +455,7 @@ fn water_sweep<T: Carry, S: Stand>(
     let parts = chunk.parts(block);
     let [fl, fr, fb, ff] = parts.flux;
     let [vx, vz] = parts.velocity;
-    let sums: Vec<[f64; 3]> = (
+    let blocks: Vec<BlockBooks> = (
         parts.layers,
         parts.water.par_chunks_mut(block),
         parts.sediment.par_chunks_mut(block),
@@ -465,6 +480,8 @@ fn water_sweep<T: Carry, S: Stand>(
         })
         .map_init(BlockRows::default, |rows, block| sweep.block::<T, S>(block, rows))
         .collect();
+    // The last block's partial sums past the last row are none.
+    let sums: Vec<[f64; 3]> = blocks.into_iter().flatten().take(n.div_ceil(BOOK_ROWS)).collect();
     let total = |c: usize| sums.iter().map(|v| v[c]).sum::<f64>();
     books.water_drained += total(0);
     books.water_absorbed += total(1);
@@ -527,7 +544,7 @@ impl Sweep<'_> {
     /// One block, row by row: the outflows of the row ahead, then the cells
     /// of the row ([`Sweep::row`]); returns the water drained, absorbed and
     /// evaporated.
-    fn block<T: Carry, S: Stand>(&self, mut block: WaterBlock<'_>, rows: &mut BlockRows) -> [f64; 3] {
+    fn block<T: Carry, S: Stand>(&self, mut block: WaterBlock<'_>, rows: &mut BlockRows) -> BlockBooks {
         let Span { first, last, n } = block.span;
         for z in [first, last] {
             for (plane, ahead) in block.flux.iter_mut().zip(&edge_row(self.edges, z).flux) {
@@ -538,14 +555,14 @@ impl Sweep<'_> {
         rows.bounds[(first + 1) % 2].resize(n);
         rows.cap.resize(n, 0.0);
         rows.stand.resize(n, 0);
-        let mut books = [0.0f64; 3];
+        let mut books = BlockBooks::default();
         for z in first..=last {
             // The row ahead, before this row changes the ground and water
             // its outflows come from.
             if z < last {
                 self.ahead(&mut block, &mut rows.bounds[(z + 1) % 2], z + 1);
             }
-            self.row::<T, S>(&mut block, rows, z, &mut books);
+            self.row::<T, S>(&mut block, rows, z, &mut books[(z - first) / BOOK_ROWS]);
         }
         books
     }
