@@ -42,6 +42,8 @@
 //! that need a bottom merge or slide off their bed. Results are bit for bit
 //! those of the cell-by-cell rules.
 
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
@@ -51,11 +53,48 @@ use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;
 use crate::registers::{Kernel, Registers};
 
-/// The plans of every block's first and last row, reused between passes.
+/// What a pass works in, reused between passes.
 #[derive(Default)]
 pub(crate) struct ThermalScratch {
-    /// Block `b`'s first row at `2b`, its last at `2b + 1`.
+    /// The plans of every block's first and last row: block `b`'s first
+    /// row at `2b`, its last at `2b + 1`.
     edges: Vec<PlanRow>,
+    /// Row buffers of the plans of the edges, one set per rayon job.
+    surfaces: Pool<RowScratch>,
+    /// Row buffers of the sweeps, one set per rayon job.
+    sweeps: Pool<SweepRows>,
+}
+
+/// Row buffers kept between rayon jobs and passes: fresh ones grow by
+/// reallocation over their first rows, in every job of every pass.
+struct Pool<T>(Mutex<Vec<T>>);
+
+impl<T> Default for Pool<T> {
+    fn default() -> Self {
+        Pool(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Default> Pool<T> {
+    /// A set of buffers, back in the pool when the lease drops.
+    fn lease(&self) -> Lease<'_, T> {
+        let rows = self.0.lock().ok().and_then(|mut p| p.pop()).unwrap_or_default();
+        Lease { pool: self, rows }
+    }
+}
+
+/// Row buffers taken from a [`Pool`].
+struct Lease<'a, T: Default> {
+    pool: &'a Pool<T>,
+    rows: T,
+}
+
+impl<T: Default> Drop for Lease<'_, T> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pool.0.lock() {
+            p.push(std::mem::take(&mut self.rows));
+        }
+    }
 }
 
 /// What each cell of a row sends.
@@ -108,17 +147,17 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
     s.edges.resize_with(2 * n.div_ceil(ROWS), PlanRow::default);
 
     let planner = Planner { stacks: &*chunk, rules };
-    s.edges
-        .par_chunks_mut(2)
-        .enumerate()
-        .for_each_init(RowScratch::default, |row, (b, pair)| {
+    s.edges.par_chunks_mut(2).enumerate().for_each_init(
+        || s.surfaces.lease(),
+        |row, (b, pair)| {
             registers.run(PlanEdges {
                 planner: &planner,
                 rows: block_rows(b, n),
                 pair,
-                row,
+                row: &mut row.rows,
             });
-        });
+        },
+    );
 
     let edges = &s.edges;
     let to_regolith = p.thermal.debris_to_regolith;
@@ -127,18 +166,21 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
         .layers
         .into_par_iter()
         .enumerate()
-        // Row buffers per rayon job rather than per block: a fresh set
-        // grows by reallocation in every block's first rows.
-        .for_each_init(SweepRows::default, |rows, (b, mut layers)| {
-            registers.run(SweepBlock {
-                rules,
-                edges,
-                to_regolith,
-                first: b * ROWS,
-                layers: &mut layers,
-                rows,
-            });
-        });
+        // Row buffers per rayon job rather than per block: a block's rows
+        // find them in the caches from the block before.
+        .for_each_init(
+            || s.sweeps.lease(),
+            |rows, (b, mut layers)| {
+                registers.run(SweepBlock {
+                    rules,
+                    edges,
+                    to_regolith,
+                    first: b * ROWS,
+                    layers: &mut layers,
+                    rows: &mut rows.rows,
+                });
+            },
+        );
 }
 
 /// The rows of block `b`, first and last, of a chunk `n` rows deep.
