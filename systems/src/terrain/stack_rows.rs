@@ -92,32 +92,36 @@ impl StackRows {
 
     /// [`Layers::take`] of `amount[x]` from every active column: removes
     /// rock from the top down, deleting emptied layers, and stores in
-    /// `removed[x]` what `take` returns.
+    /// `removed[x]` what `take` returns. Comes first after [`StackRows::load`].
     #[inline(always)]
     pub(crate) fn take(&mut self, layers: &Layers<'_>, amount: &[f32], removed: &mut [f32]) {
-        let n = self.n;
+        let (n, start) = (self.n, self.start);
+        debug_assert_eq!(self.loaded, self.slots, "take comes first after load");
         let [taking, done, _] = &mut self.lanes;
         start_take(&self.active, &amount[..n], &mut removed[..n], taking, done);
         // From the highest top of a column that takes down, and no further
         // once none takes: slots outside those change nothing.
         let [_, highest] = count_range(taking, &self.count);
         for k in (0..(highest as usize).min(self.slots)).rev() {
-            self.open(k, layers);
-            let [taking, done, _] = &mut self.lanes;
+            // Slot k is the lowest loaded once it is taken from: it is read
+            // from the plane, where loading it first and writing the new
+            // thickness aside cost two copies of the row.
+            self.open(k + 1, layers);
+            self.open_lanes(k, layers);
+            self.loaded = k;
             let cells = k * n..(k + 1) * n;
-            let new = scratch(&mut self.rows.f32, n);
+            let [taking, done, _] = &mut self.lanes;
             let [changed, taking] = take_slot(
                 k as u32 + 1,
-                &self.thickness[cells.clone()],
-                new,
-                &mut self.fresh[cells.clone()],
+                &layers.thickness[k][start..][..n],
+                &mut self.thickness[cells.clone()],
+                &mut self.fresh[cells],
                 &mut self.count,
                 amount,
                 removed,
                 taking,
                 done,
             );
-            self.thickness[cells].copy_from_slice(new);
             self.changed |= u32::from(changed) << k;
             if !taking {
                 break;
@@ -229,12 +233,20 @@ impl StackRows {
     fn open(&mut self, k: usize, layers: &Layers<'_>) {
         let (n, start) = (self.n, self.start);
         for j in k..self.loaded {
-            let cells = j * n..(j + 1) * n;
-            widen(&layers.material[j][start..][..n], &mut self.material[cells.clone()]);
-            self.thickness[cells.clone()].copy_from_slice(&layers.thickness[j][start..][..n]);
-            self.fresh[cells].fill(0);
+            self.open_lanes(j, layers);
+            self.thickness[j * n..][..n].copy_from_slice(&layers.thickness[j][start..][..n]);
         }
         self.loaded = self.loaded.min(k);
+    }
+
+    /// Loads slot `k`'s material and clears its fresh lanes; its thickness
+    /// is the caller's to load.
+    #[inline(always)]
+    fn open_lanes(&mut self, k: usize, layers: &Layers<'_>) {
+        let (n, start) = (self.n, self.start);
+        let cells = k * n..(k + 1) * n;
+        widen(&layers.material[k][start..][..n], &mut self.material[cells.clone()]);
+        self.fresh[cells].fill(0);
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.
