@@ -95,6 +95,13 @@ pub(crate) fn highest(count: &[u8]) -> u8 {
     count.iter().copied().fold(0, u8::max)
 }
 
+/// The fewest layers any column of a row has (`count`: its layer counts):
+/// slots below it are live in every column.
+#[inline(always)]
+pub(crate) fn lowest(count: &[u8]) -> u8 {
+    count.iter().copied().fold(u8::MAX, u8::min)
+}
+
 /// `bytes` as wider lanes, so a row loop works on lanes of one width and
 /// vectorizes.
 #[inline(always)]

@@ -47,7 +47,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
-use super::grid::{Around, Grid, ROWS, highest, neighbour_row, prefetch};
+use super::grid::{Around, Grid, ROWS, highest, lowest, neighbour_row, prefetch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::StackRows;
@@ -373,13 +373,19 @@ impl Kernel for SweepBlock<'_, '_> {
 }
 
 /// Prefetches what moving the `n` columns from cell `start` on will read
-/// beyond what planning them did: the thickness and counter of every slot up
-/// to one above their highest layer.
+/// beyond what planning them did: the thickness of every slot up to one
+/// above their highest layer, and the counters of those a move changes.
 #[inline(always)]
 fn prefetch_stacks(layers: &Layers<'_>, start: usize, n: usize) {
-    let slots = (usize::from(highest(&layers.count[start..][..n])) + 1).min(layers.thickness.len());
+    let count = &layers.count[start..][..n];
+    let slots = (usize::from(highest(count)) + 1).min(layers.thickness.len());
     for k in 0..slots {
         prefetch(&layers.thickness[k][start..][..n]);
+    }
+    // A move restarts counters from the slot under the lowest top up only
+    // (lower where a column runs out of a layer, rarely): the rows below
+    // would be read for nothing.
+    for k in usize::from(lowest(count).saturating_sub(1))..slots {
         prefetch(&layers.age[k][start..][..n]);
     }
 }
@@ -665,7 +671,9 @@ impl<S: Stacks> Planner<'_, S> {
             plane.clear();
             plane.resize(n, NONE);
         }
-        for k in 0..highest(count) {
+        // The top and bed of every column are at or above two slots under
+        // the lowest top: the slots below are no column's.
+        for k in lowest(count).saturating_sub(2)..highest(count) {
             let material = &self.stacks.material(usize::from(k))[z * n..][..n];
             row.lift(k, count, material);
         }
