@@ -103,11 +103,12 @@ impl StackRows {
         // once none takes: slots outside those change nothing.
         let [_, highest] = count_range(taking, &self.count);
         for k in (0..(highest as usize).min(self.slots)).rev() {
-            // Slot k is the lowest loaded once it is taken from: it is read
-            // from the plane, where loading it first and writing the new
-            // thickness aside cost two copies of the row.
+            // Slot k is the lowest loaded once it is taken from: its
+            // thickness and fresh lanes are written from the plane, where
+            // loading them first and writing the new thickness aside cost
+            // two copies of the row and a fill.
             self.open(k + 1, layers);
-            self.open_lanes(k, layers);
+            self.load_material(k, layers);
             self.loaded = k;
             let cells = k * n..(k + 1) * n;
             let [taking, done, _] = &mut self.lanes;
@@ -181,10 +182,10 @@ impl StackRows {
         let (n, start) = (self.n, self.start);
         let [keep, _, _] = &mut self.lanes;
         keep_lanes(&self.active, &self.slow, keep);
-        for sum in &mut self.ground {
-            sum.clear();
-            sum.resize(n, 0.0);
-        }
+        let [sum, next] = &mut self.ground;
+        sum.clear();
+        sum.resize(n, 0.0);
+        next.resize(n, 0.0);
         let rows = &mut self.rows;
         for k in 0..self.slots {
             let cells = k * n..(k + 1) * n;
@@ -233,20 +234,19 @@ impl StackRows {
     fn open(&mut self, k: usize, layers: &Layers<'_>) {
         let (n, start) = (self.n, self.start);
         for j in k..self.loaded {
-            self.open_lanes(j, layers);
-            self.thickness[j * n..][..n].copy_from_slice(&layers.thickness[j][start..][..n]);
+            self.load_material(j, layers);
+            let cells = j * n..(j + 1) * n;
+            self.thickness[cells.clone()].copy_from_slice(&layers.thickness[j][start..][..n]);
+            self.fresh[cells].fill(0);
         }
         self.loaded = self.loaded.min(k);
     }
 
-    /// Loads slot `k`'s material and clears its fresh lanes; its thickness
-    /// is the caller's to load.
+    /// Loads slot `k`'s material lanes.
     #[inline(always)]
-    fn open_lanes(&mut self, k: usize, layers: &Layers<'_>) {
+    fn load_material(&mut self, k: usize, layers: &Layers<'_>) {
         let (n, start) = (self.n, self.start);
-        let cells = k * n..(k + 1) * n;
-        widen(&layers.material[k][start..][..n], &mut self.material[cells.clone()]);
-        self.fresh[cells].fill(0);
+        widen(&layers.material[k][start..][..n], &mut self.material[k * n..][..n]);
     }
 
     /// 1 for the active columns that still need [`Layers`], one by one.
@@ -283,8 +283,9 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
 }
 
 /// One round of `take`'s loop for the columns whose top is slot `top − 1`:
-/// the slot's `thickness` becomes `new`. Returns whether any column thinned
-/// the slot, and whether any takes on below it.
+/// the slot's `thickness` becomes `new`, and `fresh` is set where it
+/// thinned. Returns whether any column thinned the slot, and whether any
+/// takes on below it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn take_slot(
@@ -309,7 +310,7 @@ fn take_slot(
         let part = on & (t - want > MIN_THICKNESS);
         let gone = on & !part;
         new[x] = pick(part, t - want, t);
-        fresh[x] |= u32::from(part);
+        fresh[x] = u32::from(part);
         done[x] |= u32::from(part);
         let r = pick(gone, removed[x] + t, removed[x]);
         removed[x] = r;
