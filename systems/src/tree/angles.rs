@@ -42,7 +42,10 @@ mod tests {
             for degrees in [31.0f32, 190.0, 120.0, 45.0, 0.0, -31.0] {
                 let expected = degrees.to_radians().sin_cos();
                 let got = cache.sin_cos(degrees);
-                assert_eq!((got.0.to_bits(), got.1.to_bits()), (expected.0.to_bits(), expected.1.to_bits()));
+                assert_eq!(
+                    (got.0.to_bits(), got.1.to_bits()),
+                    (expected.0.to_bits(), expected.1.to_bits())
+                );
             }
         }
     }
