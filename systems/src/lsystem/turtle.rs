@@ -8,6 +8,10 @@
 //! out-of-plane direction (U) is mirrored relative to those screenshots,
 //! because Unreal's frame is left-handed (trees.md §1.7).
 
+use std::mem::MaybeUninit;
+use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
+
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
@@ -151,13 +155,30 @@ pub fn interpret(word: &ModuleBuffer, opts: &TurtleOptions) -> Result<TurtleOutp
 
 /// [`interpret`] into `out`, replacing its contents and reusing its allocations (a forest
 /// draws many trees into one output). On failure `out` holds an unspecified partial drawing.
+///
+/// Large branches (`[ … ]` of thousands of modules) of a leafless word are drawn as tasks on
+/// the pool: a branch starts from the state at its `[` and leaves the state after
+/// its `]` unchanged, and its segments' indices follow from the `F`s before it, so every
+/// segment comes out as the sequential walk draws it, on any number of threads.
 pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut TurtleOutput) -> Result<(), LSystemError> {
+    draw_word(word, opts, out, true)
+}
+
+/// [`interpret_into`], with branch tasks only where `split`.
+fn draw_word(
+    word: &ModuleBuffer,
+    opts: &TurtleOptions,
+    out: &mut TurtleOutput,
+    split: bool,
+) -> Result<(), LSystemError> {
     let graph = &mut out.graph;
     graph.clear();
     out.widths.clear();
     out.leaves.clear();
-    let draws = (0..word.len()).filter(|&i| word.command(i) == sym::DRAW).count();
-    let capacity = draws + usize::from(opts.root_stub > 0.0);
+    let leafy = opts.leaf_symbols.any();
+    let layout = Layout::of(word, split && !leafy);
+    let stub = opts.root_stub > 0.0;
+    let capacity = layout.draws + usize::from(stub);
     graph.start.reserve(capacity);
     graph.end.reserve(capacity);
     graph.start_radius.reserve(capacity);
@@ -165,6 +186,17 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
     graph.parent.reserve(capacity);
     graph.depth.reserve(capacity);
     out.widths.reserve(capacity);
+    let mut slots = Slots {
+        start: &mut graph.start.spare_capacity_mut()[..capacity],
+        end: &mut graph.end.spare_capacity_mut()[..capacity],
+        start_radius: &mut graph.start_radius.spare_capacity_mut()[..capacity],
+        end_radius: &mut graph.end_radius.spare_capacity_mut()[..capacity],
+        parent: &mut graph.parent.spare_capacity_mut()[..capacity],
+        depth: &mut graph.depth.spare_capacity_mut()[..capacity],
+        widths: &mut out.widths.spare_capacity_mut()[..capacity],
+        first: 0,
+        written: 0,
+    };
 
     let mut state = State {
         pos: Vec3::ZERO,
@@ -174,102 +206,372 @@ pub fn interpret_into(word: &ModuleBuffer, opts: &TurtleOptions, out: &mut Turtl
         node: NO_PARENT,
         width: opts.width,
     };
-    if opts.root_stub > 0.0 {
+    if stub {
         let end = INITIAL_HEADING * opts.root_stub;
-        state.node = graph.push(Vec3::ZERO, end, NO_PARENT, 0);
-        out.widths.push(state.width);
+        state.node = slots.push(Vec3::ZERO, end, NO_PARENT, 0, state.width);
         state.pos = end;
     }
     let bend = opts.tropism * opts.tropism_strength;
-    let thesis_bend = opts.tropism_mode == TropismMode::Thesis && bend != Vec3::ZERO;
-    let abop_bend = opts.tropism_mode == TropismMode::Abop && bend != Vec3::ZERO;
-    let default_angle = opts.angle.to_radians().sin_cos();
-    let mut angles = AngleCache::default();
-    let mut stack: Vec<State> = Vec::new();
-    let leafy = opts.leaf_symbols.any();
-    let mut foliage = LeafTurtle::new(opts.leaf_symbols);
-
-    let n = word.len();
-    let mut i = 0;
-    while i < n {
-        let symbol = word.command(i);
-        if symbol > sym::CUT {
-            if leafy {
-                let arg = word.params(i).first().copied();
-                if let Some(length) = foliage.symbol(symbol, arg, opts.step, state.frame(), &mut out.leaves) {
-                    state.pos = polygon_move(&state, length, i)?;
-                    foliage.moved(state.pos);
-                }
+    let turtle = Turtle {
+        word,
+        opts,
+        bend,
+        thesis_bend: opts.tropism_mode == TropismMode::Thesis && bend != Vec3::ZERO,
+        abop_bend: opts.tropism_mode == TropismMode::Abop && bend != Vec3::ZERO,
+        default_angle: opts.angle.to_radians().sin_cos(),
+        leafy,
+    };
+    let whole = Branch {
+        modules: 0..word.len(),
+        depth: 0,
+        groups: &layout.groups,
+    };
+    let drawn = if layout.groups.is_empty() {
+        turtle.draw(whole, state, &mut slots, &mut out.leaves, None)
+    } else {
+        let failure = Failure::default();
+        rayon::scope(|scope| {
+            let tasks = Tasks {
+                scope,
+                failure: &failure,
+            };
+            if let Err(e) = turtle.draw(whole, state, &mut slots, &mut Leaves::new(), Some(tasks)) {
+                failure.record(e);
             }
-            i += 1;
-            continue;
-        }
-        let params = word.params(i);
-        let arg = match *params {
-            [] => None,
-            [v] if v.is_finite() => Some(v),
-            [_] => return Err(turtle_error(i, "parameter is not finite")),
-            _ => return Err(turtle_error(i, "turtle symbols take at most one parameter")),
-        };
-        let mut angle = || arg.map_or(default_angle, |d| angles.sin_cos(d));
-        match symbol {
-            sym::DRAW | sym::MOVE => {
-                let length = arg.unwrap_or(opts.step);
-                let dir = if thesis_bend {
-                    (state.h + bend).try_normalize().unwrap_or(state.h)
-                } else {
-                    state.h
-                };
-                let end = state.pos + length * dir;
-                // Finite parameters can still add up past f32's range; an
-                // infinite point would poison radii, meshes and exports.
-                if !end.is_finite() {
-                    return Err(turtle_error(i, "position leaves the f32 range (steps too long)"));
-                }
-                if symbol == sym::DRAW {
-                    state.node = out.graph.push(state.pos, end, state.node, stack.len() as u32);
-                    out.widths.push(state.width);
-                    if abop_bend {
-                        bend_abop(&mut state, bend);
-                    }
-                }
-                state.pos = end;
-                if symbol == sym::MOVE && leafy {
-                    foliage.moved(end);
-                }
-            }
-            sym::LEFT => state.turn(angle()),
-            sym::RIGHT => state.turn(negate(angle())),
-            sym::DOWN => state.pitch(angle()),
-            sym::UP => state.pitch(negate(angle())),
-            sym::ROLL_LEFT => state.roll(angle()),
-            sym::ROLL_RIGHT => state.roll(negate(angle())),
-            sym::TURN_AROUND => state.turn((0.0, -1.0)),
-            sym::PUSH => stack.push(state),
-            sym::POP => match stack.pop() {
-                Some(saved) => state = saved,
-                None => return Err(turtle_error(i, "`]` without a matching `[`")),
-            },
-            sym::WIDTH => state.width = arg.unwrap_or(state.width * opts.width_factor),
-            sym::VERTICAL => state.roll_to_vertical(),
-            sym::CUT => {
-                // Skip to the `]` that closes this branch; it is then executed.
-                let mut depth = 0usize;
-                while i + 1 < n {
-                    match word.symbol(i + 1) {
-                        sym::PUSH => depth += 1,
-                        sym::POP if depth == 0 => break,
-                        sym::POP => depth -= 1,
-                        _ => {}
-                    }
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
+        });
+        failure.into_result()
+    };
+    drawn?;
+    // Only a cut (`%`), which no word with branch tasks has, leaves slots unwritten, and those
+    // are the last ones.
+    let len = slots.first as usize + slots.written;
+    // SAFETY: the slots of all branch tasks, which cover the first `len` of each buffer before
+    // `slots` (the rest of the whole word's), were all written, as `draw` asserts before it
+    // returns, and so were the first `slots.written` of `slots`.
+    unsafe {
+        graph.start.set_len(len);
+        graph.end.set_len(len);
+        graph.start_radius.set_len(len);
+        graph.end_radius.set_len(len);
+        graph.parent.set_len(len);
+        graph.depth.set_len(len);
+        out.widths.set_len(len);
     }
     Ok(())
+}
+
+/// Modules in a branch `[ … ]` for it to be drawn as a task of its own: enough to outweigh a
+/// task's cost, few enough that a large tree's branches spread over the cores.
+const GROUP_MODULES: usize = 4096;
+
+/// A branch drawn as a task of its own.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    /// Index of its `[`.
+    open: usize,
+    /// Index of its `]`.
+    close: usize,
+    /// Segments the word draws before it.
+    before: u32,
+    /// Segments it draws.
+    draws: u32,
+}
+
+/// What drawing a word needs to know before it starts.
+struct Layout {
+    /// Modules that draw a segment.
+    draws: usize,
+    /// The branches drawn as tasks, by position of their `[`: none where the word is small, has
+    /// a cut or an unmatched `]`, or where leaves are drawn (polygons span branches).
+    groups: Vec<Group>,
+}
+
+impl Layout {
+    fn of(word: &ModuleBuffer, split: bool) -> Self {
+        let mut split = split && word.len() >= 2 * GROUP_MODULES;
+        let mut draws = 0usize;
+        let mut open: Vec<(usize, usize)> = Vec::new();
+        let mut groups = Vec::new();
+        for i in 0..word.len() {
+            match word.command(i) {
+                sym::DRAW => draws += 1,
+                sym::PUSH if split => open.push((i, draws)),
+                sym::POP if split => match open.pop() {
+                    Some((o, before)) if i - o > GROUP_MODULES => groups.push((o, i, before, draws)),
+                    Some(_) => {}
+                    None => split = false,
+                },
+                sym::CUT => split = false,
+                _ => {}
+            }
+        }
+        // Tasks count their segments in `u32`, as segment indices are.
+        if !split || u32::try_from(draws).is_err() {
+            groups.clear();
+        }
+        let mut groups: Vec<Group> = groups
+            .into_iter()
+            .map(|(open, close, before, after)| Group {
+                open,
+                close,
+                before: before as u32,
+                draws: (after - before) as u32,
+            })
+            .collect();
+        // Recorded at their `]`, inner branches first.
+        groups.sort_unstable_by_key(|g| g.open);
+        Self { draws, groups }
+    }
+}
+
+/// The part of the word one call of [`Turtle::draw`] walks.
+struct Branch<'a> {
+    /// The modules, without the brackets of a branch task.
+    modules: Range<usize>,
+    /// Branch depth of its first modules.
+    depth: u32,
+    /// The branch tasks inside it, by position.
+    groups: &'a [Group],
+}
+
+/// Where branch tasks are spawned, and the first error of all of them by module index, which
+/// is the error the sequential walk meets first.
+#[derive(Clone, Copy)]
+struct Tasks<'s, 'f> {
+    scope: &'s rayon::Scope<'f>,
+    failure: &'f Failure,
+}
+
+impl<'f> Tasks<'_, 'f> {
+    /// Runs `draw` as a task of the scope, which passes its own scope on.
+    fn spawn(self, draw: impl FnOnce(Tasks<'_, 'f>) + Send + 'f) {
+        let failure = self.failure;
+        self.scope.spawn(move |scope| draw(Tasks { scope, failure }));
+    }
+}
+
+#[derive(Default)]
+struct Failure(Mutex<Option<(usize, LSystemError)>>);
+
+impl Failure {
+    fn record(&self, error: LSystemError) {
+        // Drawing fails with turtle errors only.
+        let module = match &error {
+            LSystemError::Turtle { module, .. } => *module,
+            _ => usize::MAX,
+        };
+        let mut first = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if first.as_ref().is_none_or(|(m, _)| module < *m) {
+            *first = Some((module, error));
+        }
+    }
+
+    fn into_result(self) -> Result<(), LSystemError> {
+        match self.0.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some((_, error)) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Unwritten segment slots (the graph's buffers and the widths), written from the front in
+/// drawing order.
+struct Slots<'a> {
+    start: &'a mut [MaybeUninit<Vec3>],
+    end: &'a mut [MaybeUninit<Vec3>],
+    start_radius: &'a mut [MaybeUninit<f32>],
+    end_radius: &'a mut [MaybeUninit<f32>],
+    parent: &'a mut [MaybeUninit<u32>],
+    depth: &'a mut [MaybeUninit<u32>],
+    widths: &'a mut [MaybeUninit<f32>],
+    /// Index of the first slot's segment.
+    first: u32,
+    /// Slots written.
+    written: usize,
+}
+
+impl<'a> Slots<'a> {
+    /// Writes the next segment, with zero radii, and returns its index.
+    fn push(&mut self, start: Vec3, end: Vec3, parent: u32, depth: u32, width: f32) -> u32 {
+        let k = self.written;
+        self.start[k].write(start);
+        self.end[k].write(end);
+        self.start_radius[k].write(0.0);
+        self.end_radius[k].write(0.0);
+        self.parent[k].write(parent);
+        self.depth[k].write(depth);
+        self.widths[k].write(width);
+        self.written += 1;
+        self.first + k as u32
+    }
+
+    /// Splits off the `n` slots after the written ones; the written ones are dropped from `self`.
+    fn take(&mut self, n: usize) -> Slots<'a> {
+        fn split<'b, T>(slots: &mut &'b mut [T], from: usize, n: usize) -> &'b mut [T] {
+            let (taken, rest) = std::mem::take(slots)[from..].split_at_mut(n);
+            *slots = rest;
+            taken
+        }
+        let from = self.written;
+        let taken = Slots {
+            start: split(&mut self.start, from, n),
+            end: split(&mut self.end, from, n),
+            start_radius: split(&mut self.start_radius, from, n),
+            end_radius: split(&mut self.end_radius, from, n),
+            parent: split(&mut self.parent, from, n),
+            depth: split(&mut self.depth, from, n),
+            widths: split(&mut self.widths, from, n),
+            first: self.first + from as u32,
+            written: 0,
+        };
+        self.first += (from + n) as u32;
+        self.written = 0;
+        taken
+    }
+
+    fn is_full(&self) -> bool {
+        self.written == self.start.len()
+    }
+}
+
+/// The settings every part of a drawing shares.
+struct Turtle<'a> {
+    word: &'a ModuleBuffer,
+    opts: &'a TurtleOptions,
+    bend: Vec3,
+    thesis_bend: bool,
+    abop_bend: bool,
+    default_angle: (f32, f32),
+    leafy: bool,
+}
+
+impl Turtle<'_> {
+    /// Walks `branch` from `state`, writing its segments into `slots`; with `tasks`, spawns
+    /// its branch tasks, each with the slots of its segments.
+    fn draw<'a: 'f, 'f>(
+        &'a self,
+        branch: Branch<'a>,
+        mut state: State,
+        slots: &mut Slots<'a>,
+        leaves: &mut Leaves,
+        tasks: Option<Tasks<'_, 'f>>,
+    ) -> Result<(), LSystemError> {
+        let Self { word, opts, bend, .. } = *self;
+        let mut angles = AngleCache::default();
+        let mut stack: Vec<State> = Vec::new();
+        let mut foliage = LeafTurtle::new(opts.leaf_symbols);
+        // The next of the branch tasks.
+        let mut next = 0;
+        let n = branch.modules.end;
+        let mut i = branch.modules.start;
+        while i < n {
+            let symbol = word.command(i);
+            if symbol > sym::CUT {
+                if self.leafy {
+                    let arg = word.params(i).first().copied();
+                    if let Some(length) = foliage.symbol(symbol, arg, opts.step, state.frame(), leaves) {
+                        state.pos = polygon_move(&state, length, i)?;
+                        foliage.moved(state.pos);
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            let params = word.params(i);
+            let arg = match *params {
+                [] => None,
+                [v] if v.is_finite() => Some(v),
+                [_] => return Err(turtle_error(i, "parameter is not finite")),
+                _ => return Err(turtle_error(i, "turtle symbols take at most one parameter")),
+            };
+            let mut angle = || arg.map_or(self.default_angle, |d| angles.sin_cos(d));
+            match symbol {
+                sym::DRAW | sym::MOVE => {
+                    let length = arg.unwrap_or(opts.step);
+                    let dir = if self.thesis_bend {
+                        (state.h + bend).try_normalize().unwrap_or(state.h)
+                    } else {
+                        state.h
+                    };
+                    let end = state.pos + length * dir;
+                    // Finite parameters can still add up past f32's range; an
+                    // infinite point would poison radii, meshes and exports.
+                    if !end.is_finite() {
+                        return Err(turtle_error(i, "position leaves the f32 range (steps too long)"));
+                    }
+                    if symbol == sym::DRAW {
+                        let depth = branch.depth + stack.len() as u32;
+                        state.node = slots.push(state.pos, end, state.node, depth, state.width);
+                        if self.abop_bend {
+                            bend_abop(&mut state, bend);
+                        }
+                    }
+                    state.pos = end;
+                    if symbol == sym::MOVE && self.leafy {
+                        foliage.moved(end);
+                    }
+                }
+                sym::LEFT => state.turn(angle()),
+                sym::RIGHT => state.turn(negate(angle())),
+                sym::DOWN => state.pitch(angle()),
+                sym::UP => state.pitch(negate(angle())),
+                sym::ROLL_LEFT => state.roll(angle()),
+                sym::ROLL_RIGHT => state.roll(negate(angle())),
+                sym::TURN_AROUND => state.turn((0.0, -1.0)),
+                sym::PUSH => match tasks {
+                    Some(tasks) if branch.groups.get(next).is_some_and(|g| g.open == i) => {
+                        let group = branch.groups[next];
+                        // The task's own branch tasks are the ones inside it, which follow it.
+                        let after = next + 1 + branch.groups[next + 1..].partition_point(|g| g.open < group.close);
+                        let inner_groups = &branch.groups[next + 1..after];
+                        next = after;
+                        let mut own = slots.take(group.draws as usize);
+                        debug_assert_eq!(own.first, group.before + u32::from(opts.root_stub > 0.0));
+                        let inside = Branch {
+                            modules: group.open + 1..group.close,
+                            depth: branch.depth + stack.len() as u32 + 1,
+                            groups: inner_groups,
+                        };
+                        let failure = tasks.failure;
+                        tasks.spawn(move |tasks| {
+                            if let Err(e) = self.draw(inside, state, &mut own, &mut Leaves::new(), Some(tasks)) {
+                                failure.record(e);
+                            }
+                        });
+                        // Its `]` restores the state the branch started from.
+                        i = group.close;
+                    }
+                    _ => stack.push(state),
+                },
+                sym::POP => match stack.pop() {
+                    Some(saved) => state = saved,
+                    None => return Err(turtle_error(i, "`]` without a matching `[`")),
+                },
+                sym::WIDTH => state.width = arg.unwrap_or(state.width * opts.width_factor),
+                sym::VERTICAL => state.roll_to_vertical(),
+                sym::CUT => {
+                    // Skip to the `]` that closes this branch; it is then executed.
+                    let mut depth = 0usize;
+                    while i + 1 < n {
+                        match word.symbol(i + 1) {
+                            sym::PUSH => depth += 1,
+                            sym::POP if depth == 0 => break,
+                            sym::POP => depth -= 1,
+                            _ => {}
+                        }
+                        i += 1;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        assert!(
+            tasks.is_none() || slots.is_full(),
+            "a branch drew fewer segments than it has F modules"
+        );
+        Ok(())
+    }
 }
 
 /// Where a `G` of `length` inside a polygon takes the turtle (no segment, no tropism).
@@ -302,5 +604,65 @@ fn bend_abop(state: &mut State, bend: Vec3) {
         state.h = (q * state.h).normalize();
         state.l = (q * state.l).normalize();
         state.u = (q * state.u).normalize();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsystem::{DeriveOptions, LSystem};
+
+    #[test]
+    fn branch_tasks_draw_what_the_sequential_walk_draws() {
+        let system = LSystem::parse(
+            "axiom: /(45)A
+             A -> F(50)[&(31)F(50)A]/(120)[&(31)F(50)A]/(190)[&(31)F(50)A]
+             F(l) -> F(l*1.2)",
+        )
+        .expect("parses");
+        let word = system.derive(8, &DeriveOptions::default()).expect("derives");
+        assert!(
+            Layout::of(&word, true).groups.len() > 3,
+            "the word has nested branch tasks"
+        );
+        let opts = TurtleOptions {
+            tropism: Vec3::new(1.0, 0.0, 1.0),
+            tropism_strength: 0.3,
+            root_stub: 10.0,
+            ..TurtleOptions::default()
+        };
+        let mut walked = TurtleOutput::default();
+        draw_word(&word, &opts, &mut walked, false).expect("draws");
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let mut split = TurtleOutput::default();
+            pool.install(|| interpret_into(&word, &opts, &mut split))
+                .expect("draws");
+            // Debug text tells every bit of a float apart that is not NaN (none is).
+            assert_eq!(format!("{split:?}"), format!("{walked:?}"), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn branch_tasks_fail_where_the_sequential_walk_fails_first() {
+        let mut word = ModuleBuffer::new();
+        word.push(sym::DRAW, &[1.0]);
+        for last in [1.0, f32::NAN, f32::INFINITY] {
+            word.push(sym::PUSH, &[]);
+            for _ in 0..GROUP_MODULES {
+                word.push(sym::LEFT, &[10.0]);
+            }
+            word.push(sym::DRAW, &[last]);
+            word.push(sym::POP, &[]);
+        }
+        assert_eq!(Layout::of(&word, true).groups.len(), 3);
+        let opts = TurtleOptions::default();
+        let split = interpret(&word, &opts).expect_err("a NaN parameter");
+        let walked = draw_word(&word, &opts, &mut TurtleOutput::default(), false).expect_err("a NaN parameter");
+        assert_eq!(split.to_string(), walked.to_string());
+        assert!(matches!(split, LSystemError::Turtle { module, .. } if module == 2 * GROUP_MODULES + 5));
     }
 }
