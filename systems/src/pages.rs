@@ -6,6 +6,8 @@
 //! `madvise` only (a common default) give 2 MiB pages to ranges that ask, and one such page is
 //! cleared in about the time of 100 small faults.
 
+use std::collections::TryReserveError;
+
 /// Bytes below which a buffer keeps small pages: a huge page is cleared whole, so it only pays
 /// where the data fills at least half of one.
 const MIN_BYTES: usize = 1 << 20;
@@ -24,17 +26,25 @@ const HUGE_PAGE: usize = 2 << 20;
 /// Only a hint: contents never change, and elsewhere (other systems, allocators or kernel
 /// settings) the buffer simply gets small pages.
 pub(crate) fn reserve_huge<T>(v: &mut Vec<T>, additional: usize) {
+    if try_reserve_huge(v, additional).is_err() {
+        // Fails as `Vec::reserve` fails.
+        v.reserve(additional);
+    }
+}
+
+/// [`reserve_huge`] where the room may not be had: then `v` is left as it was.
+pub(crate) fn try_reserve_huge<T>(v: &mut Vec<T>, additional: usize) -> Result<(), TryReserveError> {
     let size = std::mem::size_of::<T>();
     let needed = v.len().saturating_add(additional);
     let bytes = needed.saturating_mul(size);
     if needed <= v.capacity() || bytes < MIN_BYTES || bytes > isize::MAX as usize / 2 {
-        v.reserve(additional);
-        return;
+        return v.try_reserve(additional);
     }
     let small_page = 4096;
     let mapped = (bytes + small_page).div_ceil(HUGE_PAGE) * HUGE_PAGE;
-    v.reserve_exact((mapped - small_page) / size - v.len());
+    v.try_reserve_exact((mapped - small_page) / size - v.len())?;
     advise_huge(v.as_ptr().cast(), bytes, v.capacity() * size);
+    Ok(())
 }
 
 /// `len` copies of `value`, on huge pages where the buffer fills at least one ([`reserve_huge`]).
@@ -117,5 +127,12 @@ mod tests {
             assert_eq!(v.len(), len);
             assert!(v.iter().all(|&x| x == 7.5));
         }
+    }
+
+    #[test]
+    fn room_that_cannot_be_had_leaves_the_buffer_as_it_was() {
+        let mut v: Vec<u64> = vec![1, 2, 3];
+        assert!(try_reserve_huge(&mut v, usize::MAX / 16).is_err());
+        assert_eq!(v, [1, 2, 3]);
     }
 }

@@ -28,7 +28,7 @@ use super::chains::Chains;
 use super::graph::Children;
 use super::params::{MeshParams, MeshStyle, RootNormal, SidesRule};
 use super::{BranchGraph, NO_PARENT, TreeError};
-use crate::pages::reserve_huge;
+use crate::pages::{reserve_huge, try_reserve_huge};
 
 /// A triangle mesh with per-vertex attributes in separate arrays.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -172,13 +172,10 @@ pub fn build_mesh(graph: &BranchGraph, params: &MeshParams) -> Result<TreeMesh, 
 /// tweaks, streaming) then costs no fresh memory. Returns the sizes [`mesh_counts`] would, which
 /// the build has to plan anyway. On failure `mesh` is left unchanged.
 pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut TreeMesh) -> Result<MeshCounts, TreeError> {
-    let plan = Plan::new(graph, params)?;
+    params.validate()?;
+    graph.validate()?;
+    let (plan, angles, end_normals) = plan_reserving(graph, params, mesh)?;
     let counts = plan.counts;
-    let angles = rotation_angles(graph, &plan.children, params);
-    let end_normals = match params.style {
-        MeshStyle::Chains => end_normals(graph, params.root_normal),
-        MeshStyle::Fractal { .. } => Vec::new(),
-    };
     let tubes = Tubes {
         graph,
         params,
@@ -187,11 +184,7 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
         end_normals: &end_normals,
         circles: &CircleTables::for_sides(&plan.sides),
     };
-    mesh.positions.clear();
-    mesh.normals.clear();
-    mesh.uvs.clear();
-    mesh.indices.clear();
-    // A fresh mesh's pages are a large share of its cost (see `reserve_huge`).
+    clear(mesh);
     reserve_huge(&mut mesh.positions, counts.vertices);
     reserve_huge(&mut mesh.normals, counts.vertices);
     reserve_huge(&mut mesh.uvs, counts.vertices);
@@ -235,6 +228,51 @@ pub fn build_mesh_into(graph: &BranchGraph, params: &MeshParams, mesh: &mut Tree
         mesh.indices.set_len(counts.triangles * 3);
     }
     Ok(counts)
+}
+
+/// The plan of a valid graph with valid parameters, with each segment's rotation angle and, for
+/// chains, ring normal. Meanwhile, where planning cannot fail, `mesh` is emptied and given room
+/// for the largest mesh the graph can have: a fresh mesh's pages are a large share of its cost
+/// (see `reserve_huge`), and the kernel clears the first huge page of each buffer as it is
+/// reserved, which takes about as long as planning.
+fn plan_reserving(
+    graph: &BranchGraph,
+    params: &MeshParams,
+    mesh: &mut TreeMesh,
+) -> Result<(Plan, Vec<f32>, Vec<Vec3>), TreeError> {
+    let plan = || {
+        let plan = Plan::of_valid(graph, params)?;
+        let angles = rotation_angles(graph, &plan.children, params);
+        let end_normals = match params.style {
+            MeshStyle::Chains => end_normals(graph, params.root_normal),
+            MeshStyle::Fractal { .. } => Vec::new(),
+        };
+        Ok((plan, angles, end_normals))
+    };
+    // Every tube has a segment, so tubes add at most one base ring per segment to the segments'.
+    let most_vertices = graph.len().saturating_mul(2 * (params.sides_max as usize + 1));
+    if most_vertices > u32::MAX as usize {
+        // Planning may fail, and must leave `mesh` as it is.
+        return plan();
+    }
+    let most_indices = graph.len().saturating_mul(6 * params.sides_max as usize);
+    let reserve = || {
+        clear(mesh);
+        // Room the mesh does not fill is mostly never touched. Where even that cannot be had,
+        // the exact reservation decides.
+        let _ = try_reserve_huge(&mut mesh.positions, most_vertices)
+            .and_then(|()| try_reserve_huge(&mut mesh.normals, most_vertices))
+            .and_then(|()| try_reserve_huge(&mut mesh.uvs, most_vertices))
+            .and_then(|()| try_reserve_huge(&mut mesh.indices, most_indices));
+    };
+    rayon::join(plan, reserve).0
+}
+
+fn clear(mesh: &mut TreeMesh) {
+    mesh.positions.clear();
+    mesh.normals.clear();
+    mesh.uvs.clear();
+    mesh.indices.clear();
 }
 
 /// Vertices per run of tubes meshed as one task: enough to outweigh a task's cost, few enough
@@ -370,6 +408,11 @@ impl Plan {
     fn new(graph: &BranchGraph, params: &MeshParams) -> Result<Self, TreeError> {
         params.validate()?;
         graph.validate()?;
+        Self::of_valid(graph, params)
+    }
+
+    /// The plan of a valid graph with valid parameters; fails only when it has too many vertices.
+    fn of_valid(graph: &BranchGraph, params: &MeshParams) -> Result<Self, TreeError> {
         let children = graph.children();
         let tubes = match params.style {
             MeshStyle::Chains => Chains::with_children(graph, &children),
