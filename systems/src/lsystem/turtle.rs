@@ -12,7 +12,7 @@ use std::mem::MaybeUninit;
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError};
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec3A};
 use serde::{Deserialize, Serialize};
 
 use super::error::LSystemError;
@@ -100,10 +100,10 @@ pub struct TurtleOutput {
 
 #[derive(Clone, Copy)]
 struct State {
-    pos: Vec3,
-    h: Vec3,
-    l: Vec3,
-    u: Vec3,
+    pos: Vec3A,
+    h: Vec3A,
+    l: Vec3A,
+    u: Vec3A,
     node: u32,
     width: f32,
 }
@@ -111,9 +111,9 @@ struct State {
 impl State {
     fn frame(&self) -> Frame {
         Frame {
-            pos: self.pos,
-            heading: self.h,
-            up: self.u,
+            pos: self.pos.into(),
+            heading: self.h.into(),
+            up: self.u.into(),
         }
     }
 
@@ -134,10 +134,12 @@ impl State {
 
     /// ABOP's `$`: roll about H so that L is horizontal.
     fn roll_to_vertical(&mut self) {
-        let l = INITIAL_HEADING.cross(self.h);
+        let h = Vec3::from(self.h);
+        let l = INITIAL_HEADING.cross(h);
         if l.length_squared() > 1e-12 {
-            self.l = l.normalize();
-            self.u = self.h.cross(self.l);
+            let l = l.normalize();
+            self.l = l.into();
+            self.u = h.cross(l).into();
         }
     }
 }
@@ -199,17 +201,17 @@ fn draw_word(
     };
 
     let mut state = State {
-        pos: Vec3::ZERO,
-        h: INITIAL_HEADING,
-        l: INITIAL_LEFT,
-        u: INITIAL_UP,
+        pos: Vec3A::ZERO,
+        h: INITIAL_HEADING.into(),
+        l: INITIAL_LEFT.into(),
+        u: INITIAL_UP.into(),
         node: NO_PARENT,
         width: opts.width,
     };
     if stub {
         let end = INITIAL_HEADING * opts.root_stub;
         state.node = slots.push(Vec3::ZERO, end, NO_PARENT, 0, state.width);
-        state.pos = end;
+        state.pos = end.into();
     }
     let bend = opts.tropism * opts.tropism_strength;
     let turtle = Turtle {
@@ -262,7 +264,7 @@ fn draw_word(
 
 /// Modules in a branch `[ … ]` for it to be drawn as a task of its own: enough to outweigh a
 /// task's cost, few enough that a large tree's branches spread over the cores.
-const GROUP_MODULES: usize = 4096;
+const GROUP_MODULES: usize = 2048;
 
 /// A branch drawn as a task of its own.
 #[derive(Clone, Copy, Debug)]
@@ -446,17 +448,20 @@ struct Turtle<'a> {
 }
 
 impl Turtle<'_> {
-    /// Walks `branch` from `state`, writing its segments into `slots`; with `tasks`, spawns
+    /// Walks `branch` from `start`, writing its segments into `slots`; with `tasks`, spawns
     /// its branch tasks, each with the slots of its segments.
     fn draw<'a: 'f, 'f>(
         &'a self,
         branch: Branch<'a>,
-        mut state: State,
+        start: State,
         slots: &mut Slots<'a>,
         leaves: &mut Leaves,
         tasks: Option<Tasks<'_, 'f>>,
     ) -> Result<(), LSystemError> {
         let Self { word, opts, bend, .. } = *self;
+        // A copy of its own, which the compiler keeps in registers: the argument lives in the
+        // caller's memory, where updates of single fields stall later loads of the whole state.
+        let mut state = start;
         let mut angles = AngleCache::default();
         let mut stack: Vec<State> = Vec::new();
         let mut foliage = LeafTurtle::new(opts.leaf_symbols);
@@ -470,8 +475,9 @@ impl Turtle<'_> {
                 if self.leafy {
                     let arg = word.params(i).first().copied();
                     if let Some(length) = foliage.symbol(symbol, arg, opts.step, state.frame(), leaves) {
-                        state.pos = polygon_move(&state, length, i)?;
-                        foliage.moved(state.pos);
+                        let pos = polygon_move(&state, length, i)?;
+                        state.pos = pos.into();
+                        foliage.moved(pos);
                     }
                 }
                 i += 1;
@@ -488,12 +494,13 @@ impl Turtle<'_> {
             match symbol {
                 sym::DRAW | sym::MOVE => {
                     let length = arg.unwrap_or(opts.step);
+                    let h = Vec3::from(state.h);
                     let dir = if self.thesis_bend {
-                        (state.h + bend).try_normalize().unwrap_or(state.h)
+                        (h + bend).try_normalize().unwrap_or(h)
                     } else {
-                        state.h
+                        h
                     };
-                    let end = state.pos + length * dir;
+                    let end = Vec3::from(state.pos) + length * dir;
                     // Finite parameters can still add up past f32's range; an
                     // infinite point would poison radii, meshes and exports.
                     if !end.is_finite() {
@@ -501,12 +508,12 @@ impl Turtle<'_> {
                     }
                     if symbol == sym::DRAW {
                         let depth = branch.depth + stack.len() as u32;
-                        state.node = slots.push(state.pos, end, state.node, depth, state.width);
+                        state.node = slots.push(state.pos.into(), end, state.node, depth, state.width);
                         if self.abop_bend {
                             bend_abop(&mut state, bend);
                         }
                     }
-                    state.pos = end;
+                    state.pos = end.into();
                     if symbol == sym::MOVE && self.leafy {
                         foliage.moved(end);
                     }
@@ -576,7 +583,7 @@ impl Turtle<'_> {
 
 /// Where a `G` of `length` inside a polygon takes the turtle (no segment, no tropism).
 fn polygon_move(state: &State, length: f32, module: usize) -> Result<Vec3, LSystemError> {
-    let end = state.pos + length * state.h;
+    let end = Vec3::from(state.pos) + length * Vec3::from(state.h);
     if end.is_finite() {
         Ok(end)
     } else {
@@ -597,13 +604,14 @@ fn turtle_error(module: usize, message: &str) -> LSystemError {
 
 /// Turns the turtle toward `bend` by `|H × bend|` radians (ABOP p. 58, with `bend = e·T`).
 fn bend_abop(state: &mut State, bend: Vec3) {
-    let axis = state.h.cross(bend);
+    let (h, l, u) = (Vec3::from(state.h), Vec3::from(state.l), Vec3::from(state.u));
+    let axis = h.cross(bend);
     let alpha = axis.length();
     if alpha > 1e-9 {
         let q = Quat::from_axis_angle(axis / alpha, alpha);
-        state.h = (q * state.h).normalize();
-        state.l = (q * state.l).normalize();
-        state.u = (q * state.u).normalize();
+        state.h = (q * h).normalize().into();
+        state.l = (q * l).normalize().into();
+        state.u = (q * u).normalize().into();
     }
 }
 
