@@ -98,6 +98,10 @@ pub struct TurtleOutput {
     pub leaves: Leaves,
 }
 
+/// Where the turtle stands, how it is turned, the segment it stands on and its width.
+///
+/// Position and frame are SIMD vectors, each stored and loaded whole: as `Vec3`s, whose parts
+/// were written one by one, later loads of them (a push copies the whole state) stalled.
 #[derive(Clone, Copy)]
 struct State {
     pos: Vec3A,
@@ -448,20 +452,17 @@ struct Turtle<'a> {
 }
 
 impl Turtle<'_> {
-    /// Walks `branch` from `start`, writing its segments into `slots`; with `tasks`, spawns
+    /// Walks `branch` from `state`, writing its segments into `slots`; with `tasks`, spawns
     /// its branch tasks, each with the slots of its segments.
     fn draw<'a: 'f, 'f>(
         &'a self,
         branch: Branch<'a>,
-        start: State,
+        mut state: State,
         slots: &mut Slots<'a>,
         leaves: &mut Leaves,
         tasks: Option<Tasks<'_, 'f>>,
     ) -> Result<(), LSystemError> {
         let Self { word, opts, bend, .. } = *self;
-        // A copy of its own, which the compiler keeps in registers: the argument lives in the
-        // caller's memory, where updates of single fields stall later loads of the whole state.
-        let mut state = start;
         let mut angles = AngleCache::default();
         let mut stack: Vec<State> = Vec::new();
         let mut foliage = LeafTurtle::new(opts.leaf_symbols);
