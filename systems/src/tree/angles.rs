@@ -9,8 +9,11 @@
 /// taking turns in one slot they missed on most turns). A miss just recomputes.
 #[derive(Default)]
 pub(crate) struct AngleCache {
-    sets: [[Option<(u32, (f32, f32))>; 2]; 16],
+    sets: [[Entry; 2]; 16],
 }
+
+/// An angle's bits with its sine and cosine.
+type Entry = Option<(u32, (f32, f32))>;
 
 impl AngleCache {
     /// `degrees.to_radians().sin_cos()`, bit for bit.
