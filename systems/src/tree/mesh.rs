@@ -268,6 +268,7 @@ fn plan_reserving(
     rayon::join(plan, reserve).0
 }
 
+/// Empties every buffer of `mesh`, keeping its room.
 fn clear(mesh: &mut TreeMesh) {
     mesh.positions.clear();
     mesh.normals.clear();
