@@ -185,12 +185,7 @@ fn draw_word(
     let layout = Layout::of(word, split && !leafy);
     let stub = opts.root_stub > 0.0;
     let capacity = layout.draws + usize::from(stub);
-    graph.start.reserve(capacity);
-    graph.end.reserve(capacity);
-    graph.start_radius.reserve(capacity);
-    graph.end_radius.reserve(capacity);
-    graph.parent.reserve(capacity);
-    graph.depth.reserve(capacity);
+    graph.reserve(capacity);
     out.widths.reserve(capacity);
     let mut slots = Slots {
         start: &mut graph.start.spare_capacity_mut()[..capacity],

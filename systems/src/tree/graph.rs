@@ -54,6 +54,16 @@ impl BranchGraph {
         self.depth.clear();
     }
 
+    /// Room for `additional` more segments in every buffer.
+    pub fn reserve(&mut self, additional: usize) {
+        self.start.reserve(additional);
+        self.end.reserve(additional);
+        self.start_radius.reserve(additional);
+        self.end_radius.reserve(additional);
+        self.parent.reserve(additional);
+        self.depth.reserve(additional);
+    }
+
     /// Appends a segment with zero radii and returns its index.
     ///
     /// `parent` must be [`NO_PARENT`] or the index of an existing segment.
