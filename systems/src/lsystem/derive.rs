@@ -273,29 +273,40 @@ impl StepContext<'_> {
         out.reserve(range.len() * 2, word.all_params().len().min(range.len() * 2));
         let mut env = [0.0f32; MAX_SLOTS];
         let mut stack = Vec::with_capacity(32);
-        let start = range.start;
-        for i in range {
-            let symbol = word.symbol(i);
-            let productions = self.sys.productions_of(symbol);
-            let before = out.len();
-            let eval_err = |error| RangeError::Eval { error, before };
-            let chosen = if productions.is_empty() {
-                None
+        let mut next_check = range.start + GLOBAL_CHECK_INTERVAL;
+        let mut i = range.start;
+        while i < range.end {
+            let productions = self.sys.productions_of(word.symbol(i));
+            let ok = if productions.is_empty() {
+                // A run of modules no production rewrites is copied whole.
+                let rest = &word.symbols()[i + 1..range.end];
+                let run = 1 + rest
+                    .iter()
+                    .position(|&s| !self.sys.productions_of(s).is_empty())
+                    .unwrap_or(rest.len());
+                i += run;
+                out.extend_from(word, i - run..i)
             } else {
-                self.choose(i, productions, &mut env, &mut stack).map_err(eval_err)?
-            };
-            let ok = match chosen {
-                None => out.push(symbol, word.params(i)),
-                Some(p) => self.emit(p, &env, &mut stack, out).map_err(eval_err)?,
+                let before = out.len();
+                let eval_err = |error| RangeError::Eval { error, before };
+                let chosen = self.choose(i, productions, &mut env, &mut stack).map_err(eval_err)?;
+                let ok = match chosen {
+                    None => out.extend_from(word, i..i + 1),
+                    Some(p) => self.emit(p, &env, &mut stack, out).map_err(eval_err)?,
+                };
+                i += 1;
+                ok
             };
             if !ok || base + out.len() > self.limit {
                 return Err(RangeError::Limit);
             }
             if let Some(global) = global
-                && (i - start) % GLOBAL_CHECK_INTERVAL == GLOBAL_CHECK_INTERVAL - 1
-                && out.len() + global.load(Ordering::Relaxed) > self.limit
+                && i >= next_check
             {
-                return Err(RangeError::GlobalLimit);
+                next_check = i + GLOBAL_CHECK_INTERVAL;
+                if out.len() + global.load(Ordering::Relaxed) > self.limit {
+                    return Err(RangeError::GlobalLimit);
+                }
             }
         }
         Ok(())
@@ -318,6 +329,9 @@ impl StepContext<'_> {
         stack: &mut Vec<f32>,
         out: &mut ModuleBuffer,
     ) -> Result<bool, LSystemError> {
+        if let Some(word) = &p.constant {
+            return Ok(out.extend_from(word, 0..word.len()));
+        }
         for m in &p.successor {
             out.begin_module(m.symbol);
             for arg in &p.args[m.args.start as usize..m.args.end as usize] {

@@ -46,6 +46,27 @@ pub(crate) struct Production {
     pub probability: Option<(Expr, Position)>,
     pub successor: Vec<SuccModule>,
     pub args: Vec<Expr>,
+    /// The successor as a word, where every argument is a constant: derivation appends it in
+    /// one copy instead of module by module.
+    pub constant: Option<ModuleBuffer>,
+}
+
+impl Production {
+    /// The word `successor` always produces, when every one of its `args` is a constant.
+    pub(crate) fn constant_successor(successor: &[SuccModule], args: &[Expr]) -> Option<ModuleBuffer> {
+        let mut word = ModuleBuffer::new();
+        for m in successor {
+            word.begin_module(m.symbol);
+            for arg in &args[m.args.start as usize..m.args.end as usize] {
+                match arg {
+                    Expr::Const(v) => word.push_param(*v),
+                    Expr::Slot(_) | Expr::Code(_) => return None,
+                }
+            }
+            word.end_module();
+        }
+        Some(word)
+    }
 }
 
 /// A parsed and compiled L-system: parse once, derive as often as needed.

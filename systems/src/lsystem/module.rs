@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -265,6 +266,31 @@ impl ModuleBuffer {
         true
     }
 
+    /// Appends modules `range` of `word`, in one copy per array. Returns `false` (and appends
+    /// nothing) when the flat parameter array would outgrow its 32-bit offsets. Panics if `range`
+    /// is not within `word`.
+    #[inline]
+    pub(crate) fn extend_from(&mut self, word: &ModuleBuffer, range: Range<usize>) -> bool {
+        let first = word.offsets[range.start];
+        let params = &word.params[first as usize..word.offsets[range.end] as usize];
+        let Ok(base) = u32::try_from(self.params.len()) else {
+            return false;
+        };
+        if u32::try_from(self.params.len() + params.len()).is_err() {
+            return false;
+        }
+        self.params.extend_from_slice(params);
+        self.symbols.extend_from_slice(&word.symbols[range.clone()]);
+        // Offsets after the first module of the range, moved from `word`'s parameters to ours.
+        let shift = base.wrapping_sub(first);
+        self.offsets.extend(
+            word.offsets[range.start + 1..=range.end]
+                .iter()
+                .map(|&o| o.wrapping_add(shift)),
+        );
+        true
+    }
+
     /// Starts a module whose parameters follow through [`Self::push_param`];
     /// the module is complete after [`Self::end_module`].
     #[inline]
@@ -362,5 +388,35 @@ impl ModuleBuffer {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extend_from_copies_modules_with_their_parameters() {
+        let mut word = ModuleBuffer::new();
+        word.push(20, &[1.0, 2.0]);
+        word.push(sym::PUSH, &[]);
+        word.push(sym::DRAW, &[3.0]);
+        word.push(21, &[4.0, 5.0, 6.0]);
+        let mut out = ModuleBuffer::new();
+        out.push(sym::LEFT, &[9.0]);
+        assert!(out.extend_from(&word, 1..4));
+        assert!(out.extend_from(&word, 2..2));
+        assert!(out.extend_from(&word, 0..1));
+        let mut expected = ModuleBuffer::new();
+        for (s, p) in [
+            (sym::LEFT, &[9.0][..]),
+            (sym::PUSH, &[]),
+            (sym::DRAW, &[3.0]),
+            (21, &[4.0, 5.0, 6.0]),
+            (20, &[1.0, 2.0]),
+        ] {
+            expected.push(s, p);
+        }
+        assert_eq!(out, expected);
     }
 }

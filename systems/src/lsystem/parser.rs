@@ -402,6 +402,7 @@ impl Parser {
             args,
             probability,
         } = self.production_rest(sc, &formals)?;
+        let constant = Production::constant_successor(&successor, &args);
         self.productions.push(Production {
             pos: start,
             pred,
@@ -412,6 +413,7 @@ impl Parser {
             probability,
             successor,
             args,
+            constant,
         });
         Ok(())
     }
