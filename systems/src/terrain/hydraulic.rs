@@ -9,8 +9,9 @@
 //! in parallel (see [`step`]). The first computes the outflows of
 //! every block's first and last row; the second runs each block row by row,
 //! the outflows of the row ahead and then everything else of the row, so the
-//! rows a cell needs are still in the cache; the third moves the sediment.
-//! A block writes only its own rows, and what it reads of its neighbours
+//! rows a cell needs are still in the cache, and moves the sediment of the
+//! rows two behind (semi-Lagrangian transport; [`super::advect`]); the third
+//! moves the rest of the sediment. A block writes only its own rows, and what it reads of its neighbours
 //! (their edge rows' outflows in the second sweep; outflows and ratios, or
 //! velocities, and sediment in the third) nothing writes meanwhile, so
 //! results do not depend on the number of threads. Sums for the books are
@@ -32,13 +33,14 @@ use rand::RngExt;
 use rayon::prelude::*;
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
 
+use super::advect::{self, Advect};
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
 use super::exchange::{self, ExchangeKernel, ExchangeRow, Rates, RowInput};
 use super::grid::{Around, Grid, neighbour_row, row_at};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
 use super::pipes::{Bounds, Pipes};
 use super::stats::TerrainBalance;
-use super::transport::transport;
+use super::transport::{Trailed, transport};
 use crate::pages::filled_huge;
 use crate::registers::{Kernel, Registers};
 
@@ -69,6 +71,8 @@ pub(crate) struct Scratch {
     ratio: Vec<f32>,
     /// The transported sediment, swapped into the chunk.
     next: Vec<f32>,
+    /// The sediment each row's transport drained off the chunk.
+    drained: Vec<f64>,
     /// The first and last row of every block, fluxed ahead of the water sweep.
     edges: Vec<[EdgeRow; 2]>,
 }
@@ -125,7 +129,8 @@ fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, seed: u64, iteration: u6
 /// first and last row ([`edge_rows`]); then, row by row, the outflows of the
 /// next row and everything local to a cell that needs its finished outflows
 /// (water, velocity, the sediment exchange, standing water, evaporation, the
-/// transport ratio; [`water_pass`]); then sediment transport.
+/// transport ratio; [`water_pass`]), with the semi-Lagrangian transport of
+/// the rows two behind; then the rest of the sediment transport.
 pub(crate) fn step(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
@@ -148,10 +153,15 @@ pub(crate) fn step(
             *plane = filled_huge(n * n, 0.0);
         }
     }
+    s.drained.resize(n, 0.0);
     let pipes = Pipes::new(grid, &p.hydraulic, p.cell_length);
     edge_rows(chunk, &pipes, &mut s.edges, registers);
     water_pass(chunk, p, &pipes, s, books, registers);
-    transport(chunk, p, grid, [&mut s.ratio, &mut s.next], books, registers);
+    let trailed = Trailed {
+        block_rows: WATER_ROWS,
+        drained: &mut s.drained,
+    };
+    transport(chunk, p, grid, [&mut s.ratio, &mut s.next], trailed, books, registers);
 }
 
 /// Row `z` of an `n`-wide `plane` with its neighbour rows.
@@ -412,6 +422,8 @@ struct BlockRows {
     cap: Vec<f32>,
     stand: Vec<u8>,
     exchange: ExchangeRow,
+    /// The rows of the semi-Lagrangian transport trailing the sweep.
+    trail: advect::Rows,
 }
 
 /// [`water_pass`] for transport `T` and standing criterion `S`: each block of
@@ -449,6 +461,7 @@ fn water_sweep<T: Carry, S: Stand>(
         },
         kv: h.evaporation * h.time_step,
         num_dt: if T::TIMED { h.time_step } else { 1.0 },
+        per_cell: h.time_step / l,
         registers,
     };
     let block = WATER_ROWS * n;
@@ -462,22 +475,30 @@ fn water_sweep<T: Carry, S: Stand>(
         vx.par_chunks_mut(block),
         vz.par_chunks_mut(block),
         s.ratio.par_chunks_mut(block),
-        fl.par_chunks_mut(block),
-        fr.par_chunks_mut(block),
-        fb.par_chunks_mut(block),
-        ff.par_chunks_mut(block),
+        (
+            fl.par_chunks_mut(block),
+            fr.par_chunks_mut(block),
+            fb.par_chunks_mut(block),
+            ff.par_chunks_mut(block),
+        ),
+        s.next.par_chunks_mut(block),
+        s.drained.par_chunks_mut(WATER_ROWS),
     )
         .into_par_iter()
         .enumerate()
-        .map(|(b, (layers, water, sed, vx, vz, ratio, fl, fr, fb, ff))| WaterBlock {
-            span: Span::of(b, n),
-            layers,
-            water,
-            sed,
-            velocity: [vx, vz],
-            ratio,
-            flux: [fl, fr, fb, ff],
-        })
+        .map(
+            |(b, (layers, water, sed, vx, vz, ratio, (fl, fr, fb, ff), next, drained))| WaterBlock {
+                span: Span::of(b, n),
+                layers,
+                water,
+                sed,
+                velocity: [vx, vz],
+                ratio,
+                flux: [fl, fr, fb, ff],
+                next,
+                drained,
+            },
+        )
         .map_init(BlockRows::default, |rows, block| sweep.block::<T, S>(block, rows))
         .collect();
     // The last block's partial sums past the last row are none.
@@ -499,6 +520,8 @@ struct Sweep<'a> {
     kv: f32,
     /// The factor of the ratio's numerator ([`Carry::TIMED`]).
     num_dt: f32,
+    /// Δt / l, for the semi-Lagrangian transport.
+    per_cell: f32,
     registers: Registers,
 }
 
@@ -538,6 +561,10 @@ struct WaterBlock<'a> {
     /// The transport ratio's denominator, then the ratio ([`Carry::BY_FLUX`]).
     ratio: &'a mut [f32],
     flux: [&'a mut [f32]; 4],
+    /// The transported sediment and each row's drain, where the
+    /// semi-Lagrangian transport trails the sweep.
+    next: &'a mut [f32],
+    drained: &'a mut [f64],
 }
 
 impl Sweep<'_> {
@@ -563,6 +590,14 @@ impl Sweep<'_> {
                 self.ahead(&mut block, &mut rows.bounds[(z + 1) % 2], z + 1);
             }
             self.row::<T, S>(&mut block, rows, z, &mut books[(z - first) / BOOK_ROWS]);
+            // The rows this one completes move their sediment while they
+            // are in the caches; the flux transports need every row's ratio.
+            if !T::BY_FLUX {
+                let [vx, vz] = &block.velocity;
+                let grid = self.pipes.grid;
+                let carried = Advect::new(&*block.sed, [&**vx, &**vz], first, grid, self.per_cell, self.registers);
+                carried.trail([first, last], z, block.next, block.drained, &mut rows.trail);
+            }
         }
         books
     }
@@ -604,6 +639,7 @@ impl Sweep<'_> {
             velocity: [vx, vz],
             ratio,
             flux,
+            ..
         } = block;
         let (span, grid) = (*span, self.pipes.grid);
         let row = span.own(z);

@@ -10,14 +10,23 @@
 
 use rayon::prelude::*;
 
-use super::advect::advect;
+use super::advect::rest;
 use super::columns::{BACK, FRONT, TerrainChunk};
 use super::grid::{Grid, OPPOSITE, ROWS, neighbour_row, row_at};
 use super::params::{TerrainParams, Transport};
 use super::stats::TerrainBalance;
 use crate::registers::Registers;
 
-/// Sweep 3, sediment transport: semi-Lagrangian ([`advect`]) or
+/// What the water sweep already transported, semi-Lagrangian: the rows its
+/// blocks of `block_rows` rows moved trailing into `next`, with their drains
+/// in `drained`, one per row.
+pub(crate) struct Trailed<'a> {
+    pub(crate) block_rows: usize,
+    pub(crate) drained: &'a mut [f64],
+}
+
+/// Sweep 3, sediment transport: semi-Lagrangian ([`super::advect`], the
+/// rows the water sweep did not move trailing) or
 /// flux-proportional (eq. 3.7–3.8, accumulated). What leaves cell k towards
 /// `dir` is flux[dir][k]·ratio[k]; every cell reads the same ratio for itself
 /// and its neighbours, so what leaves one cell arrives bit-identically at the
@@ -27,6 +36,7 @@ pub(crate) fn transport(
     p: &TerrainParams,
     grid: Grid,
     [ratio, next]: [&mut Vec<f32>; 2],
+    trailed: Trailed<'_>,
     books: &mut TerrainBalance,
     registers: Registers,
 ) {
@@ -35,7 +45,17 @@ pub(crate) fn transport(
         Transport::SemiLagrangian => {
             let [vx, vz] = &chunk.velocity;
             let per_cell = h.time_step / p.cell_length;
-            advect(&chunk.sediment, [vx, vz], grid, per_cell, next, registers)
+            let Trailed { block_rows, drained } = trailed;
+            rest(
+                &chunk.sediment,
+                [vx, vz],
+                grid,
+                per_cell,
+                block_rows,
+                next,
+                drained,
+                registers,
+            )
         }
         Transport::ThesisFlux | Transport::Flux => along_outflows(chunk, grid, ratio, next),
     };
