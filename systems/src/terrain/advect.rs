@@ -53,6 +53,8 @@
 //! way). The loops over a row are [`Kernel`]s of selects and products, and
 //! vectorize.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 
 use super::grid::{Grid, row_at};
@@ -82,7 +84,7 @@ fn trailing(first: usize, last: usize) -> Option<[usize; 2]> {
 /// The rest of the transport after the water sweep: moves the rows of the
 /// `sed` plane that the sweep's blocks of `block_rows` rows did not move
 /// trailing ([`trailing`]) along `velocity` (`[vx, vz]`) for `per_cell`
-/// (Δt / l) into `next`, booking each row's drain in `drained`; returns
+/// (Δt / l) into `next`, booking each row's drain in `books`; returns
 /// the sediment drained off the edges by every row.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn rest(
@@ -92,30 +94,43 @@ pub(crate) fn rest(
     per_cell: f32,
     block_rows: usize,
     next: &mut [f32],
-    drained: &mut [f64],
+    books: &mut [f64],
     registers: Registers,
 ) -> f64 {
     let n = grid.n;
     let a = Advect::new(sed, velocity, 0, grid, per_cell, registers);
-    next.par_chunks_mut(block_rows * n)
-        .zip(drained.par_chunks_mut(block_rows))
-        .enumerate()
-        .for_each_init(Rows::default, |rows, (b, (next, drained))| {
-            let first = b * block_rows;
-            let last = first + drained.len() - 1;
-            let head = first..=(first + 1).min(last);
-            let tail = (first + 2).max(last.saturating_sub(1))..=last;
-            for run in [head, tail].into_iter().filter(|r| !r.is_empty()) {
-                let own = run.start() - first..run.end() + 1 - first;
-                a.rows(
-                    *run.start(),
-                    &mut next[own.start * n..own.end * n],
-                    &mut drained[own],
-                    rows,
-                );
+    // The rows left, in runs as long as they come: a block's last two rows
+    // and the next block's first two move as one run, which traces and
+    // weighs the rows between them once.
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    for first in (0..n).step_by(block_rows.max(1)) {
+        let last = (first + block_rows).min(n) - 1;
+        let head = first..(first + 2).min(last + 1);
+        let tail = (first + 2).max(last.saturating_sub(1))..last + 1;
+        for run in [head, tail].into_iter().filter(|r| !r.is_empty()) {
+            match runs.last_mut() {
+                Some(before) if before.end == run.start => before.end = run.end,
+                _ => runs.push(run),
             }
+        }
+    }
+    let mut jobs = Vec::with_capacity(runs.len());
+    let (mut next, mut drained, mut at) = (next, &mut *books, 0);
+    for run in runs {
+        let (_, rest) = std::mem::take(&mut next).split_at_mut((run.start - at) * n);
+        let (moved, rest) = rest.split_at_mut(run.len() * n);
+        next = rest;
+        let (_, rest) = std::mem::take(&mut drained).split_at_mut(run.start - at);
+        let (booked, rest) = rest.split_at_mut(run.len());
+        drained = rest;
+        at = run.end;
+        jobs.push((run.start, moved, booked));
+    }
+    jobs.into_par_iter()
+        .for_each_init(Rows::default, |rows, (first, next, drained)| {
+            a.rows(first, next, drained, rows)
         });
-    drained
+    books
         .chunks(BOOK_ROWS)
         .map(|rows| rows.iter().fold(0.0, |sum, &d| sum + d))
         .sum()
