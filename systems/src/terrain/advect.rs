@@ -81,24 +81,12 @@ fn trailing(first: usize, last: usize) -> Option<[usize; 2]> {
     (last >= first + 4).then(|| [first + 2, last - 2])
 }
 
-/// The rest of the transport after the water sweep: moves the rows of the
-/// `sed` plane that the sweep's blocks of `block_rows` rows did not move
-/// trailing ([`trailing`]) along `velocity` (`[vx, vz]`) for `per_cell`
-/// (Δt / l) into `next`, booking each row's drain in `books`; returns
-/// the sediment drained off the edges by every row.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn rest(
-    sed: &[f32],
-    velocity: [&[f32]; 2],
-    grid: Grid,
-    per_cell: f32,
-    block_rows: usize,
-    next: &mut [f32],
-    books: &mut [f64],
-    registers: Registers,
-) -> f64 {
-    let n = grid.n;
-    let a = Advect::new(sed, velocity, 0, grid, per_cell, registers);
+/// The rest of the transport `a` (of the whole planes) after the water
+/// sweep: moves the rows that the sweep's blocks of `block_rows` rows did
+/// not move trailing ([`trailing`]) into `next`, booking each row's drain in
+/// `books`; returns the sediment drained off the edges by every row.
+pub(crate) fn rest(a: &Advect<'_>, block_rows: usize, next: &mut [f32], books: &mut [f64]) -> f64 {
+    let n = a.grid.n;
     // The rows left, in runs as long as they come: a block's last two rows
     // and the next block's first two move as one run, which traces and
     // weighs the rows between them once.
@@ -216,39 +204,19 @@ fn slot(r: isize, len: usize) -> usize {
 }
 
 /// What every run of rows of one transport shares: the sediment and
-/// velocity planes, or a block of their rows.
+/// velocity planes (`[vx, vz]`), or a block of their rows.
 pub(crate) struct Advect<'a> {
-    sed: &'a [f32],
-    velocity: [&'a [f32]; 2],
+    pub(crate) sed: &'a [f32],
+    pub(crate) velocity: [&'a [f32]; 2],
     /// The row of the grid that the planes' first row is.
-    base: usize,
-    grid: Grid,
+    pub(crate) base: usize,
+    pub(crate) grid: Grid,
     /// Δt / l: cells travelled per unit of velocity.
-    per_cell: f32,
-    registers: Registers,
+    pub(crate) per_cell: f32,
+    pub(crate) registers: Registers,
 }
 
-impl<'a> Advect<'a> {
-    /// The transport of `sed` along `velocity` (`[vx, vz]`), whose first
-    /// row is row `base` of `grid`, for `per_cell` (Δt / l).
-    pub(crate) fn new(
-        sed: &'a [f32],
-        velocity: [&'a [f32]; 2],
-        base: usize,
-        grid: Grid,
-        per_cell: f32,
-        registers: Registers,
-    ) -> Self {
-        Self {
-            sed,
-            velocity,
-            base,
-            grid,
-            per_cell,
-            registers,
-        }
-    }
-
+impl Advect<'_> {
     /// Once the water sweep of the block of rows `first..=last` finished
     /// its row `z`, the step of its trailing transport ([`trailing`]) that
     /// row completes: the gather two rows back, into the block's `next`
@@ -570,6 +538,14 @@ mod tests {
         registers: Registers,
     ) -> f64 {
         let n = grid.n;
+        let plane = Advect {
+            sed,
+            velocity,
+            base: 0,
+            grid,
+            per_cell,
+            registers,
+        };
         let mut drained = vec![f64::NAN; n];
         let mut rows = Rows::default();
         for (b, (next, drained)) in next
@@ -579,19 +555,19 @@ mod tests {
         {
             let (first, last) = (b * block_rows, b * block_rows + drained.len() - 1);
             let own = first * n..(last + 1) * n;
-            let block = Advect::new(
-                &sed[own.clone()],
-                velocity.map(|v| &v[own.clone()]),
-                first,
+            let block = Advect {
+                sed: &sed[own.clone()],
+                velocity: velocity.map(|v| &v[own.clone()]),
+                base: first,
                 grid,
                 per_cell,
                 registers,
-            );
+            };
             for z in first..=last {
                 block.trail([first, last], z, next, drained, &mut rows);
             }
         }
-        rest(sed, velocity, grid, per_cell, block_rows, next, &mut drained, registers)
+        rest(&plane, block_rows, next, &mut drained)
     }
 
     /// The transport written out source by source in f64, as the module

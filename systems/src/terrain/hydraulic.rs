@@ -594,8 +594,14 @@ impl Sweep<'_> {
             // are in the caches; the flux transports need every row's ratio.
             if !T::BY_FLUX {
                 let [vx, vz] = &block.velocity;
-                let grid = self.pipes.grid;
-                let carried = Advect::new(&*block.sed, [&**vx, &**vz], first, grid, self.per_cell, self.registers);
+                let carried = Advect {
+                    sed: block.sed,
+                    velocity: [vx, vz],
+                    base: first,
+                    grid: self.pipes.grid,
+                    per_cell: self.per_cell,
+                    registers: self.registers,
+                };
                 carried.trail([first, last], z, block.next, block.drained, &mut rows.trail);
             }
         }

@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::advect::rest;
+use super::advect::{Advect, rest};
 use super::columns::{BACK, FRONT, TerrainChunk};
 use super::grid::{Grid, OPPOSITE, ROWS, neighbour_row, row_at};
 use super::params::{TerrainParams, Transport};
@@ -44,18 +44,15 @@ pub(crate) fn transport(
     books.sediment_drained += match h.transport {
         Transport::SemiLagrangian => {
             let [vx, vz] = &chunk.velocity;
-            let per_cell = h.time_step / p.cell_length;
-            let Trailed { block_rows, drained } = trailed;
-            rest(
-                &chunk.sediment,
-                [vx, vz],
+            let plane = Advect {
+                sed: &chunk.sediment,
+                velocity: [vx, vz],
+                base: 0,
                 grid,
-                per_cell,
-                block_rows,
-                next,
-                drained,
+                per_cell: h.time_step / p.cell_length,
                 registers,
-            )
+            };
+            rest(&plane, trailed.block_rows, next, trailed.drained)
         }
         Transport::ThesisFlux | Transport::Flux => along_outflows(chunk, grid, ratio, next),
     };
