@@ -250,12 +250,7 @@ fn draw_word(
     // `slots` (the rest of the whole word's), were all written, as `draw` asserts before it
     // returns, and so were the first `slots.written` of `slots`.
     unsafe {
-        graph.start.set_len(len);
-        graph.end.set_len(len);
-        graph.start_radius.set_len(len);
-        graph.end_radius.set_len(len);
-        graph.parent.set_len(len);
-        graph.depth.set_len(len);
+        graph.set_len(len);
         out.widths.set_len(len);
     }
     Ok(())

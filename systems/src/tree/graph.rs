@@ -64,6 +64,24 @@ impl BranchGraph {
         self.depth.reserve(additional);
     }
 
+    /// Sets the length of every buffer to `len`.
+    ///
+    /// # Safety
+    ///
+    /// The first `len` elements of every buffer must be initialized, as for [`Vec::set_len`]
+    /// (`len` within each capacity, written through its spare capacity).
+    pub(crate) unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: the caller vouches for the first `len` of every buffer.
+        unsafe {
+            self.start.set_len(len);
+            self.end.set_len(len);
+            self.start_radius.set_len(len);
+            self.end_radius.set_len(len);
+            self.parent.set_len(len);
+            self.depth.set_len(len);
+        }
+    }
+
     /// Appends a segment with zero radii and returns its index.
     ///
     /// `parent` must be [`NO_PARENT`] or the index of an existing segment.
