@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, highest, prefetch, widen};
+use super::grid::{ROWS, by_material, highest, prefetch, widen};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -272,19 +272,13 @@ fn age_slot<const COMPACTION: bool>(
     );
     let slot = k as u16;
     let above_bottom = u16::from(k > 0);
-    // The threshold by a tree of selects on the material's three bits: three
-    // masks per lane where a compare per material took seven. Materials are
-    // below 7, so the eighth leaf is never taken.
-    let [t0, t1, t2, t3, t4, t5, t6] = *threshold;
     let mut any = 0u16;
     for x in 0..n {
         let live = count[x] > slot;
         let a = age[x].saturating_add(inc * u16::from(live));
         let m = material[x];
-        let odd = |even: u16, odd: u16| if m & 1 != 0 { odd } else { even };
-        let (l0, l1, l2, l3) = (odd(t0, t1), odd(t2, t3), odd(t4, t5), odd(t6, 0));
-        let (h0, h1) = if m & 2 != 0 { (l1, l3) } else { (l0, l2) };
-        let th = if m & 4 != 0 { h1 } else { h0 };
+        // Materials are below 7, so the eighth leaf is never taken.
+        let th = by_material(m, threshold, 0, |c, a, b| if c { a } else { b });
         let aged = u16::from(live & (th != 0) & (a >= th));
         ages[x] = if aged != 0 { 0 } else { a };
         let m = m - aged;

@@ -3,7 +3,10 @@
 //! (the water step's pipes, sweep and transport, thermal erosion, aging)
 //! share these and nothing of each other.
 
+use std::ops::BitAnd;
+
 use super::columns::{BACK, FRONT, LEFT, RIGHT};
+use super::materials::MATERIAL_COUNT;
 use super::params::Boundary;
 
 /// Rows per parallel task: fixed, so block sums never depend on thread count.
@@ -100,6 +103,26 @@ pub(crate) fn highest(count: &[u8]) -> u8 {
 #[inline(always)]
 pub(crate) fn lowest(count: &[u8]) -> u8 {
     count.iter().copied().fold(u8::MAX, u8::min)
+}
+
+/// `table[m]` for material `m`, or `eighth` where `m`'s low three bits are
+/// all set (no material), by a tree of `select(c, if_c, else)` on those
+/// bits: three selects per lane where comparing `m` with every material
+/// took seven. Row kernels pass `m` in the width of their lanes (a wider
+/// one would halve the lanes a register holds) and the select that
+/// vectorizes for them.
+#[inline(always)]
+pub(crate) fn by_material<M, T>(m: M, table: &[T; MATERIAL_COUNT], eighth: T, select: impl Fn(bool, T, T) -> T) -> T
+where
+    M: Copy + BitAnd<Output = M> + PartialEq + From<u8>,
+    T: Copy,
+{
+    const { assert!(MATERIAL_COUNT == 7) };
+    let bit = |b: u8| m & M::from(b) != M::from(0);
+    let [b0, b1, b2] = [bit(1), bit(2), bit(4)];
+    let low = select(b1, select(b0, table[3], table[2]), select(b0, table[1], table[0]));
+    let high = select(b1, select(b0, eighth, table[6]), select(b0, table[5], table[4]));
+    select(b2, high, low)
 }
 
 /// `bytes` as wider lanes, so a row loop works on lanes of one width and

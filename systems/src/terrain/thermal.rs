@@ -47,7 +47,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
-use super::grid::{Around, Grid, ROWS, highest, lowest, neighbour_row, prefetch};
+use super::grid::{Around, Grid, ROWS, by_material, highest, lowest, neighbour_row, prefetch};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::{Boundary, TerrainParams};
 use super::stack_rows::{StackRows, pick};
@@ -752,20 +752,15 @@ fn lift_slot(k: u8, count: &[u8], material: &[u8], [top, bed]: [&[u8]; 2], [new_
     }
 }
 
-/// The talus threshold of each top material (infinite for [`NONE`]), by a
-/// tree of selects on the low three bits of the byte, where comparing it
-/// with every material took twice the work. A top is a material or
-/// [`NONE`], whose low bits pick the tree's eighth leaf.
+/// The talus threshold of each top material (infinite for [`NONE`]), by
+/// [`by_material`]. A top is a material or [`NONE`], whose low bits pick
+/// the eighth leaf.
 #[inline(always)]
 fn talus_row(top: &[u8], table: &[f32; MATERIAL_COUNT], talus: &mut [f32]) {
-    const { assert!(MATERIAL_COUNT == 7 && NONE & 7 == 7) };
+    const { assert!(NONE & 7 == 7) };
     let talus = &mut talus[..top.len()];
     for (t, &m) in talus.iter_mut().zip(top) {
-        let m = u32::from(m);
-        let [b0, b1, b2] = [m & 1 != 0, m & 2 != 0, m & 4 != 0];
-        let low = pick(b1, pick(b0, table[3], table[2]), pick(b0, table[1], table[0]));
-        let high = pick(b1, pick(b0, f32::INFINITY, table[6]), pick(b0, table[5], table[4]));
-        *t = pick(b2, high, low);
+        *t = by_material(u32::from(m), table, f32::INFINITY, pick);
     }
 }
 
