@@ -48,7 +48,7 @@
 //! rows of the blocks beside them, and move after the sweep ([`rest`]), from
 //! velocity and sediment that nothing changes any more. Results do not
 //! depend on the number of threads or on where the rows are split (at
-//! 1024², trailing the sweep took 6 % off a water step, which reads its
+//! 1024², trailing the sweep took 3–6 % off a water step, which reads its
 //! planes from memory; at 512² they stay in the last-level cache either
 //! way). The loops over a row are [`Kernel`]s of selects and products, and
 //! vectorize.
