@@ -94,7 +94,7 @@ impl Pipes {
         };
         // The edge cells after the interior, whose loads left the ends of
         // their rows in the caches: first, the cell-by-cell path waited on
-        // each of those misses in turn (at 1024², 3–5 % of a water step
+        // each of those misses in turn (at 1024², 2–5 % of a water step
         // with the same in `hydraulic::cells`).
         match interior {
             Some(_) => [0, n - 1].into_iter().for_each(edge),
