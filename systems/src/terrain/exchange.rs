@@ -15,7 +15,7 @@
 //! layers first), and cells under standing water.
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::highest;
+use super::grid::{by_material, highest};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::stack_rows::{pick, pick_u32};
 use super::standing_water::grind;
@@ -252,15 +252,11 @@ impl Lanes<'_> {
     }
 }
 
-/// `table[m]` by a tree of selects on the bits of `m`, which vectorizes
-/// where a lookup would not.
+/// `table[m]` for a material `m` ([`by_material`]). Materials are below 7,
+/// so the eighth leaf is never taken; as the seventh, it folds away.
 #[inline(always)]
 fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
-    const { assert!(MATERIAL_COUNT == 7) };
-    let [b0, b1, b2] = [m & 1 != 0, m & 2 != 0, m & 4 != 0];
-    let low = pick(b1, pick(b0, table[3], table[2]), pick(b0, table[1], table[0]));
-    let high = pick(b1, table[6], pick(b0, table[5], table[4]));
-    pick(b2, high, low)
+    by_material(m, table, table[6], pick)
 }
 
 /// The exchange of every cell of a row, in one pass over its `K` slots: the

@@ -4,20 +4,20 @@
 //!
 //! One iteration: sources (rain, springs) → outflow fluxes ([`super::pipes`])
 //! → water and velocity → the sediment exchange ([`super::exchange`]) and
-//! standing water → evaporation → sediment transport
-//! ([`super::transport`]), in three sweeps over blocks of rows, each block
-//! in parallel (see [`step`]). The first computes the outflows of
-//! every block's first and last row; the second runs each block row by row,
-//! the outflows of the row ahead and then everything else of the row, so the
-//! rows a cell needs are still in the cache, and moves the sediment of the
-//! rows two behind (semi-Lagrangian transport; [`super::advect`]); the third
-//! moves the rest of the sediment. A block writes only its own rows, and what it reads of its neighbours
-//! (their edge rows' outflows in the second sweep; outflows and ratios, or
+//! standing water → evaporation → sediment transport ([`super::transport`]),
+//! in three sweeps over blocks of rows, each block in parallel (see
+//! [`step`]). The first computes the outflows of every block's first and last
+//! row; the second runs each block row by row, the outflows of the row ahead
+//! and then everything else of the row, so the rows a cell needs are still in
+//! the cache, and moves the sediment of the rows two behind (semi-Lagrangian
+//! transport; [`super::advect`]); the third moves the rest of the sediment. A
+//! block writes only its own rows, and what it reads of its neighbours (their
+//! edge rows' outflows in the second sweep; outflows and ratios, or
 //! velocities, and sediment in the third) nothing writes meanwhile, so
 //! results do not depend on the number of threads. Sums for the books are
-//! taken per block and added in block order. Interior cells run branch-free copies of the
-//! per-cell arithmetic that the compiler vectorizes; edge cells take the
-//! general path with the boundary mode.
+//! taken per block and added in block order. Interior cells run branch-free
+//! copies of the per-cell arithmetic that the compiler vectorizes; edge cells
+//! take the general path with the boundary mode.
 //!
 //! **Caps (not in the thesis).** Dissolving never takes a cell below the
 //! lowest of its N4 neighbours' ground, and depositing never raises it above
@@ -892,27 +892,10 @@ fn cell_interior<T: Carry, S: Stand>(
 /// transports already treat water this shallow as none.
 const DRY: f32 = 1e-20;
 
-/// Evaporates the fraction `kv` of each cell's water (eq. 3.6) and dries
-/// films under [`DRY`]; returns the volume taken, summed in eight lanes so
-/// the loop vectorizes.
-#[inline(always)]
-fn evaporate(water: &mut [f32], kv: f32) -> f64 {
-    let mut lanes = [0.0f64; 8];
-    let mut chunks = water.chunks_exact_mut(8);
-    for c in &mut chunks {
-        for (w, lane) in c.iter_mut().zip(&mut lanes) {
-            *lane += evaporate_cell(w, kv);
-        }
-    }
-    for (w, lane) in chunks.into_remainder().iter_mut().zip(&mut lanes) {
-        *lane += evaporate_cell(w, kv);
-    }
-    lanes.iter().sum()
-}
-
-/// [`evaporate`] on a row as a [`Kernel`]: compiled for the wider
-/// registers, its widening of every cell's water to f64 takes a quarter of
-/// the instructions.
+/// Evaporates the fraction `kv` of each cell's water in a row (eq. 3.6)
+/// and dries films under [`DRY`]; returns the volume taken, summed in eight
+/// lanes so the loop vectorizes. A [`Kernel`]: on the wider registers its
+/// widening of the water to f64 takes a fraction of SSE2's instructions.
 struct Evaporate<'a> {
     water: &'a mut [f32],
     kv: f32,
@@ -923,7 +906,18 @@ impl Kernel for Evaporate<'_> {
 
     #[inline(always)]
     fn run(self) -> f64 {
-        evaporate(self.water, self.kv)
+        let Self { water, kv } = self;
+        let mut lanes = [0.0f64; 8];
+        let mut chunks = water.chunks_exact_mut(8);
+        for c in &mut chunks {
+            for (w, lane) in c.iter_mut().zip(&mut lanes) {
+                *lane += evaporate_cell(w, kv);
+            }
+        }
+        for (w, lane) in chunks.into_remainder().iter_mut().zip(&mut lanes) {
+            *lane += evaporate_cell(w, kv);
+        }
+        lanes.iter().sum()
     }
 }
 
