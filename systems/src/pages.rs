@@ -54,11 +54,24 @@ pub(crate) fn try_reserve_huge<T>(v: &mut Vec<T>, additional: usize) -> Result<(
 /// restarted prefetch stream wait for memory (the hydraulic sweep of a 1024² chunk ran 7 %
 /// faster on huge pages). A smaller buffer keeps small pages: one huge page would double it.
 pub(crate) fn filled_huge<T: Clone>(len: usize, value: T) -> Vec<T> {
+    let mut v = room_huge(len);
+    v.resize(len, value);
+    v
+}
+
+/// A copy of `src`, on huge pages as [`filled_huge`] puts them.
+pub(crate) fn copied_huge<T: Copy>(src: &[T]) -> Vec<T> {
+    let mut v = room_huge(src.len());
+    v.extend_from_slice(src);
+    v
+}
+
+/// An empty buffer with room for `len` elements, on huge pages where they fill at least one.
+fn room_huge<T>(len: usize) -> Vec<T> {
     let mut v = Vec::new();
     if len.saturating_mul(std::mem::size_of::<T>()) >= HUGE_PAGE {
         reserve_huge(&mut v, len);
     }
-    v.resize(len, value);
     v
 }
 

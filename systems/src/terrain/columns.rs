@@ -28,7 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pages::filled_huge;
+use crate::pages::{copied_huge, filled_huge};
 
 use super::materials::{MATERIAL_COUNT, Material};
 
@@ -57,7 +57,7 @@ pub const FRONT: usize = 3;
 ///
 /// Cell `(x, z)` has index `z·size + x`; world cell coordinates are
 /// `coord·size + (x, z)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ChunkData", into = "ChunkData")]
 pub struct TerrainChunk {
     coord: [i32; 2],
@@ -73,6 +73,27 @@ pub struct TerrainChunk {
     pub(crate) sediment: Vec<f32>,
     pub(crate) flux: [Vec<f32>; 4],
     pub(crate) velocity: [Vec<f32>; 2],
+}
+
+/// A clone's planes are on huge pages, as a new chunk's are: cloned as plain
+/// vectors, on small pages, a 1024² chunk's water step ran about 10 % slower.
+impl Clone for TerrainChunk {
+    fn clone(&self) -> Self {
+        Self {
+            coord: self.coord,
+            size: self.size,
+            slots: self.slots,
+            count: copied_huge(&self.count),
+            material: copied_huge(&self.material),
+            thickness: copied_huge(&self.thickness),
+            age: copied_huge(&self.age),
+            ground: copied_huge(&self.ground),
+            water: copied_huge(&self.water),
+            sediment: copied_huge(&self.sediment),
+            flux: self.flux.each_ref().map(|p| copied_huge(p)),
+            velocity: self.velocity.each_ref().map(|p| copied_huge(p)),
+        }
+    }
 }
 
 /// The serialized form, checked on the way in so a corrupt snapshot is an
@@ -647,6 +668,22 @@ fn copy_square<T: Copy>(src: &[T], dst: &mut [T], from_size: u32, x0: u32, z0: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clone (of a chunk large enough for huge pages) holds the same
+    /// state in buffers of its own.
+    #[test]
+    fn a_clone_is_equal_and_apart() {
+        let mut chunk = TerrainChunk::new([3, -2], 512, 4).unwrap();
+        assert!(chunk.push_layer(7, 9, Material::Sand, 0.5));
+        chunk.water[11] = 2.0;
+        chunk.flux[RIGHT][12] = 0.25;
+        chunk.velocity[1][13] = -1.0;
+        let mut copy = chunk.clone();
+        assert_eq!(copy, chunk);
+        copy.water[11] = 3.0;
+        assert_eq!(chunk.water[11], 2.0, "the clone shares a buffer");
+        assert_ne!(copy, chunk);
+    }
 
     /// Merges as removing each merged slot on its own did, shifting the
     /// stack above it down every time.
