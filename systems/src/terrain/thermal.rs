@@ -300,8 +300,8 @@ impl Kernel for SweepBlock<'_, '_> {
             stacks: &*layers,
             rules,
         };
-        let rows = 1..depth.max(2) - 1;
-        for (r, plan) in rows.clone().zip(&mut inner[rows]) {
+        let planned = 1..depth.max(2) - 1;
+        for (r, plan) in planned.clone().zip(&mut inner[planned]) {
             let (outs, src) = plan.cells(n);
             planner.row(r, outs, src, surface);
         }
