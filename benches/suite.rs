@@ -6,7 +6,9 @@
 //! schedule, each kernel timed on its own pass as the schedule calls it, over
 //! the first 200 iterations from the landscape as generated (what every
 //! streamed chunk erodes from) and over 200 iterations after 1000 settling
-//! ones; hydraulic erosion also at 1024² from fresh. Each kernel's bandwidth
+//! ones; hydraulic erosion also at 1024² from fresh. A schedule row gives
+//! each iteration's passes together, the cost of a chunk's erosion per
+//! iteration. Each kernel's bandwidth
 //! share divides its counted traffic (reads plus writes per cell, as in
 //! `benches/terrain.rs`) by a 512 MiB copy on the same threads, measured in
 //! the same run.
@@ -142,14 +144,24 @@ fn kernels(p: &TerrainParams) -> [(&'static str, TerrainParams, f64); 3] {
     ]
 }
 
+/// Per-pass durations of each kernel, and of each iteration of the schedule.
+struct Timed {
+    kernels: [Vec<Duration>; 3],
+    /// Every iteration, all its due passes together: what a chunk's erosion
+    /// costs per iteration.
+    iterations: Vec<Duration>,
+}
+
 /// Runs iterations `from..from + count` of the full schedule on `chunk`,
 /// each kernel's pass timed on its own, in the schedule's order.
-fn erode_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u64) -> [Vec<Duration>; 3] {
+fn erode_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u64) -> Timed {
     let kernels = kernels(p);
     let mut eroder = Eroder::default();
     let mut books = TerrainBalance::default();
     let mut times: [Vec<Duration>; 3] = Default::default();
+    let mut iterations = Vec::new();
     for iteration in from..from + count {
+        let mut total = Duration::ZERO;
         for ((_, only, _), times) in kernels.iter().zip(&mut times) {
             let due = [
                 only.schedule.water_every,
@@ -160,12 +172,18 @@ fn erode_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u6
             .any(|every| every > 0 && iteration % u64::from(every) == 0);
             let t = Instant::now();
             eroder.step(chunk, only, 1, iteration, &mut books);
+            let pass = t.elapsed();
+            total += pass;
             if due {
-                times.push(t.elapsed());
+                times.push(pass);
             }
         }
+        iterations.push(total);
     }
-    times
+    Timed {
+        kernels: times,
+        iterations,
+    }
 }
 
 fn terrain_rows(plan: &Plan) -> Vec<Row> {
@@ -179,8 +197,8 @@ fn terrain_rows(plan: &Plan) -> Vec<Row> {
             .expect("landscape generates");
         let fresh = erode_timed(&mut chunk, &p, 1, plan.iterations);
         let names = kernels(&p).map(|(name, _, bytes)| (name, bytes));
-        let mut push = |state: &str, times: [Vec<Duration>; 3], all: bool| {
-            for ((name, bytes), times) in names.iter().zip(times) {
+        let mut push = |state: &str, timed: Timed, all: bool| {
+            for ((name, bytes), times) in names.iter().zip(timed.kernels) {
                 if all || *name == "hydraulic" {
                     rows.push(Row {
                         name: format!("landscape1 {size}² {name}, {state}"),
@@ -188,6 +206,10 @@ fn terrain_rows(plan: &Plan) -> Vec<Row> {
                         bytes: Some(bytes * cells),
                     });
                 }
+            }
+            if all {
+                let name = format!("landscape1 {size}² schedule, {state}");
+                rows.push(Row::timed(&name, timed.iterations));
             }
         };
         push("fresh", fresh, size == 512);
