@@ -6,9 +6,10 @@
 //! schedule, each kernel timed on its own pass as the schedule calls it, over
 //! the first 200 iterations from the landscape as generated (what every
 //! streamed chunk erodes from) and over 200 iterations after 1000 settling
-//! ones; hydraulic erosion also at 1024² from fresh. A schedule row gives
-//! each iteration's passes together, the cost of a chunk's erosion per
-//! iteration. Each kernel's bandwidth
+//! ones; hydraulic erosion also at 1024² from fresh. A schedule row times
+//! each iteration whole as `Eroder::step` runs it for users, every due pass
+//! together (aging runs inside the water pass where nothing comes between
+//! them). Each kernel's bandwidth
 //! share divides its counted traffic (reads plus writes per cell, as in
 //! `benches/terrain.rs`) by a 512 MiB copy on the same threads, measured in
 //! the same run.
@@ -144,24 +145,14 @@ fn kernels(p: &TerrainParams) -> [(&'static str, TerrainParams, f64); 3] {
     ]
 }
 
-/// Per-pass durations of each kernel, and of each iteration of the schedule.
-struct Timed {
-    kernels: [Vec<Duration>; 3],
-    /// Every iteration, all its due passes together: what a chunk's erosion
-    /// costs per iteration.
-    iterations: Vec<Duration>,
-}
-
 /// Runs iterations `from..from + count` of the full schedule on `chunk`,
 /// each kernel's pass timed on its own, in the schedule's order.
-fn erode_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u64) -> Timed {
+fn erode_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u64) -> [Vec<Duration>; 3] {
     let kernels = kernels(p);
     let mut eroder = Eroder::default();
     let mut books = TerrainBalance::default();
     let mut times: [Vec<Duration>; 3] = Default::default();
-    let mut iterations = Vec::new();
     for iteration in from..from + count {
-        let mut total = Duration::ZERO;
         for ((_, only, _), times) in kernels.iter().zip(&mut times) {
             let due = [
                 only.schedule.water_every,
@@ -172,18 +163,26 @@ fn erode_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u6
             .any(|every| every > 0 && iteration % u64::from(every) == 0);
             let t = Instant::now();
             eroder.step(chunk, only, 1, iteration, &mut books);
-            let pass = t.elapsed();
-            total += pass;
             if due {
-                times.push(pass);
+                times.push(t.elapsed());
             }
         }
-        iterations.push(total);
     }
-    Timed {
-        kernels: times,
-        iterations,
-    }
+    times
+}
+
+/// Runs iterations `from..from + count` of the whole schedule on `chunk`,
+/// each iteration timed whole.
+fn schedule_timed(chunk: &mut TerrainChunk, p: &TerrainParams, from: u64, count: u64) -> Vec<Duration> {
+    let mut eroder = Eroder::default();
+    let mut books = TerrainBalance::default();
+    (from..from + count)
+        .map(|iteration| {
+            let t = Instant::now();
+            eroder.step(chunk, p, 1, iteration, &mut books);
+            t.elapsed()
+        })
+        .collect()
 }
 
 fn terrain_rows(plan: &Plan) -> Vec<Row> {
@@ -195,11 +194,13 @@ fn terrain_rows(plan: &Plan) -> Vec<Row> {
             .generator
             .generate(1, [0, 0], p.size, p.max_layers)
             .expect("landscape generates");
+        let whole = |chunk: &TerrainChunk, from| schedule_timed(&mut chunk.clone(), &p, from, plan.iterations);
+        let fresh_whole = (size == 512).then(|| whole(&chunk, 1));
         let fresh = erode_timed(&mut chunk, &p, 1, plan.iterations);
         let names = kernels(&p).map(|(name, _, bytes)| (name, bytes));
-        let mut push = |state: &str, timed: Timed, all: bool| {
-            for ((name, bytes), times) in names.iter().zip(timed.kernels) {
-                if all || *name == "hydraulic" {
+        let mut push = |state: &str, times: [Vec<Duration>; 3], whole: Option<Vec<Duration>>| {
+            for ((name, bytes), times) in names.iter().zip(times) {
+                if whole.is_some() || *name == "hydraulic" {
                     rows.push(Row {
                         name: format!("landscape1 {size}² {name}, {state}"),
                         times,
@@ -207,18 +208,18 @@ fn terrain_rows(plan: &Plan) -> Vec<Row> {
                     });
                 }
             }
-            if all {
-                let name = format!("landscape1 {size}² schedule, {state}");
-                rows.push(Row::timed(&name, timed.iterations));
+            if let Some(times) = whole {
+                rows.push(Row::timed(&format!("landscape1 {size}² schedule, {state}"), times));
             }
         };
-        push("fresh", fresh, size == 512);
+        push("fresh", fresh, fresh_whole);
         if size == 512 && !plan.only_fresh {
             erode_timed(&mut chunk, &p, plan.iterations + 1, plan.settle - plan.iterations);
+            let settled_whole = whole(&chunk, plan.settle + 1);
             push(
                 "settled",
                 erode_timed(&mut chunk, &p, plan.settle + 1, plan.iterations),
-                true,
+                Some(settled_whole),
             );
         }
     }

@@ -21,63 +21,97 @@ use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
 
 /// Ages every layer of `chunk` by `elapsed` iterations; returns the thickness
-/// lost to compaction.
-///
-/// Row by row, a branch-free loop over 16-bit lanes advances the counters
-/// of every slot up to the row's highest layer, turns each layer that
-/// reached its threshold into the next rock and restarts its counter, and
-/// marks the cells whose stack now has two equal neighbours. Only those
-/// cells (and, with compaction, every cell where a layer aged) take the
-/// per-column pass that halves and merges. Deposits keep young regolith and
-/// sand coming of age all over a fresh landscape, a few percent of the cells
-/// at each call and a quarter at some; a per-column pass for every such cell
-/// cost more than the counters, and half of those cells merge nothing.
+/// lost to compaction. Blocks of [`ROWS`] rows in parallel, each row by row
+/// ([`Ager::row`]).
 pub(crate) fn step(chunk: &mut TerrainChunk, p: &AgingParams, elapsed: u32, registers: Registers) -> f64 {
     let n = chunk.size() as usize;
-    let block = ROWS * n;
-    let inc = u16::try_from(elapsed).unwrap_or(u16::MAX);
-    // Thresholds by material as 16-bit lanes, 0 for rock that does not age
-    // (granite). Regolith is step 0 of the chain, marble step 5; each step
-    // ages into the material one below it.
-    let mut threshold = [0u16; MATERIAL_COUNT];
-    for m in Material::ALL {
-        if m.aged().is_some() {
-            threshold[m as usize] = p.thresholds[Material::Regolith as usize - m as usize];
-        }
-    }
-    chunk
-        .parts(block)
+    let ager = Ager::new(p, elapsed, registers);
+    let lost: Vec<f64> = chunk
+        .parts(ROWS * n)
         .layers
         .into_par_iter()
         .map(|mut layers| {
-            let mut lost = 0.0f64;
-            let mut rows = AgeRows::new(n);
+            let mut rows = AgeRows::default();
             let height = layers.count.len() / n;
-            for row in 0..height {
-                let start = row * n;
-                // The next row's slots arrive while this one ages.
-                if row + 1 < height {
-                    let next = start + n..start + 2 * n;
-                    for k in 0..usize::from(highest(&layers.count[next.clone()])) {
-                        prefetch(&layers.material[k][next.clone()]);
-                        prefetch(&layers.age[k][next.clone()]);
-                    }
-                }
-                let cells = start..start + n;
-                let any = if p.compaction_halving {
-                    registers.run(AgeRow::<true>::new(&mut layers, cells, inc, &threshold, &mut rows))
-                } else {
-                    registers.run(AgeRow::<false>::new(&mut layers, cells, inc, &threshold, &mut rows))
-                };
-                if any {
-                    lost += settle(&mut layers, start, &rows, p.compaction_halving);
-                }
-            }
-            lost
+            (0..height).fold(0.0, |lost, row| {
+                lost + ager.row(&mut layers, row * n..(row + 1) * n, &mut rows)
+            })
         })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .sum()
+        .collect();
+    sum_blocks(lost)
+}
+
+/// The thickness lost over a chunk, from the losses of its blocks of
+/// [`ROWS`] rows in order, each summed row by row: the sum [`step`] books,
+/// whatever runs the rows.
+pub(crate) fn sum_blocks(lost: impl IntoIterator<Item = f64>) -> f64 {
+    lost.into_iter().sum()
+}
+
+/// Ages rows of layer stacks by a number of iterations.
+pub(crate) struct Ager {
+    /// Thresholds by material as 16-bit lanes, 0 for rock that does not age
+    /// (granite).
+    threshold: [u16; MATERIAL_COUNT],
+    inc: u16,
+    compaction: bool,
+    registers: Registers,
+}
+
+impl Ager {
+    /// Ages by `elapsed` iterations with `p`'s thresholds, on `registers`.
+    pub(crate) fn new(p: &AgingParams, elapsed: u32, registers: Registers) -> Self {
+        // Regolith is step 0 of the chain, marble step 5; each step ages
+        // into the material one below it.
+        let mut threshold = [0u16; MATERIAL_COUNT];
+        for m in Material::ALL {
+            if m.aged().is_some() {
+                threshold[m as usize] = p.thresholds[Material::Regolith as usize - m as usize];
+            }
+        }
+        Ager {
+            threshold,
+            inc: u16::try_from(elapsed).unwrap_or(u16::MAX),
+            compaction: p.compaction_halving,
+            registers,
+        }
+    }
+
+    /// Ages the row `cells` of `layers`, asking the caches for the next
+    /// row's slots while it does; returns the thickness lost.
+    ///
+    /// A branch-free loop over 16-bit lanes advances the counters
+    /// of every slot up to the row's highest layer, turns each layer that
+    /// reached its threshold into the next rock and restarts its counter, and
+    /// marks the cells whose stack now has two equal neighbours. Only those
+    /// cells (and, with compaction, every cell where a layer aged) take the
+    /// per-column pass that halves and merges. Deposits keep young regolith and
+    /// sand coming of age all over a fresh landscape, a few percent of the cells
+    /// at each call and a quarter at some; a per-column pass for every such cell
+    /// cost more than the counters, and half of those cells merge nothing.
+    pub(crate) fn row(&self, layers: &mut Layers<'_>, cells: Range<usize>, rows: &mut AgeRows) -> f64 {
+        let next = cells.end..cells.end + cells.len();
+        if next.end <= layers.count.len() {
+            for k in 0..usize::from(highest(&layers.count[next.clone()])) {
+                prefetch(&layers.material[k][next.clone()]);
+                prefetch(&layers.age[k][next.clone()]);
+            }
+        }
+        rows.resize(cells.len());
+        let (start, inc, threshold) = (cells.start, self.inc, &self.threshold);
+        let any = if self.compaction {
+            self.registers
+                .run(AgeRow::<true>::new(layers, cells, inc, threshold, rows))
+        } else {
+            self.registers
+                .run(AgeRow::<false>::new(layers, cells, inc, threshold, rows))
+        };
+        if any {
+            settle(layers, start, rows, self.compaction)
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Lanes of `work` tested at once for a cell among them.
@@ -124,8 +158,9 @@ fn settle(layers: &mut Layers<'_>, start: usize, rows: &AgeRows, compaction: boo
     lost
 }
 
-/// A block's row buffers for [`AgeRow`], one lane per cell of a row.
-struct AgeRows {
+/// Row buffers for [`AgeRow`], one lane per cell of a row.
+#[derive(Default)]
+pub(crate) struct AgeRows {
     /// Layer counts, widened.
     count: Vec<u16>,
     /// The slot's materials, widened, then as aged.
@@ -145,17 +180,20 @@ struct AgeRows {
 }
 
 impl AgeRows {
-    fn new(n: usize) -> Self {
-        Self {
-            count: vec![0; n],
-            material: vec![0; n],
-            below: vec![0; n],
-            ages: vec![0; n],
-            changed: vec![0; n],
-            due: vec![0; n],
-            pairs: vec![0; n],
-            work: vec![0; n],
+    /// Makes every buffer `n` lanes long.
+    fn resize(&mut self, n: usize) {
+        for v in [
+            &mut self.count,
+            &mut self.material,
+            &mut self.below,
+            &mut self.ages,
+            &mut self.changed,
+            &mut self.pairs,
+            &mut self.work,
+        ] {
+            v.resize(n, 0);
         }
+        self.due.resize(n, 0);
     }
 }
 

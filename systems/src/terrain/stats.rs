@@ -8,7 +8,7 @@ use super::basin::{Drainage, drainage};
 use super::columns::TerrainChunk;
 use super::export::Heightfield;
 use super::score::{ScoreMode, erosion_score};
-use super::{AGING_SYSTEM, THERMAL_SYSTEM, WATER_SYSTEM};
+use super::{AGING_SYSTEM, THERMAL_SYSTEM, WATER_SYSTEM, lone_aging_passes};
 
 /// What the erosion systems added and removed so far: a resource, part of
 /// the snapshot state. Volumes are heights summed over cells.
@@ -96,11 +96,15 @@ pub struct TerrainReport {
     /// Unaccounted material (`material.error`); null where the terrain keeps
     /// no books.
     pub material_balance_error: Option<f64>,
-    /// Mean milliseconds of one hydraulic pass (iterations it ran in only).
+    /// Mean milliseconds of one hydraulic pass (iterations it ran in only),
+    /// with the aging that runs inside it: where aging is due with water and
+    /// thermal erosion is not, the water pass ages the rows it has just
+    /// eroded.
     pub hydraulic_ms_per_iter: f64,
     /// Mean milliseconds of one thermal pass.
     pub thermal_ms_per_iter: f64,
-    /// Mean milliseconds of one aging pass.
+    /// Mean milliseconds of one aging pass of its own (not inside a water
+    /// pass).
     pub aging_ms_per_iter: f64,
     /// Median milliseconds of one pass of each kernel.
     pub p50_ms_per_pass: KernelRates,
@@ -177,12 +181,14 @@ pub fn report(app: &App) -> TerrainReport {
     // A system is called every tick but works only in the iterations it is due. The
     // timings are this process's: after a resume, the passes the snapshot ran do not count.
     let resumed = app.origin().steps;
-    let timings = |name: &str, every: u32| {
-        let passes = if every == 0 {
+    let passes = |every: u32| {
+        if every == 0 {
             0
         } else {
             (books.iterations / u64::from(every)).saturating_sub(resumed / u64::from(every))
-        };
+        }
+    };
+    let timings = |name: &str, passes: u64| {
         app.metrics()
             .system(name)
             .filter(|_| passes > 0)
@@ -206,9 +212,12 @@ pub fn report(app: &App) -> TerrainReport {
         error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
     });
     let [hydraulic, thermal, aging] = [
-        timings(WATER_SYSTEM, schedule.water_every),
-        timings(THERMAL_SYSTEM, schedule.thermal_every),
-        timings(AGING_SYSTEM, schedule.aging_every),
+        timings(WATER_SYSTEM, passes(schedule.water_every)),
+        timings(THERMAL_SYSTEM, passes(schedule.thermal_every)),
+        timings(
+            AGING_SYSTEM,
+            lone_aging_passes(&schedule, resumed, books.iterations.max(resumed)),
+        ),
     ];
     let each = |f: fn(&PassTimes) -> f64| KernelRates {
         hydraulic: f(&hydraulic),
