@@ -261,20 +261,26 @@ impl Eroder {
 mod tests {
     use super::*;
 
+    /// Default parameters on `size`² cells of `max_layers` slots, with water,
+    /// aging and thermal erosion every so many iterations.
+    fn params(size: u32, max_layers: u8, [water_every, aging_every, thermal_every]: [u32; 3]) -> TerrainParams {
+        TerrainParams {
+            size,
+            max_layers,
+            schedule: ScheduleParams {
+                water_every,
+                aging_every,
+                thermal_every,
+            },
+            ..TerrainParams::default()
+        }
+    }
+
     /// The ground plane every kernel reads stays bit-identical to the layer
     /// sums through water, thermal erosion and aging (with compaction).
     #[test]
     fn ground_plane_tracks_the_layers() {
-        let mut p = TerrainParams {
-            size: 32,
-            max_layers: 4,
-            schedule: ScheduleParams {
-                water_every: 1,
-                aging_every: 1,
-                thermal_every: 3,
-            },
-            ..TerrainParams::default()
-        };
+        let mut p = params(32, 4, [1, 1, 3]);
         p.aging.compaction_halving = true;
         p.hydraulic.capacity = 2.0;
         p.hydraulic.rain = Rain::Random { drops: 40, amount: 2.0 };
@@ -299,16 +305,7 @@ mod tests {
     #[test]
     fn aging_inside_the_water_pass_changes_no_bits() {
         for transport in [Transport::SemiLagrangian, Transport::ThesisFlux, Transport::Flux] {
-            let mut p = TerrainParams {
-                size: 96,
-                max_layers: 4,
-                schedule: ScheduleParams {
-                    water_every: 1,
-                    aging_every: 2,
-                    thermal_every: 0,
-                },
-                ..TerrainParams::default()
-            };
+            let mut p = params(96, 4, [1, 2, 0]);
             p.hydraulic.transport = transport;
             p.hydraulic.capacity = 2.0;
             p.hydraulic.rain = Rain::Random {
@@ -380,16 +377,7 @@ mod tests {
     #[test]
     fn vector_builds_agree() {
         for transport in [Transport::SemiLagrangian, Transport::ThesisFlux, Transport::Flux] {
-            let mut p = TerrainParams {
-                size: 48,
-                max_layers: 3,
-                schedule: ScheduleParams {
-                    water_every: 1,
-                    aging_every: 2,
-                    thermal_every: 2,
-                },
-                ..TerrainParams::default()
-            };
+            let mut p = params(48, 3, [1, 2, 2]);
             p.hydraulic.transport = transport;
             let run = |registers: Registers| {
                 let mut chunk = p.generator.generate(5, [0, 0], p.size, p.max_layers).unwrap();
