@@ -8,8 +8,7 @@
 //! streamed chunk erodes from) and over 200 iterations after 1000 settling
 //! ones; hydraulic erosion also at 1024² from fresh. A schedule row times
 //! each iteration whole as `Eroder::step` runs it for users, every due pass
-//! together (aging runs inside the water pass where nothing comes between
-//! them). Each kernel's bandwidth
+//! together (aging runs inside the pass before it). Each kernel's bandwidth
 //! share divides its counted traffic (reads plus writes per cell, as in
 //! `benches/terrain.rs`) by a 512 MiB copy on the same threads, measured in
 //! the same run.

@@ -10,7 +10,7 @@
 //! row; the second runs each block in bands of rows, the outflows of the
 //! rows ahead and then everything else of the band's rows, so the rows a
 //! cell needs are still in the cache, ages the band's layers where aging is
-//! due in the same iteration ([`Ager`]), and moves the sediment of the rows
+//! due in the same iteration and thermal erosion is not ([`Ager`]), and moves the sediment of the rows
 //! two behind (semi-Lagrangian transport; [`super::advect`]); the third
 //! moves the rest of the sediment. A block writes only its own rows, and what it
 //! reads of its neighbours (their edge rows' outflows in the second sweep;

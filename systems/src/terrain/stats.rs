@@ -101,10 +101,11 @@ pub struct TerrainReport {
     /// thermal erosion is not, the water pass ages the rows it has just
     /// eroded.
     pub hydraulic_ms_per_iter: f64,
-    /// Mean milliseconds of one thermal pass.
+    /// Mean milliseconds of one thermal pass, with the aging that runs
+    /// inside it (where both are due).
     pub thermal_ms_per_iter: f64,
     /// Mean milliseconds of one aging pass of its own (not inside a water
-    /// pass).
+    /// or thermal pass).
     pub aging_ms_per_iter: f64,
     /// Median milliseconds of one pass of each kernel.
     pub p50_ms_per_pass: KernelRates,

@@ -39,6 +39,10 @@
 //! (Asking the caches for the next row's slots ahead, as aging does, made
 //! a pass 4 % slower at 512² and gained nothing sure at 1024².)
 //!
+//! Where aging is due in the same iteration, a block ages each row right
+//! after moving it ([`Ager`]): nothing reads a moved row's stacks again in
+//! the pass, so the bits are those of aging after it.
+//!
 //! Rows are planned and moved over straight slices, on the widest vector
 //! registers the CPU has: planning computes Olsen's split of every cell
 //! branch-free and goes cell by cell only for edges and candidates for layer
@@ -51,6 +55,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use super::aging::{self, AgeRows, Ager};
 use super::columns::{BACK, FRONT, LEFT, Layers, RIGHT, TerrainChunk};
 use super::grid::{Around, Grid, ROWS, by_material, highest, lowest, neighbour_row};
 use super::materials::{MATERIAL_COUNT, Material};
@@ -131,8 +136,16 @@ const FROM_BED: u8 = 0x80;
 
 const OPPOSITE: [usize; 4] = [1, 0, 3, 2];
 
-/// One thermal pass over `chunk`.
-pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalScratch, registers: Registers) {
+/// One thermal pass over `chunk`. With an `ager`, each block also ages each
+/// row right after moving it, while the row's stacks are in the caches;
+/// returns the thickness aging took off (0 without).
+pub(crate) fn step(
+    chunk: &mut TerrainChunk,
+    p: &TerrainParams,
+    s: &mut ThermalScratch,
+    registers: Registers,
+    ager: Option<&Ager>,
+) -> f64 {
     let n = chunk.size() as usize;
     let block = ROWS * n;
     let boundary = if p.hydraulic.boundary == Boundary::Wrap {
@@ -166,14 +179,14 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
 
     let edges = &s.edges;
     let to_regolith = p.thermal.debris_to_regolith;
-    chunk
+    let lost: Vec<f64> = chunk
         .parts(block)
         .layers
         .into_par_iter()
         .enumerate()
         // Row buffers per rayon job rather than per block: a block's rows
         // find them in the caches from the block before.
-        .for_each_init(
+        .map_init(
             || s.sweeps.lease(),
             |rows, (b, mut layers)| {
                 registers.run(SweepBlock {
@@ -183,9 +196,12 @@ pub(crate) fn step(chunk: &mut TerrainChunk, p: &TerrainParams, s: &mut ThermalS
                     first: b * ROWS,
                     layers: &mut layers,
                     rows: &mut rows.rows,
-                });
+                    ager,
+                })
             },
-        );
+        )
+        .collect();
+    aging::sum_blocks(lost)
 }
 
 /// The rows of block `b`, first and last, of a chunk `n` rows deep.
@@ -224,6 +240,8 @@ struct SweepBlock<'a, 'l> {
     first: usize,
     layers: &'a mut Layers<'l>,
     rows: &'a mut SweepRows,
+    /// Ages each row after its move.
+    ager: Option<&'a Ager>,
 }
 
 /// Row buffers of a sweep.
@@ -236,6 +254,7 @@ struct SweepRows {
     stacks: StackRows,
     /// 1 for the moving cells [`StackRows`] left to [`Layers`].
     slow: Vec<u32>,
+    age: AgeRows,
 }
 
 /// Cells of a row that [`StackRows`] changes at a time: a segment's row
@@ -272,10 +291,11 @@ fn regolith_cells(
 }
 
 impl Kernel for SweepBlock<'_, '_> {
-    type Output = ();
+    /// The thickness aging took off the block.
+    type Output = f64;
 
     #[inline(always)]
-    fn run(self) {
+    fn run(self) -> f64 {
         let Self {
             rules,
             edges,
@@ -283,6 +303,7 @@ impl Kernel for SweepBlock<'_, '_> {
             first,
             layers,
             rows,
+            ager,
         } = self;
         let grid = rules.grid;
         let n = grid.n;
@@ -292,6 +313,7 @@ impl Kernel for SweepBlock<'_, '_> {
             flows: row,
             stacks,
             slow,
+            age,
         } = rows;
         let depth = layers.count.len() / n;
         // Every row but the first and last (planned with the edges), before
@@ -301,6 +323,7 @@ impl Kernel for SweepBlock<'_, '_> {
             rules,
         };
         let planned = 1..depth.max(2) - 1;
+        let mut lost = 0.0;
         for (r, plan) in planned.clone().zip(&mut inner[planned]) {
             let (outs, src) = plan.cells(n);
             planner.row(r, outs, src, surface);
@@ -333,43 +356,46 @@ impl Kernel for SweepBlock<'_, '_> {
                 }
             }
             let slow = if to_regolith { Some(&slow[..n]) } else { None };
-            if !row.leftovers(slow) {
-                continue;
-            }
-            let debris = |what: u8| {
-                if to_regolith {
-                    Material::Regolith as u8
-                } else {
-                    what & !FROM_BED
-                }
-            };
-            for (x, &what) in plans.here.src[..n].iter().enumerate() {
-                let (send, received) = (row.send[x], row.recv[x]);
-                if row.left[x] == 0 {
-                    continue;
-                }
-                let j = start + x;
-                if send > 0.0 {
-                    let removed = if what & FROM_BED != 0 {
-                        let k = layers.len(j) - 2;
-                        layers.take_from_slot(j, k, send)
+            if row.leftovers(slow) {
+                let debris = |what: u8| {
+                    if to_regolith {
+                        Material::Regolith as u8
                     } else {
-                        layers.take(j, send)
-                    };
-                    // A sliver under MIN_THICKNESS that went along stays here.
-                    layers.push(j, debris(what), removed - send);
-                }
-                if to_regolith {
-                    layers.push(j, debris(0), received);
-                } else {
-                    for (d, nb) in around(plans, grid, x).into_iter().enumerate() {
-                        if let Some((from, k)) = nb {
-                            layers.push(j, debris(from.src[k]), from.out[OPPOSITE[d]][k]);
+                        what & !FROM_BED
+                    }
+                };
+                for (x, &what) in plans.here.src[..n].iter().enumerate() {
+                    let (send, received) = (row.send[x], row.recv[x]);
+                    if row.left[x] == 0 {
+                        continue;
+                    }
+                    let j = start + x;
+                    if send > 0.0 {
+                        let removed = if what & FROM_BED != 0 {
+                            let k = layers.len(j) - 2;
+                            layers.take_from_slot(j, k, send)
+                        } else {
+                            layers.take(j, send)
+                        };
+                        // A sliver under MIN_THICKNESS that went along stays here.
+                        layers.push(j, debris(what), removed - send);
+                    }
+                    if to_regolith {
+                        layers.push(j, debris(0), received);
+                    } else {
+                        for (d, nb) in around(plans, grid, x).into_iter().enumerate() {
+                            if let Some((from, k)) = nb {
+                                layers.push(j, debris(from.src[k]), from.out[OPPOSITE[d]][k]);
+                            }
                         }
                     }
                 }
             }
+            if let Some(ager) = ager {
+                lost += ager.row(layers, start..start + n, age);
+            }
         }
+        lost
     }
 }
 
