@@ -778,9 +778,15 @@ fn terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Common) -
             ("thermal", t.thermal_ms_per_iter, p50.thermal, p99.thermal),
             ("aging", t.aging_ms_per_iter, p50.aging, p99.aging),
         ];
+        // Aging runs inside the water or thermal pass before it where one is
+        // due, and then has no passes of its own to time.
+        let ages = scene.terrain.as_ref().is_some_and(|p| p.schedule.aging_every > 0);
         let passes: Vec<String> = kernels
             .iter()
-            .map(|(name, mean, p50, p99)| format!("{name} {mean:.3} (median {p50:.3}, p99 {p99:.3})"))
+            .map(|&(name, mean, p50, p99)| match name {
+                "aging" if ages && mean == 0.0 => "aging inside the water and thermal passes".to_string(),
+                _ => format!("{name} {mean:.3} (median {p50:.3}, p99 {p99:.3})"),
+            })
             .collect();
         println!("  ms per pass: {}", passes.join(", "));
         if let Some(d) = &t.drainage {
