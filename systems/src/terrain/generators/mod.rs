@@ -131,23 +131,15 @@ impl Source {
     }
 
     fn add_unchecked(&self, seed: u64, origin: [i64; 2], size: usize, out: &mut [f32]) {
-        let per_cell = |out: &mut [f32], f: &(dyn Fn(f64, f64) -> f32 + Sync)| {
-            out.par_chunks_mut(size).enumerate().for_each(|(z, row)| {
-                let wz = (origin[1] + z as i64) as f64;
-                for (x, o) in row.iter_mut().enumerate() {
-                    *o += f((origin[0] + x as i64) as f64, wz);
-                }
-            });
-        };
         match self {
             Source::Constant(c) => out.iter_mut().for_each(|o| *o += c),
-            Source::Plane { base, slope } => per_cell(out, &|x, z| {
-                (f64::from(*base) + f64::from(slope[0]) * x + f64::from(slope[1]) * z) as f32
+            Source::Plane { base, slope } => add_per_cell(out, origin, size, &|| {
+                Box::new(|x, z| (f64::from(*base) + f64::from(slope[0]) * x + f64::from(slope[1]) * z) as f32)
             }),
             Source::Midpoint(m) => m.add_to(seed, origin, size, out),
-            Source::ValueNoise(n) => per_cell(out, &|x, z| n.sample(seed, x, z)),
-            Source::Fbm(n) => per_cell(out, &|x, z| n.sample(seed, x, z)),
-            Source::Ridged(n) => per_cell(out, &|x, z| n.sample(seed, x, z)),
+            Source::ValueNoise(n) => add_per_cell(out, origin, size, &|| Box::new(|x, z| n.sample(seed, x, z))),
+            Source::Fbm(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
+            Source::Ridged(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
             Source::RandomAdditions(a) => a.add_to(seed, origin, size, out),
             Source::Circles(c) => c.add_to(seed, origin, size, out),
             Source::Basin(b) => b.add_to(seed, origin, size, out),
@@ -158,6 +150,22 @@ impl Source {
             }
         }
     }
+}
+
+/// Heights at world cells, one call per cell of a row.
+type Sampler<'a> = Box<dyn FnMut(f64, f64) -> f32 + 'a>;
+
+/// Adds a height at every cell of the `size`² square at `origin` to `out`,
+/// rows in parallel. Each row takes a sampler of its own from `sampler`,
+/// which may keep what the row's cells share.
+fn add_per_cell<'a>(out: &mut [f32], origin: [i64; 2], size: usize, sampler: &(dyn Fn() -> Sampler<'a> + Sync)) {
+    out.par_chunks_mut(size).enumerate().for_each(|(z, row)| {
+        let mut f = sampler();
+        let wz = (origin[1] + z as i64) as f64;
+        for (x, o) in row.iter_mut().enumerate() {
+            *o += f((origin[0] + x as i64) as f64, wz);
+        }
+    });
 }
 
 impl Validate for Source {
