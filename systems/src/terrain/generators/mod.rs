@@ -137,7 +137,7 @@ impl Source {
                 Box::new(|x, z| (f64::from(*base) + f64::from(slope[0]) * x + f64::from(slope[1]) * z) as f32)
             }),
             Source::Midpoint(m) => m.add_to(seed, origin, size, out),
-            Source::ValueNoise(n) => add_per_cell(out, origin, size, &|| Box::new(|x, z| n.sample(seed, x, z))),
+            Source::ValueNoise(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
             Source::Fbm(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
             Source::Ridged(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
             Source::RandomAdditions(a) => a.add_to(seed, origin, size, out),
