@@ -123,8 +123,10 @@ fn lone_aging_passes(s: &ScheduleParams, from: u64, to: u64) -> u64 {
         let m = u64::try_from(m).unwrap_or(u64::MAX);
         to / m - from / m
     };
+    // Inclusion and exclusion, added before subtracting: no partial sum
+    // goes below zero.
     let (a, w, t) = (s.aging_every, s.water_every, s.thermal_every);
-    multiples(&[a]) - multiples(&[a, t]) - multiples(&[a, w]) + multiples(&[a, w, t])
+    multiples(&[a]) + multiples(&[a, w, t]) - multiples(&[a, t]) - multiples(&[a, w])
 }
 
 fn gcd(a: u128, b: u128) -> u128 {
