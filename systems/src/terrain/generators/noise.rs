@@ -5,6 +5,8 @@
 //! Lattice values are pure functions of (seed, octave, lattice point), so
 //! every chunk computes the same value at a shared world cell.
 
+use std::borrow::BorrowMut;
+
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{mix64, unit_f32};
 
@@ -52,55 +54,67 @@ pub(crate) fn cosine_weight(t: f64) -> f64 {
 impl ValueNoise {
     /// Height at world cell `(x, z)`.
     pub fn sample(&self, seed: u64, x: f64, z: f64) -> f32 {
-        let mut sum = 0.0f64;
-        let mut freq = f64::from(self.frequency);
-        let mut amp = f64::from(self.amplitude);
-        for o in 0..self.octaves {
-            let (u, v) = (x * freq, z * freq);
-            let (x0, z0) = (u.floor(), v.floor());
-            let mut corners = Corners::new(mix64(seed ^ u64::from(o)));
-            let [h00, h10, h01, h11] = corners.at(x0 as i64, z0 as i64, |h| f64::from(unit_f32(h)));
-            let (tx, tz) = (cosine_weight(u - x0), cosine_weight(v - z0));
-            let a = h00 * (1.0 - tx) + h10 * tx;
-            let b = h01 * (1.0 - tx) + h11 * tx;
-            sum += 2.0 * amp * (a * (1.0 - tz) + b * tz);
-            freq *= 2.0;
-            amp *= f64::from(self.persistence);
-        }
-        (sum * f64::from(self.scale)) as f32
+        self.height(self.octaves(seed), x, z)
     }
 
     /// Heights at world cells, faster than [`ValueNoise::sample`] for cells
-    /// sampled in a row ([`Corners`]; each octave's weight across the row is
-    /// kept too, a cosine per sample), with its results.
+    /// sampled in a row: each octave keeps its lattice cell's corners
+    /// ([`Corners`]) and its weight across the row, a cosine per sample.
     pub(crate) fn sampler(&self, seed: u64) -> impl FnMut(f64, f64) -> f32 + use<> {
-        let (mut freq, mut amp) = (f64::from(self.frequency), f64::from(self.amplitude));
-        let mut octaves = Vec::new();
-        for o in 0..self.octaves {
-            octaves.push((Corners::new(mix64(seed ^ u64::from(o))), freq, amp, None));
-            freq *= 2.0;
-            amp *= f64::from(self.persistence);
-        }
-        let scale = f64::from(self.scale);
-        move |x, z| {
-            let mut sum = 0.0f64;
-            for (corners, freq, amp, across) in &mut octaves {
-                let (u, v) = (x * *freq, z * *freq);
-                let (x0, z0) = (u.floor(), v.floor());
-                let [h00, h10, h01, h11] = corners.at(x0 as i64, z0 as i64, |h| f64::from(unit_f32(h)));
-                let tz = match *across {
-                    Some((at, tz)) if at == v => tz,
-                    _ => cosine_weight(v - z0),
-                };
-                *across = Some((v, tz));
-                let tx = cosine_weight(u - x0);
-                let a = h00 * (1.0 - tx) + h10 * tx;
-                let b = h01 * (1.0 - tx) + h11 * tx;
-                sum += 2.0 * *amp * (a * (1.0 - tz) + b * tz);
-            }
-            (sum * scale) as f32
-        }
+        let (noise, mut octaves) = (*self, self.octaves(seed).collect::<Vec<_>>());
+        move |x, z| noise.height(octaves.iter_mut(), x, z)
     }
+
+    /// Each octave, fresh: frequency f·2^i and amplitude A·p^i.
+    fn octaves(&self, seed: u64) -> impl Iterator<Item = ValueOctave> + use<> {
+        let (frequency, amplitude, persistence) = (self.frequency, self.amplitude, self.persistence);
+        (0..self.octaves).scan((f64::from(frequency), f64::from(amplitude)), move |(freq, amp), o| {
+            let octave = ValueOctave {
+                corners: Corners::new(mix64(seed ^ u64::from(o))),
+                freq: *freq,
+                amp: *amp,
+                across: None,
+            };
+            *freq *= 2.0;
+            *amp *= f64::from(persistence);
+            Some(octave)
+        })
+    }
+
+    /// The height at `(x, z)` over `octaves`, fresh or kept.
+    fn height(&self, octaves: impl Iterator<Item = impl BorrowMut<ValueOctave>>, x: f64, z: f64) -> f32 {
+        let mut sum = 0.0f64;
+        for mut octave in octaves {
+            let ValueOctave {
+                corners,
+                freq,
+                amp,
+                across,
+            } = octave.borrow_mut();
+            let (u, v) = (x * *freq, z * *freq);
+            let (x0, z0) = (u.floor(), v.floor());
+            let [h00, h10, h01, h11] = corners.at(x0 as i64, z0 as i64, |h| f64::from(unit_f32(h)));
+            let tz = match *across {
+                Some((at, tz)) if at == v => tz,
+                _ => cosine_weight(v - z0),
+            };
+            *across = Some((v, tz));
+            let tx = cosine_weight(u - x0);
+            let a = h00 * (1.0 - tx) + h10 * tx;
+            let b = h01 * (1.0 - tx) + h11 * tx;
+            sum += 2.0 * *amp * (a * (1.0 - tz) + b * tz);
+        }
+        (sum * f64::from(self.scale)) as f32
+    }
+}
+
+/// One octave of value noise as a sampler keeps it.
+struct ValueOctave {
+    corners: Corners<f64>,
+    freq: f64,
+    amp: f64,
+    /// The last sample's lattice coordinate v and its cosine weight.
+    across: Option<(f64, f64)>,
 }
 
 /// Gradient (Perlin) noise summed as fractional Brownian motion:
@@ -226,82 +240,106 @@ fn gradient(corners: &mut Corners<(f64, f64)>, u: f64, v: f64) -> f64 {
     (a + sz * (b - a)) * std::f64::consts::SQRT_2
 }
 
+/// One octave of gradient noise as a sampler keeps it: its lattice cell's
+/// corners, frequency and weight in the sum.
+struct GradientOctave {
+    corners: Corners<(f64, f64)>,
+    freq: f64,
+    weight: f64,
+}
+
+impl GradientOctave {
+    /// The octave's noise at world cell `(x, z)`.
+    fn at(&mut self, x: f64, z: f64) -> f64 {
+        gradient(&mut self.corners, x * self.freq, z * self.freq)
+    }
+}
+
+/// Octaves `0..count` of seed `seed`, fresh: frequency `frequency`·`lacunarity`^i
+/// and weight `weight(i)`.
+fn gradient_octaves(
+    seed: u64,
+    count: u32,
+    frequency: f32,
+    lacunarity: f32,
+    weight: impl Fn(u32) -> f64,
+) -> impl Iterator<Item = GradientOctave> {
+    (0..count).scan(f64::from(frequency), move |freq, o| {
+        let octave = GradientOctave {
+            corners: Corners::new(mix64(seed ^ u64::from(o))),
+            freq: *freq,
+            weight: weight(o),
+        };
+        *freq *= f64::from(lacunarity);
+        Some(octave)
+    })
+}
+
 impl Fbm {
     /// Height at world cell `(x, z)`.
     pub fn sample(&self, seed: u64, x: f64, z: f64) -> f32 {
-        let mut sum = 0.0;
-        let mut freq = f64::from(self.frequency);
-        let mut amp = f64::from(self.amplitude);
-        for o in 0..self.octaves {
-            let mut corners = Corners::new(mix64(seed ^ u64::from(o)));
-            sum += amp * gradient(&mut corners, x * freq, z * freq);
-            freq *= f64::from(self.lacunarity);
-            amp *= f64::from(self.gain);
-        }
-        sum as f32
+        Self::height(self.octaves(seed), x, z)
     }
 
     /// Heights at world cells, faster than [`Fbm::sample`] for cells sampled
-    /// in a row ([`Corners`]), with its results.
+    /// in a row: each octave keeps its lattice cell's corners ([`Corners`]).
     pub(crate) fn sampler(&self, seed: u64) -> impl FnMut(f64, f64) -> f32 + use<> {
-        let (mut freq, mut amp) = (f64::from(self.frequency), f64::from(self.amplitude));
-        let mut octaves = Vec::new();
-        for o in 0..self.octaves {
-            octaves.push((Corners::new(mix64(seed ^ u64::from(o))), freq, amp));
-            freq *= f64::from(self.lacunarity);
-            amp *= f64::from(self.gain);
+        let mut octaves: Vec<_> = self.octaves(seed).collect();
+        move |x, z| Self::height(octaves.iter_mut(), x, z)
+    }
+
+    /// Each octave, fresh, weighted A·gain^i.
+    fn octaves(&self, seed: u64) -> impl Iterator<Item = GradientOctave> + use<> {
+        let (amplitude, gain) = (f64::from(self.amplitude), f64::from(self.gain));
+        // A·gain^i as repeated products, the amplitudes the sum always had.
+        let amp = move |o: u32| (0..o).fold(amplitude, |a, _| a * gain);
+        gradient_octaves(seed, self.octaves, self.frequency, self.lacunarity, amp)
+    }
+
+    /// The height at `(x, z)` over `octaves`, fresh or kept.
+    fn height(octaves: impl Iterator<Item = impl BorrowMut<GradientOctave>>, x: f64, z: f64) -> f32 {
+        let mut sum = 0.0;
+        for mut octave in octaves {
+            let octave = octave.borrow_mut();
+            sum += octave.weight * octave.at(x, z);
         }
-        move |x, z| {
-            let mut sum = 0.0;
-            for (corners, freq, amp) in &mut octaves {
-                sum += *amp * gradient(corners, x * *freq, z * *freq);
-            }
-            sum as f32
-        }
+        sum as f32
     }
 }
 
 impl Ridged {
     /// Height at world cell `(x, z)`.
     pub fn sample(&self, seed: u64, x: f64, z: f64) -> f32 {
-        let mut sum = 0.0;
-        let mut freq = f64::from(self.frequency);
-        let mut weight = 1.0f64;
-        let (offset, gain) = (f64::from(self.offset), f64::from(self.gain));
-        for o in 0..self.octaves {
-            let mut corners = Corners::new(mix64(seed ^ u64::from(o)));
-            let n = gradient(&mut corners, x * freq, z * freq);
-            let signal = (offset - n.abs()).powi(2) * weight;
-            weight = (signal * gain).clamp(0.0, 1.0);
-            sum += signal * f64::from(self.lacunarity).powf(-f64::from(self.h) * f64::from(o));
-            freq *= f64::from(self.lacunarity);
-        }
-        (sum * f64::from(self.amplitude)) as f32
+        self.height(self.octaves(seed), x, z)
     }
 
     /// Heights at world cells, faster than [`Ridged::sample`] for cells
-    /// sampled in a row ([`Corners`]; each octave's spectral weight is
-    /// worked out once), with its results.
+    /// sampled in a row: each octave keeps its lattice cell's corners
+    /// ([`Corners`]) and its spectral weight.
     pub(crate) fn sampler(&self, seed: u64) -> impl FnMut(f64, f64) -> f32 + use<> {
-        let mut freq = f64::from(self.frequency);
-        let mut octaves = Vec::new();
-        for o in 0..self.octaves {
-            let spectral = f64::from(self.lacunarity).powf(-f64::from(self.h) * f64::from(o));
-            octaves.push((Corners::new(mix64(seed ^ u64::from(o))), freq, spectral));
-            freq *= f64::from(self.lacunarity);
+        let (ridged, mut octaves) = (*self, self.octaves(seed).collect::<Vec<_>>());
+        move |x, z| ridged.height(octaves.iter_mut(), x, z)
+    }
+
+    /// Each octave, fresh, weighted lacunarity^(−H·i).
+    fn octaves(&self, seed: u64) -> impl Iterator<Item = GradientOctave> + use<> {
+        let (lacunarity, h) = (f64::from(self.lacunarity), f64::from(self.h));
+        let spectral = move |o: u32| lacunarity.powf(-h * f64::from(o));
+        gradient_octaves(seed, self.octaves, self.frequency, self.lacunarity, spectral)
+    }
+
+    /// The height at `(x, z)` over `octaves`, fresh or kept.
+    fn height(&self, octaves: impl Iterator<Item = impl BorrowMut<GradientOctave>>, x: f64, z: f64) -> f32 {
+        let mut sum = 0.0;
+        let mut weight = 1.0f64;
+        let (offset, gain) = (f64::from(self.offset), f64::from(self.gain));
+        for mut octave in octaves {
+            let octave = octave.borrow_mut();
+            let signal = (offset - octave.at(x, z).abs()).powi(2) * weight;
+            weight = (signal * gain).clamp(0.0, 1.0);
+            sum += signal * octave.weight;
         }
-        let (offset, gain, amplitude) = (f64::from(self.offset), f64::from(self.gain), f64::from(self.amplitude));
-        move |x, z| {
-            let mut sum = 0.0;
-            let mut weight = 1.0f64;
-            for (corners, freq, spectral) in &mut octaves {
-                let n = gradient(corners, x * *freq, z * *freq);
-                let signal = (offset - n.abs()).powi(2) * weight;
-                weight = (signal * gain).clamp(0.0, 1.0);
-                sum += signal * *spectral;
-            }
-            (sum * amplitude) as f32
-        }
+        (sum * f64::from(self.amplitude)) as f32
     }
 }
 
@@ -310,7 +348,7 @@ mod tests {
     use super::*;
 
     /// A sampler kept from sample to sample gives every cell the bits that
-    /// `sample`, which keeps nothing, gives it: across lattice cells of every
+    /// `sample`, whose octaves start fresh at every cell, gives it: across lattice cells of every
     /// octave and both signs of the coordinates, cells taken row by row or
     /// rows in turn.
     #[test]
