@@ -57,7 +57,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::grid::{Grid, row_at};
+use super::grid::{Grid, filled, row_at};
 use super::params::Boundary;
 use crate::registers::{Kernel, Registers};
 
@@ -169,8 +169,7 @@ impl Traces {
     /// `width` padded samplers that stay where they are.
     fn still(&mut self, width: usize) {
         for p in [&mut self.x, &mut self.z] {
-            p.clear();
-            p.resize(width, 0.0);
+            filled(p, width, 0.0);
         }
     }
 }
@@ -332,14 +331,12 @@ impl Advect<'_> {
         let n = self.grid.n;
         let per_weight = &mut rows.per_weight[slot(r, 3)];
         let Some(z) = self.real(r) else {
-            per_weight.clear();
-            per_weight.resize(n + 2, 0.0);
+            filled(per_weight, n + 2, 0.0);
             return 0.0;
         };
         per_weight.resize(n + 2, 0.0);
         let samplers = [-1, 0, 1].map(|e| &rows.traces[slot(r + e, 3)]);
-        rows.weight.clear();
-        rows.weight.resize(n, 0.0);
+        filled(&mut rows.weight, n, 0.0);
         let [back, here, front] = samplers.map(|t| [columns(&t.x, n), columns(&t.z, n)]);
         let weight = &mut rows.weight;
         self.registers.run(WeighRow::<0> { traces: back, weight });

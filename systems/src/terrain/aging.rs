@@ -15,7 +15,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::columns::{Layers, TerrainChunk};
-use super::grid::{ROWS, by_material, highest, prefetch, widen};
+use super::grid::{ROWS, by_material, highest, marked, prefetch, widen};
 use super::materials::{MATERIAL_COUNT, Material};
 use super::params::AgingParams;
 use crate::registers::{Kernel, Registers};
@@ -114,9 +114,6 @@ impl Ager {
     }
 }
 
-/// Lanes of `work` tested at once for a cell among them.
-const WORK_GROUP: usize = 32;
-
 /// The per-column pass over the cells of the row at `start` that
 /// [`AgeRow`] marked in `rows.work`: with compaction, halves each layer that
 /// aged (bottom up, so the lost thickness sums in the same order in any
@@ -124,35 +121,24 @@ const WORK_GROUP: usize = 32;
 /// pass found some. Returns the thickness lost.
 fn settle(layers: &mut Layers<'_>, start: usize, rows: &AgeRows, compaction: bool) -> f64 {
     let mut lost = 0.0;
-    // By groups of lanes, so a clear stretch between marked cells costs a
-    // vector test rather than a test per cell.
-    for (c, group) in rows.work.chunks(WORK_GROUP).enumerate() {
-        if group.iter().fold(0, |any, &w| any | w) == 0 {
-            continue;
+    for x in marked(&rows.work) {
+        let i = start + x;
+        if compaction {
+            let mut bits = rows.due[x];
+            while bits != 0 {
+                let k = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let t = layers.thickness[k][i];
+                layers.thickness[k][i] = t * 0.5;
+                lost += f64::from(t - t * 0.5);
+            }
         }
-        for (x, &work) in group.iter().enumerate() {
-            if work == 0 {
-                continue;
-            }
-            let x = c * WORK_GROUP + x;
-            let i = start + x;
-            if compaction {
-                let mut bits = rows.due[x];
-                while bits != 0 {
-                    let k = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    let t = layers.thickness[k][i];
-                    layers.thickness[k][i] = t * 0.5;
-                    lost += f64::from(t - t * 0.5);
-                }
-            }
-            if rows.pairs[x] != 0 {
-                layers.merge_equal(i);
-            }
-            // Merging refreshes the ground; only halving changes it without a merge.
-            if compaction {
-                layers.refresh(i);
-            }
+        if rows.pairs[x] != 0 {
+            layers.merge_equal(i);
+        }
+        // Merging refreshes the ground; only halving changes it without a merge.
+        if compaction {
+            layers.refresh(i);
         }
     }
     lost
@@ -167,8 +153,6 @@ pub(crate) struct AgeRows {
     material: Vec<u16>,
     /// The slot below's materials as aged.
     below: Vec<u16>,
-    /// The slot's counters as advanced (`grid::scratch`'s role: every store is a full one).
-    ages: Vec<u16>,
     /// 1 where a layer aged.
     changed: Vec<u16>,
     /// With compaction, bit `k` for each slot `k` whose layer aged.
@@ -186,7 +170,6 @@ impl AgeRows {
             &mut self.count,
             &mut self.material,
             &mut self.below,
-            &mut self.ages,
             &mut self.changed,
             &mut self.pairs,
             &mut self.work,
@@ -249,8 +232,7 @@ impl<const COMPACTION: bool> Kernel for AgeRow<'_, '_, COMPACTION> {
         // Slots above the row's highest layer hold no live layer.
         for k in 0..usize::from(highest(counts)) {
             widen(&layers.material[k][cells.clone()], &mut rows.material);
-            let aged = age_slot::<COMPACTION>(k, inc, threshold, &layers.age[k][cells.clone()], rows);
-            layers.age[k][cells.clone()].copy_from_slice(&rows.ages);
+            let aged = age_slot::<COMPACTION>(k, inc, threshold, &mut layers.age[k][cells.clone()], rows);
             if aged {
                 narrow(&rows.material, &mut layers.material[k][cells.clone()]);
             }
@@ -273,7 +255,8 @@ fn narrow(lanes: &[u16], bytes: &mut [u8]) {
 }
 
 /// Slot `k` of a row: advances its counters `age` by `inc` (saturating)
-/// where the slot is live, into `rows.ages`; where a live layer reached its
+/// where the slot is live, in place (a sum, not a select of the old
+/// counter, so every store is a full one: see `grid::scratch`); where a live layer reached its
 /// material's threshold, ages `rows.material` to the next rock, restarts
 /// the counter and marks the cell in `rows.changed` (with `COMPACTION`,
 /// sets bit `k` of `rows.due`; a 32-bit lane halves the lanes a register
@@ -285,15 +268,14 @@ fn age_slot<const COMPACTION: bool>(
     k: usize,
     inc: u16,
     threshold: &[u16; MATERIAL_COUNT],
-    age: &[u16],
+    age: &mut [u16],
     rows: &mut AgeRows,
 ) -> bool {
-    let n = rows.ages.len();
+    let n = rows.count.len();
     let AgeRows {
         count,
         material,
         below,
-        ages,
         changed,
         due,
         pairs,
@@ -303,7 +285,7 @@ fn age_slot<const COMPACTION: bool>(
         &count[..n],
         &mut material[..n],
         &below[..n],
-        &age[..n],
+        &mut age[..n],
         &mut changed[..n],
         &mut due[..n],
         &mut pairs[..n],
@@ -318,7 +300,7 @@ fn age_slot<const COMPACTION: bool>(
         // Materials are below 7, so the eighth leaf is never taken.
         let th = by_material(m, threshold, 0, |c, a, b| if c { a } else { b });
         let aged = u16::from(live & (th != 0) & (a >= th));
-        ages[x] = if aged != 0 { 0 } else { a };
+        age[x] = if aged != 0 { 0 } else { a };
         let m = m - aged;
         material[x] = m;
         changed[x] |= aged;

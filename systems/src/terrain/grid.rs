@@ -134,6 +134,42 @@ pub(crate) fn widen<T: From<u8>>(bytes: &[u8], lanes: &mut [T]) {
     }
 }
 
+/// `lanes` as `len` copies of `value`. Filling a kept row writes whole
+/// registers, where `clear` then `resize` wrote a lane at a time inside the
+/// row kernels (4 % of a thermal pass from fresh).
+#[inline(always)]
+pub(crate) fn filled<T: Copy>(lanes: &mut Vec<T>, len: usize, value: T) -> &mut [T] {
+    lanes.resize(len, value);
+    let lanes = &mut lanes[..len];
+    lanes.fill(value);
+    lanes
+}
+
+/// Lanes of a row [`marked`] tests at once.
+const MARK_GROUP: usize = 32;
+
+/// The indices of the non-zero `lanes`, for the rare cells of a row that a
+/// kernel hands to a per-cell path: tested a group of lanes at a time, so a
+/// clear stretch costs a vector test rather than a test per cell.
+#[inline(always)]
+pub(crate) fn marked<T>(lanes: &[T]) -> impl Iterator<Item = usize> + '_
+where
+    T: Copy + Default + PartialEq + std::ops::BitOr<Output = T>,
+{
+    let clear = T::default();
+    lanes
+        .chunks(MARK_GROUP)
+        .enumerate()
+        .filter(move |(_, group)| group.iter().fold(clear, |any, &w| any | w) != clear)
+        .flat_map(move |(c, group)| {
+            group
+                .iter()
+                .enumerate()
+                .filter(move |&(_, &w)| w != clear)
+                .map(move |(x, _)| c * MARK_GROUP + x)
+        })
+}
+
 /// Scratch rows of each lane width, for [`scratch`].
 #[derive(Default)]
 pub(crate) struct ScratchRows {

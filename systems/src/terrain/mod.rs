@@ -41,6 +41,7 @@ mod stack_rows;
 mod standing_water;
 mod stats;
 mod thermal;
+mod top_rows;
 mod transport;
 
 use sylva_runtime::{Access, App, System, Validate};

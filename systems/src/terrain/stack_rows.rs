@@ -18,7 +18,7 @@
 //! written back unchanged, for the caller to redo with [`Layers`].
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, highest, scratch, widen};
+use super::grid::{ScratchRows, filled, highest, scratch, widen};
 
 /// One row of layer stacks in 32-bit lanes (slot `k` of cell `x` at
 /// `k·n + x`), and which of its cells change.
@@ -83,8 +83,7 @@ impl StackRows {
         self.changed = 0;
         self.active.clear();
         self.active.extend_from_slice(active);
-        self.slow.clear();
-        self.slow.resize(n, 0);
+        filled(&mut self.slow, n, 0);
         for lane in &mut self.lanes {
             lane.resize(n, 0);
         }
@@ -183,8 +182,7 @@ impl StackRows {
         let [keep, _, _] = &mut self.lanes;
         keep_lanes(&self.active, &self.slow, keep);
         let [sum, next] = &mut self.ground;
-        sum.clear();
-        sum.resize(n, 0.0);
+        filled(sum, n, 0.0);
         next.resize(n, 0.0);
         let rows = &mut self.rows;
         for k in 0..self.slots {
@@ -259,7 +257,7 @@ impl StackRows {
 /// The lowest and highest layer count of the columns whose `on` lane is
 /// set (`[u32::MAX, 0]` for none).
 #[inline(always)]
-fn count_range(on: &[u32], count: &[u32]) -> [u32; 2] {
+pub(crate) fn count_range(on: &[u32], count: &[u32]) -> [u32; 2] {
     let n = on.len();
     let count = &count[..n];
     let (mut lo, mut hi) = (u32::MAX, 0);
@@ -406,7 +404,7 @@ fn keep_lanes(active: &[u32], slow: &[u32], keep: &mut [u32]) {
 /// Adds slot `k`'s thickness to the ground `sum` of the columns where it is
 /// live, bottom up as [`Layers::refresh`] sums, into `new`.
 #[inline(always)]
-fn add_slot(k: u32, count: &[u32], thickness: &[f32], sum: &[f32], new: &mut [f32]) {
+pub(crate) fn add_slot(k: u32, count: &[u32], thickness: &[f32], sum: &[f32], new: &mut [f32]) {
     let n = new.len();
     let (count, thickness, sum) = (&count[..n], &thickness[..n], &sum[..n]);
     for x in 0..n {
@@ -416,7 +414,7 @@ fn add_slot(k: u32, count: &[u32], thickness: &[f32], sum: &[f32], new: &mut [f3
 
 /// `value` in the kept lanes, `old` in the others, into `new`.
 #[inline(always)]
-fn keep_lanes_of(keep: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
+pub(crate) fn keep_lanes_of(keep: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
     let n = new.len();
     let (keep, value, old) = (&keep[..n], &value[..n], &old[..n]);
     for x in 0..n {
@@ -427,7 +425,7 @@ fn keep_lanes_of(keep: &[u32], value: &[f32], old: &[f32], new: &mut [f32]) {
 /// The low bytes of `value` in the kept lanes, `old` in the others, into
 /// `new` (a slot's materials, or the layer counts).
 #[inline(always)]
-fn keep_bytes_of(keep: &[u32], value: &[u32], old: &[u8], new: &mut [u8]) {
+pub(crate) fn keep_bytes_of(keep: &[u32], value: &[u32], old: &[u8], new: &mut [u8]) {
     let n = new.len();
     let (keep, value, old) = (&keep[..n], &value[..n], &old[..n]);
     // Byte lanes by masks: the compiler will not vectorize selects across
@@ -441,7 +439,7 @@ fn keep_bytes_of(keep: &[u32], value: &[u32], old: &[u8], new: &mut [u8]) {
 /// A slot's counters `old`, restarted in the kept lanes where it changed,
 /// into `new`.
 #[inline(always)]
-fn restart_kept(keep: &[u32], fresh: &[u32], old: &[u16], new: &mut [u16]) {
+pub(crate) fn restart_kept(keep: &[u32], fresh: &[u32], old: &[u16], new: &mut [u16]) {
     let n = new.len();
     let (keep, fresh, old) = (&keep[..n], &fresh[..n], &old[..n]);
     for x in 0..n {
@@ -475,6 +473,7 @@ mod tests {
     use super::*;
     use crate::terrain::columns::TerrainChunk;
     use crate::terrain::materials::Material;
+    use crate::terrain::top_rows::TopRows;
 
     const REGOLITH: u8 = Material::Regolith as u8;
 
@@ -517,11 +516,52 @@ mod tests {
         (layers, amount.clone(), amount)
     }
 
+    /// How the thermal pass's row path may change a row.
+    #[derive(Clone, Copy, Debug)]
+    enum Path {
+        /// [`StackRows`] alone.
+        Stacks,
+        /// [`TopRows`], then [`StackRows`] for the columns it leaves.
+        TopsThenStacks,
+        /// [`TopRows`] alone.
+        Tops,
+    }
+
+    /// The row path over the `active` columns of `layers`: returns the
+    /// active columns it leaves to [`Layers`].
+    fn row_path(layers: &mut Layers<'_>, active: &[u32], send: &[f32], recv: &[f32], path: Path) -> Vec<u32> {
+        let n = active.len();
+        let mut left = active.to_vec();
+        if !matches!(path, Path::Stacks)
+            && !TopRows::default().run(layers, 0, active, [send, recv], REGOLITH, &mut left)
+        {
+            return vec![0; n];
+        }
+        if matches!(path, Path::Tops) {
+            return left;
+        }
+        let mut stacks = StackRows::default();
+        stacks.load(layers, 0, &left);
+        let mut removed = vec![0.0; n];
+        stacks.take(layers, send, &mut removed);
+        let sliver: Vec<f32> = removed.iter().zip(send).map(|(r, s)| r - s).collect();
+        stacks.push(layers, REGOLITH, &sliver);
+        stacks.push(layers, REGOLITH, recv);
+        stacks.store(layers);
+        stacks.slow().to_vec()
+    }
+
     proptest! {
         /// The row path changes every column as `take` and two `push`es of
-        /// regolith do, bit for bit, and leaves only full columns to them.
+        /// regolith do, bit for bit, and leaves only full columns to them;
+        /// so does [`TopRows`], which leaves also the columns whose top
+        /// empties, on its own or before [`StackRows`].
         #[test]
-        fn rows_match_columns(slots in 1u8..9, cases in prop::collection::vec(case(), 1..40)) {
+        fn rows_match_columns(
+            slots in 1u8..9,
+            cases in prop::collection::vec(case(), 1..40),
+            path in prop_oneof![Just(Path::Stacks), Just(Path::TopsThenStacks), Just(Path::Tops)],
+        ) {
             let n = cases.len();
             let mut one_by_one = chunk(slots, &cases);
             let mut rows = one_by_one.clone();
@@ -539,16 +579,9 @@ mod tests {
 
             let active: Vec<u32> = (0..n).map(|x| u32::from(x % 3 != 2)).collect();
             let mut layers = rows.layers_mut();
-            let mut stacks = StackRows::default();
-            stacks.load(&layers, 0, &active);
-            let mut removed = vec![0.0; n];
-            stacks.take(&layers, &send, &mut removed);
-            let sliver: Vec<f32> = removed.iter().zip(&send).map(|(r, s)| r - s).collect();
-            stacks.push(&layers, REGOLITH, &sliver);
-            stacks.push(&layers, REGOLITH, &recv);
-            stacks.store(&mut layers);
+            let slow = row_path(&mut layers, &active, &send, &recv, path);
             for (x, &on) in active.iter().enumerate() {
-                if on == 0 || stacks.slow()[x] != 0 {
+                if on == 0 || slow[x] != 0 {
                     column(&mut layers, x);
                 }
             }
