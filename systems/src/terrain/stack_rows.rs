@@ -533,7 +533,7 @@ mod tests {
         let n = active.len();
         let mut left = active.to_vec();
         if !matches!(path, Path::Stacks)
-            && !TopRows::default().run(layers, 0, active, [send, recv], REGOLITH, &mut left)
+            && TopRows::default().run(layers, 0, active, [send, recv], REGOLITH, &mut left) == 0
         {
             return vec![0; n];
         }

@@ -44,8 +44,7 @@ impl TopRows {
     /// Takes `send[x]` from and pushes `recv[x]` of `material` onto each
     /// `active` column of the row from cell `start` on whose change reaches
     /// only its top, as [`Layers::take`] then [`Layers::push`] would; marks
-    /// in `left` the active columns it leaves, and returns whether there is
-    /// any.
+    /// in `left` the active columns it leaves, and returns how many.
     #[inline(always)]
     pub(crate) fn run(
         &mut self,
@@ -55,18 +54,18 @@ impl TopRows {
         [send, recv]: [&[f32]; 2],
         material: u8,
         left: &mut [u32],
-    ) -> bool {
+    ) -> usize {
         let n = active.len();
+        if active.iter().fold(0, |a, &b| a | b) == 0 {
+            left[..n].fill(0);
+            return 0;
+        }
         let capacity = layers.material.len() as u32;
         self.start(&layers.count[start..][..n]);
         // Slots below the lowest top stay as they are in every column and
         // only add to the ground; a new layer goes at most one above the
         // highest top.
         let [lowest, highest] = count_range(active, &self.count);
-        if lowest == u32::MAX {
-            left[..n].fill(0);
-            return false;
-        }
         let below = lowest.saturating_sub(1) as usize;
         for k in 0..below {
             let [sum, next] = &mut self.ground;
@@ -116,12 +115,12 @@ impl TopRows {
         let new = scratch(&mut self.rows.u8, n);
         keep_bytes_of(&self.done, &self.count, &layers.count[start..][..n], new);
         layers.count[start..][..n].copy_from_slice(new);
-        let mut any = 0;
+        let mut count = 0;
         for ((l, &a), &d) in left[..n].iter_mut().zip(active).zip(&self.done) {
             *l = u32::from((a != 0) & (d == 0));
-            any |= *l;
+            count += *l;
         }
-        any != 0
+        count as usize
     }
 
     /// Sizes the lanes for a row of layer counts `count`, none done yet.
