@@ -9,9 +9,7 @@
 //! outside it: solved once by stream-power erosion ([`crate::terrain::basin`]),
 //! it gives the coarse heights and the rivers every chunk over it reads.
 //!
-//! Jitter keeps a site within the middle half of its square, so the nearest site
-//! of a node always lies in the 3 × 3 squares around the node's own, and the
-//! site across any border in the 5 × 5.
+//! The partition itself, the sites and the nodes each owns, is `sites`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +22,7 @@ use sylva_runtime::chunk_cache::{CacheRead, ChunkCache};
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed, unit_f32};
 
 use super::params::WorldBasins;
+use super::sites::{Owner, Partition, Sites};
 use crate::terrain::Fbm;
 use crate::terrain::basin::{Basin, BasinGrid, solve};
 
@@ -54,14 +53,6 @@ pub struct Domain {
     pub rivers: Vec<RiverPath>,
 }
 
-/// A node's domain and how far the node lies from the domain's border.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Owner {
-    cell: [i64; 2],
-    /// Distance to the nearest bisector with another site, nodes.
-    border: f64,
-}
-
 /// The domains of a world: the partition, and the solved domains so far.
 #[derive(Debug)]
 pub struct Domains {
@@ -69,8 +60,8 @@ pub struct Domains {
     seed: u64,
     /// Hash of everything a domain depends on but its cell.
     key: u64,
-    /// Nodes along a domain square's side.
-    side: i64,
+    /// The sites and the nodes they own.
+    partition: Partition,
     memo: Mutex<Memo>,
     cache: Mutex<Option<ChunkCache>>,
     counts: [AtomicU64; 3],
@@ -102,7 +93,10 @@ impl Domains {
     pub fn new(params: WorldBasins, chunk_size: f32, seed: u64, key: u64) -> Self {
         let per_chunk = params.nodes_per_chunk(chunk_size).unwrap_or(1);
         Self {
-            side: i64::from(per_chunk) * i64::from(params.domain_chunks),
+            partition: Partition {
+                seed,
+                side: i64::from(per_chunk) * i64::from(params.domain_chunks),
+            },
             params,
             seed,
             key,
@@ -163,70 +157,38 @@ impl Domains {
         &self.params
     }
 
-    /// The site of domain `cell`, in nodes.
-    fn site(&self, cell: [i64; 2]) -> [f64; 2] {
-        let h = hash_words(&[self.seed, cell[0] as u64, cell[1] as u64, 0xd0d0]);
-        let u = [unit_f32(h), unit_f32(h.rotate_left(32))];
-        std::array::from_fn(|k| (cell[k] as f64 + 0.25 + 0.5 * f64::from(u[k])) * self.side as f64)
-    }
-
-    /// The domain of lattice node `node`.
-    fn owner(&self, node: [i64; 2]) -> Owner {
-        let p = node.map(|v| v as f64);
-        let home = node.map(|v| v.div_euclid(self.side));
-        let dist2 = |s: [f64; 2]| (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
-        let (d1, cell, s1) = self.nearest(node);
-        let mut border = f64::INFINITY;
-        for dz in -2..=2 {
-            for dx in -2..=2 {
-                let other = [home[0] + dx, home[1] + dz];
-                if other != cell {
-                    let s = self.site(other);
-                    let gap = ((s[0] - s1[0]).powi(2) + (s[1] - s1[1]).powi(2)).sqrt();
-                    border = border.min((dist2(s) - d1) / (2.0 * gap));
-                }
-            }
-        }
-        Owner { cell, border }
-    }
-
-    /// The site nearest to `node`: its squared distance, domain and position.
-    fn nearest(&self, node: [i64; 2]) -> (f64, [i64; 2], [f64; 2]) {
-        let p = node.map(|v| v as f64);
-        let home = node.map(|v| v.div_euclid(self.side));
-        let mut best = (f64::INFINITY, home, [0.0; 2]);
-        for dz in -1..=1 {
-            for dx in -1..=1 {
-                let cell = [home[0] + dx, home[1] + dz];
-                let s = self.site(cell);
-                let d = (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
-                if d < best.0 {
-                    best = (d, cell, s);
-                }
-            }
-        }
-        best
-    }
-
     /// Whether `node` (owned as `owner`) is sea: within the coast, which wanders
-    /// by at most `coast_noise` (the noise is clamped), so every node next to
-    /// another domain is sea.
-    fn is_sea(&self, node: [i64; 2], owner: Owner) -> bool {
+    /// by at most `coast_noise` (`coast`, the noise, is clamped), so every node
+    /// next to another domain is sea.
+    fn is_sea(&self, node: [i64; 2], owner: Owner, coast: &mut impl FnMut(f64, f64) -> f32) -> bool {
         let p = &self.params;
-        let noise = Fbm {
+        if owner.border < 1.5 {
+            return true;
+        }
+        let metres = owner.border * f64::from(p.node_spacing);
+        let sea = |wander: f32| metres + f64::from(wander) < f64::from(p.coast);
+        // The noise only decides within its reach of the coast (sums round
+        // monotonically, so the bounds decide as every wander between them
+        // would); a domain's inland nodes, most of them, skip it.
+        let reach = p.coast_noise.abs();
+        match (sea(reach), sea(-reach)) {
+            (true, _) => true,
+            (_, false) => false,
+            _ => sea(coast(node[0] as f64, node[1] as f64).clamp(-1.0, 1.0) * p.coast_noise),
+        }
+    }
+
+    /// The coast's noise, for [`Domains::is_sea`]: a sampler kept across the
+    /// nodes of a solve, row by row.
+    fn coast(&self) -> impl FnMut(f64, f64) -> f32 + use<> {
+        Fbm {
             frequency: 1.0 / 40.0,
             amplitude: 1.0,
             octaves: 4,
             lacunarity: 2.0,
             gain: 0.5,
         }
-        .sample(
-            stream_seed(self.seed, StreamKey::Global, "world.coast"),
-            node[0] as f64,
-            node[1] as f64,
-        );
-        let metres = owner.border * f64::from(p.node_spacing);
-        owner.border < 1.5 || metres + f64::from(noise.clamp(-1.0, 1.0) * p.coast_noise) < f64::from(p.coast)
+        .sampler(stream_seed(self.seed, StreamKey::Global, "world.coast"))
     }
 
     /// Starts solving on `pool` every domain that owns ground within `radius`
@@ -236,13 +198,15 @@ impl Domains {
     pub fn prefetch(self: &Arc<Self>, at: Vec2, radius: f32, pool: &rayon::ThreadPool) {
         let spacing = self.params.node_spacing;
         let (centre, r) = (at / spacing, (radius / spacing) as i64);
-        let step = (self.side / 4).max(1);
+        let step = (self.partition.side / 4).max(1);
         let centre = [centre.x as i64, centre.y as i64];
+        let sites = self.partition.sites(centre.map(|v| v - r), centre.map(|v| v + r));
+        let mut sites = sites.cursor();
         let mut cells = std::collections::BTreeSet::new();
         for dz in (-r..=r).step_by(step as usize) {
             for dx in (-r..=r).step_by(step as usize) {
                 if dx * dx + dz * dz <= r * r {
-                    cells.insert(self.nearest([centre[0] + dx, centre[1] + dz]).1);
+                    cells.insert(sites.nearest([centre[0] + dx, centre[1] + dz]).1);
                 }
             }
         }
@@ -270,7 +234,7 @@ impl Domains {
 
     /// Metres along a domain square's side.
     pub fn domain_size(&self) -> f32 {
-        self.side as f32 * self.params.node_spacing
+        self.partition.side as f32 * self.params.node_spacing
     }
 
     /// The solved domain `cell`, solving it on this thread unless it is kept.
@@ -322,10 +286,13 @@ impl Domains {
         let width = (hi[0] - lo[0]).max(hi[1] - lo[1]) as usize + 1;
         let mut initial = vec![p.sea_floor; width * width];
         let mut fixed = vec![true; width * width];
+        let sites = self.partition.sites(lo, lo.map(|v| v + width as i64 - 1));
+        let mut sites = sites.cursor();
+        let mut coast = self.coast();
         for (i, (h, f)) in initial.iter_mut().zip(&mut fixed).enumerate() {
             let node = [lo[0] + (i % width) as i64, lo[1] + (i / width) as i64];
-            let owner = self.owner(node);
-            if owner.cell == cell && !self.is_sea(node, owner) {
+            let owner = sites.owner(node);
+            if owner.cell == cell && !self.is_sea(node, owner, &mut coast) {
                 let jitter = unit_f32(hash_words(&[self.seed, node[0] as u64, node[1] as u64, 0x1a4d]));
                 *h = p.sea_level + 0.5 + jitter;
                 *f = false;
@@ -392,10 +359,13 @@ impl Domains {
     /// ring of one node (another domain's, so sea) around it.
     fn bounds(&self, cell: [i64; 2]) -> ([i64; 2], [i64; 2]) {
         let (mut lo, mut hi) = ([i64::MAX; 2], [i64::MIN; 2]);
-        let start = cell.map(|c| (c - 1) * self.side);
-        for z in start[1]..start[1] + 3 * self.side {
-            for x in start[0]..start[0] + 3 * self.side {
-                if self.nearest([x, z]).1 == cell {
+        let side = self.partition.side;
+        let start = cell.map(|c| (c - 1) * side);
+        let sites = self.partition.sites(start, start.map(|v| v + 3 * side - 1));
+        let mut sites = sites.cursor();
+        for z in start[1]..start[1] + 3 * side {
+            for x in start[0]..start[0] + 3 * side {
+                if sites.nearest([x, z]).1 == cell {
                     lo = [lo[0].min(x), lo[1].min(z)];
                     hi = [hi[0].max(x), hi[1].max(z)];
                 }
@@ -407,17 +377,25 @@ impl Domains {
     /// The domains owning the `width × height` nodes from `origin` on: those
     /// [`heights`](Self::heights) of the same nodes reads.
     pub fn cells_over(&self, origin: [i64; 2], width: usize, height: usize) -> BTreeSet<[i64; 2]> {
+        let sites = self.sites_over(origin, width, height);
         (0..height as i64)
             .into_par_iter()
             .map(|z| {
+                let mut sites = sites.cursor();
                 (0..width as i64)
-                    .map(|x| self.nearest([origin[0] + x, origin[1] + z]).1)
+                    .map(|x| sites.nearest([origin[0] + x, origin[1] + z]).1)
                     .collect::<BTreeSet<_>>()
             })
             .reduce(BTreeSet::new, |mut a, b| {
                 a.extend(b);
                 a
             })
+    }
+
+    /// The sites the `width × height` nodes from `origin` on may ask about.
+    fn sites_over(&self, origin: [i64; 2], width: usize, height: usize) -> Sites {
+        let last = [width, height].map(|n| n.saturating_sub(1) as i64);
+        self.partition.sites(origin, [origin[0] + last[0], origin[1] + last[1]])
     }
 
     /// Domain `cell` solved afresh, neither kept nor read from or written to
@@ -431,10 +409,12 @@ impl Domains {
     pub fn heights(&self, origin: [i64; 2], width: usize, height: usize) -> (Vec<f32>, Vec<Arc<Domain>>) {
         let mut domains: BTreeMap<[i64; 2], Arc<Domain>> = BTreeMap::new();
         let mut out = Vec::with_capacity(width * height);
+        let sites = self.sites_over(origin, width, height);
+        let mut sites = sites.cursor();
         for z in 0..height as i64 {
             for x in 0..width as i64 {
                 let node = [origin[0] + x, origin[1] + z];
-                let cell = self.nearest(node).1;
+                let cell = sites.nearest(node).1;
                 let d = domains.entry(cell).or_insert_with(|| self.domain(cell));
                 let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
                 out.push(d.heights[lz as usize * d.width + lx as usize]);
@@ -533,17 +513,46 @@ mod tests {
     #[test]
     fn borders_are_sea() {
         let d = domains();
+        let sites = d.partition.sites([-300, -300], [300, 300]);
+        let mut sites = sites.cursor();
+        let mut coast = d.coast();
         let mut borders = 0;
         for z in -300..300 {
             for x in -300..300 {
-                let (a, b) = (d.owner([x, z]), d.owner([x + 1, z]));
+                let (a, b) = (sites.owner([x, z]), sites.owner([x + 1, z]));
                 if a.cell != b.cell {
                     borders += 1;
-                    assert!(d.is_sea([x, z], a) && d.is_sea([x + 1, z], b), "({x}, {z})");
+                    assert!(
+                        d.is_sea([x, z], a, &mut coast) && d.is_sea([x + 1, z], b, &mut coast),
+                        "({x}, {z})"
+                    );
                 }
             }
         }
         assert!(borders > 100);
+    }
+
+    /// Nodes decided by the coast's reach alone are decided as the noise
+    /// decides them, on both sides of the band, and the band is sampled.
+    #[test]
+    fn the_coast_band_decides_as_the_noise() {
+        let d = domains();
+        let p = &d.params;
+        let sites = d.partition.sites([-300, -300], [300, 300]);
+        let (mut sites, mut coast, mut noise) = (sites.cursor(), d.coast(), d.coast());
+        let mut seen = [0; 2];
+        for z in -300..300 {
+            for x in -300..300 {
+                let owner = sites.owner([x, z]);
+                let wander = noise(x as f64, z as f64).clamp(-1.0, 1.0) * p.coast_noise;
+                let metres = owner.border * f64::from(p.node_spacing);
+                let sea = owner.border < 1.5 || metres + f64::from(wander) < f64::from(p.coast);
+                assert_eq!(d.is_sea([x, z], owner, &mut coast), sea, "({x}, {z})");
+                let near = (metres - f64::from(p.coast)).abs() <= f64::from(p.coast_noise);
+                seen[usize::from(near && owner.border >= 1.5)] += 1;
+            }
+        }
+        assert!(seen[0] > 1000 && seen[1] > 1000, "{seen:?}");
     }
 
     /// A prefetched domain is kept once, whoever asks for it first.
@@ -559,9 +568,10 @@ mod tests {
             0,
         ));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        let site = d.site([0, 0]);
+        let site = d.partition.site([0, 0]);
         let at = Vec2::new(site[0] as f32, site[1] as f32) * d.params.node_spacing;
-        assert_eq!(d.nearest(site.map(|v| v as i64)).1, [0, 0]);
+        let node = site.map(|v| v as i64);
+        assert_eq!(d.partition.sites(node, node).cursor().nearest(node).1, [0, 0]);
         d.prefetch(at, 10.0, &pool);
         assert!(!d.claim([0, 0]), "the prefetch claimed the domain");
         let first = d.domain([0, 0]);

@@ -35,6 +35,7 @@ mod params;
 pub mod placement;
 mod relief;
 mod report;
+mod sites;
 mod source;
 mod stitch;
 mod store;
