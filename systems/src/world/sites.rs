@@ -126,11 +126,17 @@ impl Cursor<'_> {
                 .sites
                 .map(|s| ((s[0] - s1[0]).powi(2) + (s[1] - s1[1]).powi(2)).sqrt())
         });
+        // Every distance first, then their minimum in order: the divisions
+        // go side by side (the nearest site's own is no border's).
+        let to_bisector: [f64; 25] = std::array::from_fn(|i| {
+            let s = around.sites[i];
+            let dist2 = (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
+            (dist2 - d1) / (2.0 * gaps[i])
+        });
         let mut border = f64::INFINITY;
-        for (i, (s, gap)) in around.sites.iter().zip(gaps).enumerate() {
+        for (i, d) in to_bisector.into_iter().enumerate() {
             if i != n {
-                let dist2 = (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
-                border = border.min((dist2 - d1) / (2.0 * gap));
+                border = border.min(d);
             }
         }
         Owner {
@@ -140,15 +146,16 @@ impl Cursor<'_> {
     }
 
     /// The sites around `node`'s square, kept from the last node where it
-    /// is the same square.
+    /// is in the same square.
     fn around(&mut self, node: [i64; 2]) -> &mut Around {
-        let home = self.sites.partition.home(node);
-        let sites = self.sites;
-        let around = self.around.get_or_insert_with(|| Around::new(sites, home));
-        if around.home != home {
-            *around = Around::new(sites, home);
+        let kept = self.around.as_ref().is_some_and(|a| {
+            let side = self.sites.partition.side;
+            (0..2).all(|k| (0..side).contains(&(node[k] - a.home[k] * side)))
+        });
+        if !kept {
+            self.around = Some(Around::new(self.sites, self.sites.partition.home(node)));
         }
-        around
+        self.around.as_mut().expect("made above")
     }
 }
 
@@ -185,15 +192,15 @@ impl Around {
     /// distance and its index in [`INNER`].
     fn nearest(&self, node: [i64; 2]) -> Option<(f64, usize)> {
         let p = node.map(|v| v as f64);
-        let mut best = None;
+        let (mut best, mut at) = (f64::INFINITY, usize::MAX);
         for (j, i) in INNER.into_iter().enumerate() {
             let s = self.sites[i];
             let d = (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
-            if d < best.map_or(f64::INFINITY, |(b, _)| b) {
-                best = Some((d, j));
+            if d < best {
+                (best, at) = (d, j);
             }
         }
-        best
+        (at != usize::MAX).then_some((best, at))
     }
 }
 
