@@ -57,7 +57,6 @@ pub struct Domain {
 #[derive(Debug)]
 pub struct Domains {
     params: WorldBasins,
-    seed: u64,
     /// Hash of everything a domain depends on but its cell.
     key: u64,
     /// The sites and the nodes they own.
@@ -98,7 +97,6 @@ impl Domains {
                 side: i64::from(per_chunk) * i64::from(params.domain_chunks),
             },
             params,
-            seed,
             key,
             memo: Mutex::new(Memo::default()),
             cache: Mutex::new(None),
@@ -188,7 +186,7 @@ impl Domains {
             lacunarity: 2.0,
             gain: 0.5,
         }
-        .sampler(stream_seed(self.seed, StreamKey::Global, "world.coast"))
+        .sampler(stream_seed(self.partition.seed, StreamKey::Global, "world.coast"))
     }
 
     /// Starts solving on `pool` every domain that owns ground within `radius`
@@ -206,7 +204,7 @@ impl Domains {
         for dz in (-r..=r).step_by(step as usize) {
             for dx in (-r..=r).step_by(step as usize) {
                 if dx * dx + dz * dz <= r * r {
-                    cells.insert(sites.nearest([centre[0] + dx, centre[1] + dz]).1);
+                    cells.insert(sites.nearest([centre[0] + dx, centre[1] + dz]));
                 }
             }
         }
@@ -293,14 +291,19 @@ impl Domains {
             let node = [lo[0] + (i % width) as i64, lo[1] + (i / width) as i64];
             let owner = sites.owner(node);
             if owner.cell == cell && !self.is_sea(node, owner, &mut coast) {
-                let jitter = unit_f32(hash_words(&[self.seed, node[0] as u64, node[1] as u64, 0x1a4d]));
+                let jitter = unit_f32(hash_words(&[
+                    self.partition.seed,
+                    node[0] as u64,
+                    node[1] as u64,
+                    0x1a4d,
+                ]));
                 *h = p.sea_level + 0.5 + jitter;
                 *f = false;
             }
         }
         let mut uplift = vec![0.0f32; width * width];
         p.uplift.add_to(
-            stream_seed(self.seed, StreamKey::Global, "world.uplift"),
+            stream_seed(self.partition.seed, StreamKey::Global, "world.uplift"),
             lo,
             width,
             &mut uplift,
@@ -365,7 +368,7 @@ impl Domains {
         let mut sites = sites.cursor();
         for z in start[1]..start[1] + 3 * side {
             for x in start[0]..start[0] + 3 * side {
-                if sites.nearest([x, z]).1 == cell {
+                if sites.nearest([x, z]) == cell {
                     lo = [lo[0].min(x), lo[1].min(z)];
                     hi = [hi[0].max(x), hi[1].max(z)];
                 }
@@ -383,7 +386,7 @@ impl Domains {
             .map(|z| {
                 let mut sites = sites.cursor();
                 (0..width as i64)
-                    .map(|x| sites.nearest([origin[0] + x, origin[1] + z]).1)
+                    .map(|x| sites.nearest([origin[0] + x, origin[1] + z]))
                     .collect::<BTreeSet<_>>()
             })
             .reduce(BTreeSet::new, |mut a, b| {
@@ -414,7 +417,7 @@ impl Domains {
         for z in 0..height as i64 {
             for x in 0..width as i64 {
                 let node = [origin[0] + x, origin[1] + z];
-                let cell = sites.nearest(node).1;
+                let cell = sites.nearest(node);
                 let d = domains.entry(cell).or_insert_with(|| self.domain(cell));
                 let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
                 out.push(d.heights[lz as usize * d.width + lx as usize]);
@@ -571,7 +574,7 @@ mod tests {
         let site = d.partition.site([0, 0]);
         let at = Vec2::new(site[0] as f32, site[1] as f32) * d.params.node_spacing;
         let node = site.map(|v| v as i64);
-        assert_eq!(d.partition.sites(node, node).cursor().nearest(node).1, [0, 0]);
+        assert_eq!(d.partition.sites(node, node).cursor().nearest(node), [0, 0]);
         d.prefetch(at, 10.0, &pool);
         assert!(!d.claim([0, 0]), "the prefetch claimed the domain");
         let first = d.domain([0, 0]);

@@ -16,6 +16,7 @@ const MAX_TABLE_SIDE: i64 = 64;
 /// One jittered site per square of `side` × `side` nodes.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Partition {
+    /// The world's seed (a domain's own noise and jitter derive from it too).
     pub(super) seed: u64,
     /// Nodes along a domain square's side.
     pub(super) side: i64,
@@ -100,13 +101,11 @@ pub(super) struct Cursor<'a> {
 }
 
 impl Cursor<'_> {
-    /// The site nearest to `node`: its squared distance, domain and position.
-    pub(super) fn nearest(&mut self, node: [i64; 2]) -> (f64, [i64; 2], [f64; 2]) {
+    /// The domain whose site is nearest to `node`: its owner, without the
+    /// distance to the border.
+    pub(super) fn nearest(&mut self, node: [i64; 2]) -> [i64; 2] {
         let around = self.around(node);
-        match around.nearest(node) {
-            Some((d, j)) => (d, around.cell(INNER[j]), around.sites[INNER[j]]),
-            None => (f64::INFINITY, around.home, [0.0; 2]),
-        }
+        around.nearest(node).map_or(around.home, |(_, j)| around.cell(INNER[j]))
     }
 
     /// The domain of lattice node `node`.
@@ -211,7 +210,7 @@ mod tests {
     /// A node's owner as the partition defines it, every site hashed as
     /// asked: the nearest of the 3 × 3 sites around its square, and the
     /// distance to the nearest bisector with the other 24 of the 5 × 5.
-    fn defined_owner(partition: Partition, node: [i64; 2]) -> (Owner, f64, [f64; 2]) {
+    fn defined_owner(partition: Partition, node: [i64; 2]) -> Owner {
         let p = node.map(|v| v as f64);
         let home = partition.home(node);
         let dist2 = |s: [f64; 2]| (s[0] - p[0]).powi(2) + (s[1] - p[1]).powi(2);
@@ -237,10 +236,10 @@ mod tests {
                 }
             }
         }
-        (Owner { cell, border }, d1, s1)
+        Owner { cell, border }
     }
 
-    /// Cursors give the owners and nearest sites the partition defines, bit
+    /// Cursors give the owners and nearest domains the partition defines, bit
     /// for bit, from a table of sites or hashing them, along rows (where
     /// they keep the sites around) or jumping about.
     #[test]
@@ -254,9 +253,9 @@ mod tests {
         let rows = (-60..60).flat_map(|z| (-60..60).map(move |x| [x, z]));
         let jumps = (0..2_000i64).map(|k| [(k * 7_919) % 201 - 100, (k * 104_729) % 173 - 86]);
         for node in rows.chain(jumps) {
-            let (owner, d1, s1) = defined_owner(partition, node);
+            let owner = defined_owner(partition, node);
             assert_eq!(along.owner(node), owner, "{node:?}");
-            assert_eq!(along.nearest(node), (d1, owner.cell, s1), "{node:?}");
+            assert_eq!(along.nearest(node), owner.cell, "{node:?}");
             assert_eq!(hashed.owner(node), owner, "{node:?}");
         }
     }
