@@ -554,8 +554,9 @@ mod tests {
     proptest! {
         /// The row path changes every column as `take` and two `push`es of
         /// regolith do, bit for bit, and leaves only full columns to them;
-        /// so does [`TopRows`], which leaves also the columns whose top
-        /// empties, on its own or before [`StackRows`].
+        /// so does [`TopRows`], which leaves also the columns whose take
+        /// reaches deeper than two layers or leaves a sliver, on its own or
+        /// before [`StackRows`].
         #[test]
         fn rows_match_columns(
             slots in 1u8..9,

@@ -1,41 +1,48 @@
-//! Thermal moves that reach only a column's top, for a row of columns at
-//! once: the top thins by what the column sends, and what it receives joins
-//! a top of its material or lies on another as a new layer.
+//! Thermal moves that change a column at its top two layers, for a row of
+//! columns at once: the top thins by what the column sends, or empties and
+//! the layer beneath thins by the rest, and what the column receives joins
+//! the top left of its material or lies on it as a new layer.
 //!
-//! On a landscape eroding from fresh, nine in ten columns that a thermal
-//! pass moves are such columns: aging turns the regolith the last pass left
+//! On a landscape eroding from fresh, nearly every column that a thermal
+//! pass moves is such a column: aging turns the regolith the last pass left
 //! back into sandstone, which merges with the sandstone under it, so most
-//! receiving columns lay a new layer on a top that sends less than it has.
+//! receiving columns lay a new layer on a top that sends less than it has,
+//! and most of the others send more than a thin regolith top holds.
 //! [`StackRows`] runs the general rules, a pass over a row for each step of
 //! `take` and `push` and each slot they reach, then another over every slot
-//! to store; this runs one pass per slot, bottom up, that finds each
-//! column's top, decides whether the column is one of these, changes it and
-//! sums its ground. The columns it leaves (a top that empties, a full
-//! column that would merge) go to [`StackRows`]. The arithmetic is that of
-//! `take` and `push`, in the same order, so the bits are the same.
+//! to store. This reads each column's top two layers and the ground under
+//! them in one pass over the row and its slots, decides the move from them
+//! (as [`ExchangeRow`] decides the sediment exchange), and then writes back
+//! only the slots that a column's new top or new layer can be in. The
+//! columns it leaves (a sliver left under [`MIN_THICKNESS`], a take deeper
+//! than two layers, a full column that would merge, an empty one) go to
+//! [`StackRows`]. The arithmetic is that of `take` and `push`, in the same
+//! order, so the bits are the same.
 //!
 //! [`StackRows`]: super::stack_rows::StackRows
+//! [`ExchangeRow`]: super::exchange::ExchangeRow
 
 use super::columns::{Layers, MIN_THICKNESS};
-use super::grid::{ScratchRows, filled, scratch, widen};
-use super::stack_rows::{add_slot, count_range, keep_bytes_of, keep_lanes_of, pick, pick_u32, restart_kept};
+use super::grid::{ScratchRows, scratch};
+use super::stack_rows::{count_range, pick, pick_u32, restart_kept};
+
+/// Most slots the lanes read; rows with deeper stacks are left whole to the
+/// general rules.
+const LANE_SLOTS: usize = 8;
 
 /// Row buffers of [`TopRows::run`], one lane per cell of a row.
 #[derive(Default)]
 pub(crate) struct TopRows {
     /// Layer counts, widened.
     count: Vec<u32>,
-    /// A slot's materials, widened, then as changed.
-    material: Vec<u32>,
-    /// 1 for the columns this moves, from their top slot on.
-    done: Vec<u32>,
-    /// 1 for those of them that get a new layer.
-    lay: Vec<u32>,
-    /// The ground summed bottom up, and the sum with the next slot, swapped in.
-    ground: [Vec<f32>; 2],
-    /// A slot's new thickness row.
-    thickness: Vec<f32>,
-    /// 1 where a slot's unchanged-time counter restarts.
+    /// The slot of each column's top after the move where it thinned or
+    /// grew (its counter restarts), `u32::MAX` where none did.
+    renewed: Vec<u32>,
+    /// Its new thickness.
+    value: Vec<f32>,
+    /// The slot of each column's new layer, `u32::MAX` where none is laid.
+    laid: Vec<u32>,
+    /// Per slot: 1 where it takes its column's new top, 2 where the new layer.
     fresh: Vec<u32>,
     rows: ScratchRows,
 }
@@ -43,8 +50,9 @@ pub(crate) struct TopRows {
 impl TopRows {
     /// Takes `send[x]` from and pushes `recv[x]` of `material` onto each
     /// `active` column of the row from cell `start` on whose change reaches
-    /// only its top, as [`Layers::take`] then [`Layers::push`] would; marks
-    /// in `left` the active columns it leaves, and returns how many.
+    /// only its top two layers, as [`Layers::take`] then [`Layers::push`]
+    /// would; marks in `left` the active columns it leaves, and returns how
+    /// many.
     #[inline(always)]
     pub(crate) fn run(
         &mut self,
@@ -60,161 +68,250 @@ impl TopRows {
             left[..n].fill(0);
             return 0;
         }
-        let capacity = layers.material.len() as u32;
-        self.start(&layers.count[start..][..n]);
-        // Slots below the lowest top stay as they are in every column and
-        // only add to the ground; a new layer goes at most one above the
-        // highest top.
+        self.count.clear();
+        self.count
+            .extend(layers.count[start..][..n].iter().map(|&c| u32::from(c)));
         let [lowest, highest] = count_range(active, &self.count);
-        let below = lowest.saturating_sub(1) as usize;
-        for k in 0..below {
-            let [sum, next] = &mut self.ground;
-            add_slot(k as u32, &self.count, &layers.thickness[k][start..][..n], sum, next);
-            std::mem::swap(sum, next);
+        for lanes in [&mut self.renewed, &mut self.laid] {
+            lanes.resize(n, 0);
         }
-        for k in below..(highest as usize + 1).min(capacity as usize) {
-            widen(&layers.material[k][start..][..n], &mut self.material);
-            let [sum, next] = &mut self.ground;
-            let slot = Slot {
-                k: k as u32,
-                capacity,
-                material: u32::from(material),
-                count: &self.count,
-                active,
-                send,
-                recv,
-            };
-            let [changed, laid] = slot.run(
-                &layers.thickness[k][start..][..n],
-                &mut self.material,
-                [&mut self.done, &mut self.lay],
-                [sum, next],
-                &mut self.thickness,
-                &mut self.fresh,
-            );
-            std::mem::swap(sum, next);
-            if !changed {
-                continue;
+        self.value.resize(n, 0.0);
+        let lanes = Lanes {
+            capacity: layers.material.len() as u32,
+            material: u32::from(material),
+            active,
+            send,
+            recv,
+        };
+        let out = Decided {
+            count: &self.count,
+            renewed: &mut self.renewed,
+            value: &mut self.value,
+            laid: &mut self.laid,
+            left,
+        };
+        let left = match highest as usize {
+            1 => lanes.run::<1>(layers, start, out),
+            2 => lanes.run::<2>(layers, start, out),
+            3 => lanes.run::<3>(layers, start, out),
+            4 => lanes.run::<4>(layers, start, out),
+            5 => lanes.run::<5>(layers, start, out),
+            6 => lanes.run::<6>(layers, start, out),
+            7 => lanes.run::<7>(layers, start, out),
+            LANE_SLOTS => lanes.run::<LANE_SLOTS>(layers, start, out),
+            _ => {
+                out.left[..n].copy_from_slice(active);
+                return active.iter().filter(|&&a| a != 0).count();
             }
-            layers.thickness[k][start..][..n].copy_from_slice(&self.thickness);
-            let new = scratch(&mut self.rows.u16, n);
-            restart_kept(&self.done, &self.fresh, &layers.age[k][start..][..n], new);
-            layers.age[k][start..][..n].copy_from_slice(new);
-            if laid {
-                let new = scratch(&mut self.rows.u8, n);
-                keep_bytes_of(&self.done, &self.material, &layers.material[k][start..][..n], new);
-                layers.material[k][start..][..n].copy_from_slice(new);
-            }
+        };
+        // A column's new top is its old top or the layer beneath, and a new
+        // layer lies right above it: no slot outside these changes.
+        let capacity = layers.material.len() as u32;
+        for k in lowest.saturating_sub(2)..(highest + 1).min(capacity) {
+            self.write_slot(layers, start, k, recv, material);
         }
-        let new = scratch(&mut self.rows.f32, n);
-        keep_lanes_of(&self.done, &self.ground[0], &layers.ground[start..][..n], new);
-        layers.ground[start..][..n].copy_from_slice(new);
-        for (c, &lay) in self.count.iter_mut().zip(&self.lay) {
-            *c += lay;
-        }
-        let new = scratch(&mut self.rows.u8, n);
-        keep_bytes_of(&self.done, &self.count, &layers.count[start..][..n], new);
-        layers.count[start..][..n].copy_from_slice(new);
-        let mut count = 0;
-        for ((l, &a), &d) in left[..n].iter_mut().zip(active).zip(&self.done) {
-            *l = u32::from((a != 0) & (d == 0));
-            count += *l;
-        }
-        count as usize
+        left
     }
 
-    /// Sizes the lanes for a row of layer counts `count`, none done yet.
+    /// Writes slot `k` of the row from cell `start` on where a column's new
+    /// top or new layer is in it: thickness, a restarted counter and, for a
+    /// new layer, `material`.
     #[inline(always)]
-    fn start(&mut self, count: &[u8]) {
-        let n = count.len();
-        self.count.clear();
-        self.count.extend(count.iter().map(|&c| u32::from(c)));
-        // Lanes that carry over from slot to slot start clear; the others
-        // are written whole by each slot's pass.
-        filled(&mut self.done, n, 0);
-        filled(&mut self.lay, n, 0);
-        let [sum, next] = &mut self.ground;
-        filled(sum, n, 0.0);
-        next.resize(n, 0.0);
-        self.material.resize(n, 0);
+    fn write_slot(&mut self, layers: &mut Layers<'_>, start: usize, k: u32, recv: &[f32], material: u8) {
+        let n = self.renewed.len();
+        let slot = k as usize;
+        let thickness = scratch(&mut self.rows.f32, n);
         self.fresh.resize(n, 0);
-        self.thickness.resize(n, 0.0);
+        let changed = changed_slot(
+            k,
+            [&self.renewed, &self.laid],
+            [&self.value, recv],
+            &layers.thickness[slot][start..][..n],
+            thickness,
+            &mut self.fresh,
+        );
+        if changed == 0 {
+            return;
+        }
+        layers.thickness[slot][start..][..n].copy_from_slice(thickness);
+        let age = scratch(&mut self.rows.u16, n);
+        restart_kept(&self.fresh, &self.fresh, &layers.age[slot][start..][..n], age);
+        layers.age[slot][start..][..n].copy_from_slice(age);
+        if changed & LAID != 0 {
+            let bytes = scratch(&mut self.rows.u8, n);
+            laid_bytes(&self.fresh, material, &layers.material[slot][start..][..n], bytes);
+            layers.material[slot][start..][..n].copy_from_slice(bytes);
+        }
     }
 }
 
-/// What one slot's pass reads besides the slot's own rows.
-struct Slot<'a> {
-    /// The slot.
-    k: u32,
-    /// Slots a column has.
+/// What the lanes of a row read besides the layers.
+struct Lanes<'a> {
+    /// Layer slots per column.
     capacity: u32,
     /// What the columns receive.
     material: u32,
-    count: &'a [u32],
     active: &'a [u32],
     send: &'a [f32],
     recv: &'a [f32],
 }
 
-impl Slot<'_> {
-    /// Slot `k` of the row, bottom up: where it is a column's top and the
-    /// column's change reaches only its top, decides the column done (and
-    /// whether it lays a new layer), thins the top by what it sends and
-    /// joins what it receives to a top of its material; where it is above
-    /// the top of a column done that lays, fills it. Writes the slot's new
-    /// `thickness` (and `material`), marks in `fresh` the layers changed,
-    /// and adds the slot to the ground `sum` of the columns it is live in,
-    /// into `next`. Returns whether any layer changed, and whether any was
-    /// laid.
+/// What the lanes decide, per column: see [`TopRows`]'s fields. `left`
+/// marks the active columns they leave.
+struct Decided<'a> {
+    count: &'a [u32],
+    renewed: &'a mut [u32],
+    value: &'a mut [f32],
+    laid: &'a mut [u32],
+    left: &'a mut [u32],
+}
+
+impl Lanes<'_> {
+    /// The lanes over columns of at most `K` layers: decides every column,
+    /// writes the new ground and count of those it moves; returns how many
+    /// active columns it leaves.
     #[inline(always)]
-    fn run(
-        &self,
-        old: &[f32],
-        material: &mut [u32],
-        [done, lay]: [&mut [u32]; 2],
-        [sum, next]: [&mut [f32]; 2],
-        thickness: &mut [f32],
-        fresh: &mut [u32],
-    ) -> [bool; 2] {
-        let n = thickness.len();
-        let (count, active, send, recv, old) = (
-            &self.count[..n],
-            &self.active[..n],
-            &self.send[..n],
-            &self.recv[..n],
-            &old[..n],
-        );
-        let (material, done, lay, sum, next, fresh) = (
-            &mut material[..n],
-            &mut done[..n],
-            &mut lay[..n],
-            &sum[..n],
-            &mut next[..n],
-            &mut fresh[..n],
-        );
-        let (k, m) = (self.k, self.material);
-        let (mut changed, mut laid) = (0, 0);
-        for x in 0..n {
-            let (c, t, s, r) = (count[x], old[x], send[x], recv[x]);
-            let (thins, receives, same) = (s > 0.0, r > 0.0, material[x] == m);
-            // `take` stops inside the top, and `push` joins it or has a slot
-            // to fill.
-            let top = (active[x] != 0) & (c == k + 1);
-            let here = top & (!thins | (t - s > MIN_THICKNESS)) & (!receives | same | (c < self.capacity));
-            let joins = here & receives & same;
-            let fills = (lay[x] != 0) & (c == k);
-            let thinned = pick(thins, t - s, t);
-            let value = pick(here, pick(joins, thinned + r, thinned), pick(fills, r, t));
-            thickness[x] = value;
-            material[x] = pick_u32(fills, m, material[x]);
-            next[x] = pick((c > k) | fills, sum[x] + value, sum[x]);
-            done[x] |= u32::from(here);
-            lay[x] |= u32::from(here & receives & !same);
-            let renewed = (here & (thins | joins)) | fills;
-            fresh[x] = u32::from(renewed);
-            changed |= u32::from(renewed);
-            laid |= u32::from(fills);
+    fn run<const K: usize>(&self, layers: &mut Layers<'_>, start: usize, out: Decided<'_>) -> usize {
+        let cells = start..start + self.active.len();
+        let material: [&[u8]; K] = std::array::from_fn(|k| &layers.material[k][cells.clone()]);
+        let thickness: [&[f32]; K] = std::array::from_fn(|k| &layers.thickness[k][cells.clone()]);
+        decide(
+            self,
+            material,
+            thickness,
+            &mut layers.ground[cells.clone()],
+            &mut layers.count[cells],
+            out,
+        ) as usize
+    }
+}
+
+/// The move of every column of a row, in one pass over its `K` slots: the
+/// top layer (slot count − 1), the one beneath (count − 2) and the
+/// bottom-up sum below them are read, as [`ExchangeRow`] reads them; the
+/// new ground and count are written in place, and the slot of the new top,
+/// its thickness and whether a layer is laid on it noted. Columns left keep
+/// everything as it was. Returns how many active columns are left.
+///
+/// [`ExchangeRow`]: super::exchange::ExchangeRow
+#[inline(always)]
+fn decide<const K: usize>(
+    lanes: &Lanes<'_>,
+    material: [&[u8]; K],
+    thickness: [&[f32]; K],
+    ground: &mut [f32],
+    count_bytes: &mut [u8],
+    out: Decided<'_>,
+) -> u32 {
+    let n = lanes.active.len();
+    let (active, send, recv) = (&lanes.active[..n], &lanes.send[..n], &lanes.recv[..n]);
+    let (ground, count_bytes) = (&mut ground[..n], &mut count_bytes[..n]);
+    let material = material.map(|m| &m[..n]);
+    let thickness = thickness.map(|t| &t[..n]);
+    let Decided {
+        count,
+        renewed,
+        value,
+        laid,
+        left,
+    } = out;
+    let (count, renewed, value, laid, left) = (
+        &count[..n],
+        &mut renewed[..n],
+        &mut value[..n],
+        &mut laid[..n],
+        &mut left[..n],
+    );
+    let (m, capacity) = (lanes.material, lanes.capacity);
+    let mut lefts = 0;
+    for x in 0..n {
+        let (c, s, r) = (count[x], send[x], recv[x]);
+        let (mut m1, mut t1) = (0u32, 0.0f32);
+        let (mut m2, mut t2, mut below2) = (0u32, 0.0f32, 0.0f32);
+        for (k, (material, thickness)) in material.iter().zip(&thickness).enumerate() {
+            // SAFETY: every plane was cut to `n` cells above, and x < n (see
+            // `exchange::exchange` for why not indexed with a check).
+            let (mk, tk) = unsafe { (*material.get_unchecked(x), *thickness.get_unchecked(x)) };
+            // The layers shift through the top two, bottom up; the one
+            // leaving them joins the sum beneath, as `Layers::refresh` adds.
+            let live = (k as u32) < c;
+            if k >= 2 {
+                below2 = pick(live, below2 + t2, below2);
+            }
+            m2 = pick_u32(live, m1, m2);
+            t2 = pick(live, t1, t2);
+            m1 = pick_u32(live, u32::from(mk), m1);
+            t1 = pick(live, tk, t1);
         }
-        [changed != 0, laid != 0]
+        let below1 = pick(c >= 2, below2 + t2, 0.0);
+        let (thins, receives) = (s > 0.0, r > 0.0);
+
+        // `take` stops inside the top (its first round wants all of `s`),
+        // and `push` joins the top or has a slot to fill.
+        let stays = !thins | (t1 - s > MIN_THICKNESS);
+        let on_top = (c >= 1) & stays & (!receives | (m1 == m) | (c < capacity));
+        let top = pick(thins, t1 - s, t1);
+        // Or `take` empties the top, which held less than `s`, and stops
+        // inside the layer beneath; `push` then has the top's old slot.
+        let taken1 = 0.0 + t1;
+        let beneath = (c >= 2) & !stays & (taken1 < s) & (t2 - (s - taken1) > MIN_THICKNESS);
+        let next = t2 - (s - taken1);
+
+        let moved = (active[x] != 0) & (on_top | beneath);
+        let joins = receives & (pick_u32(on_top, m1, m2) == m);
+        let lays = moved & receives & !joins;
+        let kept = pick(on_top, top, next);
+        let new = pick(joins, kept + r, kept);
+        let under = pick(on_top, below1, below2);
+        let slot = pick_u32(on_top, c.wrapping_sub(1), c.wrapping_sub(2));
+        renewed[x] = pick_u32(moved & (beneath | thins | joins), slot, u32::MAX);
+        value[x] = new;
+        laid[x] = pick_u32(lays, slot.wrapping_add(1), u32::MAX);
+        ground[x] = pick(moved, pick(lays, (under + new) + r, under + new), ground[x]);
+        count_bytes[x] = pick_u32(moved, slot.wrapping_add(1 + u32::from(lays)), c) as u8;
+        left[x] = u32::from((active[x] != 0) & !moved);
+        lefts += left[x];
+    }
+    lefts
+}
+
+/// Marks a slot where it is a column's new layer (in [`TopRows::fresh`]).
+const LAID: u32 = 2;
+
+/// Slot `k` of a row: the new top's thickness `value` where it is the slot
+/// `renewed`, the received `recv` where it is the slot `laid`, the `old`
+/// thickness elsewhere, into `new`; `fresh` gets 1 and [`LAID`] for the
+/// two. Returns the or of `fresh`.
+#[inline(always)]
+fn changed_slot(
+    k: u32,
+    [renewed, laid]: [&[u32]; 2],
+    [value, recv]: [&[f32]; 2],
+    old: &[f32],
+    new: &mut [f32],
+    fresh: &mut [u32],
+) -> u32 {
+    let n = new.len();
+    let (renewed, laid, value, recv, old) = (&renewed[..n], &laid[..n], &value[..n], &recv[..n], &old[..n]);
+    let fresh = &mut fresh[..n];
+    let mut changed = 0;
+    for x in 0..n {
+        let (top, lays) = (renewed[x] == k, laid[x] == k);
+        new[x] = pick(top, value[x], pick(lays, recv[x], old[x]));
+        fresh[x] = u32::from(top) | (LAID * u32::from(lays));
+        changed |= fresh[x];
+    }
+    changed
+}
+
+/// A slot's materials `old`, `material` where [`changed_slot`] laid a
+/// layer, into `new`.
+#[inline(always)]
+fn laid_bytes(fresh: &[u32], material: u8, old: &[u8], new: &mut [u8]) {
+    let n = new.len();
+    let (fresh, old) = (&fresh[..n], &old[..n]);
+    for x in 0..n {
+        let laid = 0u8.wrapping_sub(u8::from(fresh[x] & LAID != 0));
+        new[x] = (material & laid) | (old[x] & !laid);
     }
 }
