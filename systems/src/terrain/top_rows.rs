@@ -22,6 +22,8 @@
 //! [`StackRows`]: super::stack_rows::StackRows
 //! [`ExchangeRow`]: super::exchange::ExchangeRow
 
+use std::ops::Range;
+
 use super::columns::{Layers, MIN_THICKNESS};
 use super::grid::{ScratchRows, scratch};
 use super::stack_rows::{count_range, pick, pick_u32, restart_kept};
@@ -71,7 +73,7 @@ impl TopRows {
         self.count.clear();
         self.count
             .extend(layers.count[start..][..n].iter().map(|&c| u32::from(c)));
-        let [lowest, highest] = count_range(active, &self.count);
+        let [_, highest] = count_range(active, &self.count);
         for lanes in [&mut self.renewed, &mut self.laid] {
             lanes.resize(n, 0);
         }
@@ -90,7 +92,7 @@ impl TopRows {
             laid: &mut self.laid,
             left,
         };
-        let left = match highest as usize {
+        let (left, written) = match highest as usize {
             1 => lanes.run::<1>(layers, start, out),
             2 => lanes.run::<2>(layers, start, out),
             3 => lanes.run::<3>(layers, start, out),
@@ -104,10 +106,7 @@ impl TopRows {
                 return active.iter().filter(|&&a| a != 0).count();
             }
         };
-        // A column's new top is its old top or the layer beneath, and a new
-        // layer lies right above it: no slot outside these changes.
-        let capacity = layers.material.len() as u32;
-        for k in lowest.saturating_sub(2)..(highest + 1).min(capacity) {
+        for k in written {
             self.write_slot(layers, start, k, recv, material);
         }
         left
@@ -169,9 +168,9 @@ struct Decided<'a> {
 impl Lanes<'_> {
     /// The lanes over columns of at most `K` layers: decides every column,
     /// writes the new ground and count of those it moves; returns how many
-    /// active columns it leaves.
+    /// active columns it leaves, and the slots it decided to write.
     #[inline(always)]
-    fn run<const K: usize>(&self, layers: &mut Layers<'_>, start: usize, out: Decided<'_>) -> usize {
+    fn run<const K: usize>(&self, layers: &mut Layers<'_>, start: usize, out: Decided<'_>) -> (usize, Range<u32>) {
         let cells = start..start + self.active.len();
         let material: [&[u8]; K] = std::array::from_fn(|k| &layers.material[k][cells.clone()]);
         let thickness: [&[f32]; K] = std::array::from_fn(|k| &layers.thickness[k][cells.clone()]);
@@ -182,7 +181,7 @@ impl Lanes<'_> {
             &mut layers.ground[cells.clone()],
             &mut layers.count[cells],
             out,
-        ) as usize
+        )
     }
 }
 
@@ -191,7 +190,10 @@ impl Lanes<'_> {
 /// bottom-up sum below them are read, as [`ExchangeRow`] reads them; the
 /// new ground and count are written in place, and the slot of the new top,
 /// its thickness and whether a layer is laid on it noted. Columns left keep
-/// everything as it was. Returns how many active columns are left.
+/// everything as it was. Returns how many active columns are left, and the
+/// slots that a new top or new layer is in: a column's new top is its old
+/// top or the layer beneath, and a new layer lies right above it, so in a
+/// row of even counts most of the slots the lanes read keep their rows.
 ///
 /// [`ExchangeRow`]: super::exchange::ExchangeRow
 #[inline(always)]
@@ -202,7 +204,7 @@ fn decide<const K: usize>(
     ground: &mut [f32],
     count_bytes: &mut [u8],
     out: Decided<'_>,
-) -> u32 {
+) -> (usize, Range<u32>) {
     let n = lanes.active.len();
     let (active, send, recv) = (&lanes.active[..n], &lanes.send[..n], &lanes.recv[..n]);
     let (ground, count_bytes) = (&mut ground[..n], &mut count_bytes[..n]);
@@ -223,7 +225,7 @@ fn decide<const K: usize>(
         &mut left[..n],
     );
     let (m, capacity) = (lanes.material, lanes.capacity);
-    let mut lefts = 0;
+    let (mut lefts, mut first, mut end) = (0, u32::MAX, 0);
     for x in 0..n {
         let (c, s, r) = (count[x], send[x], recv[x]);
         let (mut m1, mut t1) = (0u32, 0.0f32);
@@ -264,15 +266,22 @@ fn decide<const K: usize>(
         let new = pick(joins, kept + r, kept);
         let under = pick(on_top, below1, below2);
         let slot = pick_u32(on_top, c.wrapping_sub(1), c.wrapping_sub(2));
-        renewed[x] = pick_u32(moved & (beneath | thins | joins), slot, u32::MAX);
+        let renews = moved & (beneath | thins | joins);
+        renewed[x] = pick_u32(renews, slot, u32::MAX);
         value[x] = new;
         laid[x] = pick_u32(lays, slot.wrapping_add(1), u32::MAX);
+        first = first.min(renewed[x].min(laid[x]));
+        end = end.max(pick_u32(
+            lays,
+            slot.wrapping_add(2),
+            pick_u32(renews, slot.wrapping_add(1), 0),
+        ));
         ground[x] = pick(moved, pick(lays, (under + new) + r, under + new), ground[x]);
         count_bytes[x] = pick_u32(moved, slot.wrapping_add(1 + u32::from(lays)), c) as u8;
         left[x] = u32::from((active[x] != 0) & !moved);
         lefts += left[x];
     }
-    lefts
+    (lefts as usize, first..end)
 }
 
 /// Marks a slot where it is a column's new layer (in [`TopRows::fresh`]).
