@@ -17,7 +17,7 @@
 use super::columns::{Layers, MIN_THICKNESS};
 use super::grid::{by_material, highest};
 use super::materials::{MATERIAL_COUNT, Material};
-use super::stack_rows::{pick, pick_u32};
+use super::stack_rows::{TopTwo, pick, pick_u32};
 use super::standing_water::grind;
 use crate::registers::Kernel;
 
@@ -291,30 +291,12 @@ fn exchange<const K: usize>(
     let mut slows = 0;
     for x in 0..n {
         let (c, s, g, cap) = (u32::from(count[x]), sed[x], ground[x], cap[x]);
-        let (mut m1, mut t1) = (0u32, 0.0f32);
-        let (mut m2, mut t2, mut below2) = (0u32, 0.0f32, 0.0f32);
-        for (k, (material, thickness)) in material.iter().zip(&thickness).enumerate() {
-            // SAFETY: every plane was cut to `n` cells above, and x < n.
-            // Indexed with a check, the first plane read keeps that check
-            // in the loop (the compiler does not see the cut length in
-            // time), and the exit it adds makes the vector loop leave its
-            // last 1–16 cells to a scalar loop: a sixth of the kernel's
-            // time on 512-cell rows.
-            let (m, t) = unsafe { (*material.get_unchecked(x), *thickness.get_unchecked(x)) };
-            // The column's layers shift through the top two, bottom up: after
-            // the last, the top is slot c − 1 and the one beneath c − 2. One
-            // comparison per slot, where picking each by its index took three.
-            let live = (k as u32) < c;
-            if k >= 2 {
-                // The layer leaving the top two joins the sum beneath them,
-                // bottom up, as `Layers::refresh` adds.
-                below2 = pick(live, below2 + t2, below2);
-            }
-            m2 = pick_u32(live, m1, m2);
-            t2 = pick(live, t1, t2);
-            m1 = pick_u32(live, u32::from(m), m1);
-            t1 = pick(live, t, t1);
-        }
+        // SAFETY: every plane was cut to `n` cells above, and x < n.
+        let TopTwo {
+            material: [m1, m2],
+            thickness: [t1, t2],
+            below: below2,
+        } = unsafe { TopTwo::of(&material, &thickness, x, c) };
         // The sum below the top is the sum below the layer beneath, plus it:
         // the last addition of the same bottom-up sum.
         let below1 = pick(c >= 2, below2 + t2, 0.0);

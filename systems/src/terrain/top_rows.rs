@@ -26,7 +26,7 @@ use std::ops::Range;
 
 use super::columns::{Layers, MIN_THICKNESS};
 use super::grid::{ScratchRows, scratch};
-use super::stack_rows::{count_range, pick, pick_u32, restart_kept};
+use super::stack_rows::{TopTwo, count_range, pick, pick_u32, restart_kept};
 
 /// Most slots the lanes read; rows with deeper stacks are left whole to the
 /// general rules.
@@ -187,15 +187,13 @@ impl Lanes<'_> {
 
 /// The move of every column of a row, in one pass over its `K` slots: the
 /// top layer (slot count − 1), the one beneath (count − 2) and the
-/// bottom-up sum below them are read, as [`ExchangeRow`] reads them; the
+/// bottom-up sum below them are read ([`TopTwo`]); the
 /// new ground and count are written in place, and the slot of the new top,
 /// its thickness and whether a layer is laid on it noted. Columns left keep
 /// everything as it was. Returns how many active columns are left, and the
 /// slots that a new top or new layer is in: a column's new top is its old
 /// top or the layer beneath, and a new layer lies right above it, so in a
 /// row of even counts most of the slots the lanes read keep their rows.
-///
-/// [`ExchangeRow`]: super::exchange::ExchangeRow
 #[inline(always)]
 fn decide<const K: usize>(
     lanes: &Lanes<'_>,
@@ -228,23 +226,12 @@ fn decide<const K: usize>(
     let (mut lefts, mut first, mut end) = (0, u32::MAX, 0);
     for x in 0..n {
         let (c, s, r) = (count[x], send[x], recv[x]);
-        let (mut m1, mut t1) = (0u32, 0.0f32);
-        let (mut m2, mut t2, mut below2) = (0u32, 0.0f32, 0.0f32);
-        for (k, (material, thickness)) in material.iter().zip(&thickness).enumerate() {
-            // SAFETY: every plane was cut to `n` cells above, and x < n (see
-            // `exchange::exchange` for why not indexed with a check).
-            let (mk, tk) = unsafe { (*material.get_unchecked(x), *thickness.get_unchecked(x)) };
-            // The layers shift through the top two, bottom up; the one
-            // leaving them joins the sum beneath, as `Layers::refresh` adds.
-            let live = (k as u32) < c;
-            if k >= 2 {
-                below2 = pick(live, below2 + t2, below2);
-            }
-            m2 = pick_u32(live, m1, m2);
-            t2 = pick(live, t1, t2);
-            m1 = pick_u32(live, u32::from(mk), m1);
-            t1 = pick(live, tk, t1);
-        }
+        // SAFETY: every plane was cut to `n` cells above, and x < n.
+        let TopTwo {
+            material: [m1, m2],
+            thickness: [t1, t2],
+            below: below2,
+        } = unsafe { TopTwo::of(&material, &thickness, x, c) };
         let below1 = pick(c >= 2, below2 + t2, 0.0);
         let (thins, receives) = (s > 0.0, r > 0.0);
 
