@@ -1,7 +1,8 @@
 //! Thermal moves that change a column at its top two layers, for a row of
 //! columns at once: the top thins by what the column sends, or empties and
-//! the layer beneath thins by the rest, and what the column receives joins
-//! the top left of its material or lies on it as a new layer.
+//! the layer beneath thins by the rest; what the column receives then joins
+//! the remaining top where that is of its material, or lies on it as a new
+//! layer.
 //!
 //! On a landscape eroding from fresh, nearly every column that a thermal
 //! pass moves is such a column: aging turns the regolith the last pass left
@@ -11,13 +12,13 @@
 //! [`StackRows`] runs the general rules, a pass over a row for each step of
 //! `take` and `push` and each slot they reach, then another over every slot
 //! to store. This reads each column's top two layers and the ground under
-//! them in one pass over the row and its slots, decides the move from them
-//! (as [`ExchangeRow`] decides the sediment exchange), and then writes back
-//! only the slots that a column's new top or new layer can be in. The
-//! columns it leaves (a sliver left under [`MIN_THICKNESS`], a take deeper
-//! than two layers, a full column that would merge, an empty one) go to
-//! [`StackRows`]. The arithmetic is that of `take` and `push`, in the same
-//! order, so the bits are the same.
+//! them in one pass over the row and its slots ([`TopTwo`]), decides the
+//! move from them (as [`ExchangeRow`] decides the sediment exchange), and
+//! then writes back only the slots that a column's new top or new layer is
+//! in. The columns it leaves (a sliver left under [`MIN_THICKNESS`], a take
+//! deeper than two layers, a full column that would merge, an empty one) go
+//! to [`StackRows`]. The arithmetic is that of `take` and `push`, in the
+//! same order, so the bits are the same.
 //!
 //! [`StackRows`]: super::stack_rows::StackRows
 //! [`ExchangeRow`]: super::exchange::ExchangeRow
