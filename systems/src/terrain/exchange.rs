@@ -295,11 +295,8 @@ fn exchange<const K: usize>(
         let TopTwo {
             material: [m1, m2],
             thickness: [t1, t2],
-            below: below2,
+            below: [below1, below2],
         } = unsafe { TopTwo::of(&material, &thickness, x, c) };
-        // The sum below the top is the sum below the layer beneath, plus it:
-        // the last addition of the same bottom-up sum.
-        let below1 = pick(c >= 2, below2 + t2, 0.0);
         let dissolving = cap > s;
         let depositing = s > cap;
 

@@ -449,13 +449,13 @@ pub(crate) fn restart_kept(keep: &[u32], fresh: &[u32], old: &[u16], new: &mut [
 }
 
 /// A column's top layer (slot count − 1) and the one beneath (count − 2),
-/// material and thickness, and the bottom-up sum of the layers under them,
-/// as [`Layers::refresh`] adds it; zero where there is no such layer.
+/// material and thickness, and the bottom-up sums of the layers under each,
+/// as [`Layers::refresh`] adds them; zero where there is no such layer.
 #[derive(Clone, Copy)]
 pub(crate) struct TopTwo {
     pub(crate) material: [u32; 2],
     pub(crate) thickness: [f32; 2],
-    pub(crate) below: f32,
+    pub(crate) below: [f32; 2],
 }
 
 impl TopTwo {
@@ -493,10 +493,13 @@ impl TopTwo {
             m1 = pick_u32(live, u32::from(m), m1);
             t1 = pick(live, t, t1);
         }
+        // The sum below the top is the sum below the layer beneath, plus
+        // it: the last addition of the same bottom-up sum.
+        let below1 = pick(count >= 2, below2 + t2, 0.0);
         Self {
             material: [m1, m2],
             thickness: [t1, t2],
-            below: below2,
+            below: [below1, below2],
         }
     }
 }

@@ -231,9 +231,8 @@ fn decide<const K: usize>(
         let TopTwo {
             material: [m1, m2],
             thickness: [t1, t2],
-            below: below2,
+            below: [below1, below2],
         } = unsafe { TopTwo::of(&material, &thickness, x, c) };
-        let below1 = pick(c >= 2, below2 + t2, 0.0);
         let (thins, receives) = (s > 0.0, r > 0.0);
 
         // `take` stops inside the top (its first round wants all of `s`),
