@@ -262,6 +262,22 @@ impl LeafBatch {
         self.position.is_empty()
     }
 
+    /// Makes room for at least `additional` more leaves, as [`Vec::reserve`] does for each array.
+    ///
+    /// ```
+    /// # use sylva_runtime::extract::LeafBatch;
+    /// let mut batch = LeafBatch::default();
+    /// batch.reserve(100);
+    /// assert!(batch.position.capacity() >= 100 && batch.tree.capacity() >= 100);
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.position.reserve(additional);
+        self.normal.reserve(additional);
+        self.size.reserve(additional);
+        self.colour.reserve(additional);
+        self.tree.reserve(additional);
+    }
+
     /// Appends one leaf and marks it dirty.
     pub fn push(&mut self, position: Vec3, normal: Vec3, size: f32, colour: [u8; 4]) {
         let i = self.len() as u32;

@@ -91,10 +91,13 @@ pub fn build(app: &mut App, recipe: TreeRecipe<'_>, placement: Placement, seed: 
         mesh,
         look,
     } = recipe;
-    let mut grown = app.in_pool(|| grow_lsystem_tree(lsystem, radii, mesh, seed))?;
+    let leaf_seed = seed.wrapping_add(lsystem.seed_offset);
+    let grown = app.in_pool(|| {
+        let mut grown = grow_lsystem_tree(lsystem, radii, mesh, seed)?;
+        grown.leaves = grow_leaves(&grown.graph, &grown.leaves, look, placement.scale, leaf_seed);
+        Ok::<_, GrowError>(grown)
+    })?;
     let tree = spawn_tree(&mut app.world.entities, &grown.graph, placement)?;
-    let seed = seed.wrapping_add(lsystem.seed_offset);
-    grown.leaves = grow_leaves(&grown.graph, &grown.leaves, look, placement.scale, seed);
     if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
         batch.set_bark(tree, look.bark);
         let from = batch.leaves.len();

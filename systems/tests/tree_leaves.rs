@@ -117,6 +117,26 @@ fn clusters_put_density_leaves_at_every_tip_near_it_from_the_seed_alone() {
 }
 
 #[test]
+fn clusters_are_the_same_on_any_thread_count_and_after_other_leaves() {
+    let g = forked();
+    let on = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let mut leaves = Leaves::new();
+        pool.install(|| push_tip_clusters(&g, 9, 0.2, 42, &mut leaves));
+        leaves
+    };
+    let one = on(1);
+    assert_eq!(one, on(3));
+    let mut after = Leaves::new();
+    after.push(Vec3::ONE, Vec3::Z, 0.5);
+    push_tip_clusters(&g, 9, 0.2, 42, &mut after);
+    assert_eq!(after.len(), 1 + one.len());
+    assert_eq!(after.position[1..], one.position[..]);
+    assert_eq!(after.normal[1..], one.normal[..]);
+    assert_eq!(after.size[1..], one.size[..]);
+}
+
+#[test]
 fn a_look_is_validated_below_its_species() {
     let species = SpeciesParams {
         lsystem: Some(LSystemParams::default()),

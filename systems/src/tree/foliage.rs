@@ -5,6 +5,7 @@ use std::f32::consts::TAU;
 
 use glam::Vec3;
 use rand::RngExt;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{StreamKey, stream};
 use sylva_runtime::{FieldError, Validate};
@@ -80,7 +81,8 @@ pub fn twig_tips(graph: &BranchGraph) -> Vec<usize> {
 /// tip of `graph`, up to [`MAX_CLUSTER_LEAVES`] in all.
 ///
 /// Each tip's leaves come from its own stream, `rng::stream(seed, Index(segment), "tree.leaves")`,
-/// so they depend on the seed and the tip only. They scatter in a ball of radius `1.5 · size`
+/// so they depend on the seed and the tip only (tips are drawn in parallel on the current rayon
+/// pool, with the same bits on any number of threads). They scatter in a ball of radius `1.5 · size`
 /// around the tip; normals lean toward the graph's up (+Z), as leaves turn to the sky.
 pub fn push_tip_clusters(graph: &BranchGraph, per_tip: u32, size: f32, seed: u64, out: &mut Leaves) {
     let per_tip = per_tip.min(MAX_LEAVES_PER_TIP) as usize;
@@ -88,19 +90,39 @@ pub fn push_tip_clusters(graph: &BranchGraph, per_tip: u32, size: f32, seed: u64
         return;
     }
     let radius = 1.5 * size;
-    let mut left = MAX_CLUSTER_LEAVES.saturating_sub(out.len());
-    for tip in twig_tips(graph) {
-        if left < per_tip {
-            return;
-        }
-        left -= per_tip;
-        let mut rng = stream(seed, StreamKey::Index(tip as u64), "tree.leaves");
-        for _ in 0..per_tip {
-            let offset = unit_vector(rng.random(), rng.random()) * radius * rng.random::<f32>().cbrt();
-            let normal = (unit_vector(rng.random(), rng.random()) * 0.7 + Vec3::Z).normalize_or(Vec3::Z);
-            let length = size * (0.8 + 0.4 * rng.random::<f32>());
-            out.push(graph.end[tip] + offset, normal, length);
-        }
+    let tips = twig_tips(graph);
+    let tips = &tips[..tips.len().min(MAX_CLUSTER_LEAVES.saturating_sub(out.len()) / per_tip)];
+    let (start, added) = (out.len(), tips.len() * per_tip);
+    out.reserve(added);
+    // Written in place, tip by tip on the pool: grown leaf by leaf, the arrays were copied and
+    // faulted in again at every doubling, which cost more than drawing the leaves, and each
+    // tip's stream is its own, so the bits do not depend on the threads.
+    let position = &mut out.position.spare_capacity_mut()[..added];
+    let normal = &mut out.normal.spare_capacity_mut()[..added];
+    let length = &mut out.size.spare_capacity_mut()[..added];
+    (
+        position.par_chunks_mut(per_tip),
+        normal.par_chunks_mut(per_tip),
+        length.par_chunks_mut(per_tip),
+        tips,
+    )
+        .into_par_iter()
+        .for_each(|(position, normal, length, &tip)| {
+            let mut rng = stream(seed, StreamKey::Index(tip as u64), "tree.leaves");
+            for ((p, n), l) in position.iter_mut().zip(normal).zip(length) {
+                let offset = unit_vector(rng.random(), rng.random()) * radius * rng.random::<f32>().cbrt();
+                let up = (unit_vector(rng.random(), rng.random()) * 0.7 + Vec3::Z).normalize_or(Vec3::Z);
+                p.write(graph.end[tip] + offset);
+                n.write(up);
+                l.write(size * (0.8 + 0.4 * rng.random::<f32>()));
+            }
+        });
+    // SAFETY: the first `added` spare slots of each array were split into one chunk of
+    // `per_tip` per tip, and every slot of every chunk was written above.
+    unsafe {
+        out.position.set_len(start + added);
+        out.normal.set_len(start + added);
+        out.size.set_len(start + added);
     }
 }
 

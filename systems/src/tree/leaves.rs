@@ -41,6 +41,20 @@ impl Leaves {
         self.size.clear();
     }
 
+    /// Makes room for at least `additional` more leaves, as [`Vec::reserve`] does for each array.
+    ///
+    /// ```
+    /// # use sylva_systems::tree::Leaves;
+    /// let mut leaves = Leaves::new();
+    /// leaves.reserve(100);
+    /// assert!(leaves.position.capacity() >= 100 && leaves.size.capacity() >= 100);
+    /// ```
+    pub fn reserve(&mut self, additional: usize) {
+        self.position.reserve(additional);
+        self.normal.reserve(additional);
+        self.size.reserve(additional);
+    }
+
     /// Appends a leaf.
     pub fn push(&mut self, position: Vec3, normal: Vec3, size: f32) {
         self.position.push(position);
@@ -61,6 +75,9 @@ impl Leaves {
 /// cylinders go through too), coloured `colour`.
 pub fn push_leaves(batch: &mut LeafBatch, leaves: &Leaves, placement: Placement, yaw: f32, colour: [u8; 4]) {
     let turn = glam::Quat::from_rotation_y(yaw);
+    // Grown one leaf at a time, a batch of a large tree's leaves was copied and faulted in
+    // again at every doubling.
+    batch.reserve(leaves.len());
     for i in 0..leaves.len() {
         let offset = turn * UpAxis::Z.to_y_up(leaves.position[i]) * placement.scale;
         let normal = turn * UpAxis::Z.to_y_up(leaves.normal[i]);
