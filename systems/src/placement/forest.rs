@@ -23,7 +23,7 @@ use crate::lsystem::LSystemParams;
 use crate::species::{GrowError, TreeBuilder};
 use crate::tree::{
     BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLook, grow_leaves, model,
-    prepare_graph, push_leaves, spawn_tree,
+    prepare_graph, push_leaves, reserve_leaves, reserve_trees, spawn_tree,
 };
 
 /// Most variants one species may grow.
@@ -345,6 +345,9 @@ impl Forest {
     /// Spawns every placed tree and its segments into `world`; returns the tree entities in
     /// placement order.
     pub fn spawn(&self, world: &mut hecs::World) -> Result<Vec<hecs::Entity>, TreeError> {
+        let of = |t: &PlacedTree| self.variants[t.species as usize][t.variant as usize].len();
+        let segments = self.trees.iter().map(of).sum::<usize>();
+        reserve_trees(world, self.trees.len(), segments);
         self.trees
             .iter()
             .map(|t| {
@@ -371,6 +374,7 @@ impl Forest {
             }
         }
         batch.set_models(models);
+        reserve_leaves(&mut batch.leaves, self.leaf_count());
         for (entity, t) in trees.iter().zip(&self.trees) {
             batch.set_bark(*entity, self.looks[t.species as usize].bark);
             let from = batch.leaves.len();
@@ -382,9 +386,16 @@ impl Forest {
 
     /// Appends every placed tree's leaves to `batch`, in placement order, world space.
     pub fn push_leaves(&self, batch: &mut LeafBatch) {
+        reserve_leaves(batch, self.leaf_count());
         for t in &self.trees {
             self.push_tree_leaves(t, batch);
         }
+    }
+
+    /// The leaves of every placed tree.
+    fn leaf_count(&self) -> usize {
+        let of = |t: &PlacedTree| self.leaves[t.species as usize][t.variant as usize].len();
+        self.trees.iter().map(of).sum()
     }
 
     /// Appends placed tree `t`'s leaves to `batch`, world space.

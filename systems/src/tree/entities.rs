@@ -78,6 +78,20 @@ pub fn spawn_tree(world: &mut hecs::World, graph: &BranchGraph, placement: Place
     Ok(tree)
 }
 
+/// Room in `world` for `trees` more trees of `segments` segments in all, spawned one after
+/// another ([`spawn_tree`]; a forest's): a forest's segments spawned into archetypes that grew
+/// by doubling were copied and faulted in again at every step, half of building the forest.
+/// Only room: entities and their order are those of spawning without it (and counts beyond
+/// what hecs can hold reserve nothing).
+pub(crate) fn reserve_trees(world: &mut hecs::World, trees: usize, segments: usize) {
+    let (Ok(trees), Ok(segments)) = (u32::try_from(trees), u32::try_from(segments)) else {
+        return;
+    };
+    world.reserve::<(Tree,)>(trees);
+    world.reserve::<(Segment, BranchDepth, TreeMember)>(trees);
+    world.reserve::<(Segment, BranchDepth, TreeMember, SegmentParent)>(segments);
+}
+
 /// Every tree segment as a cylinder: the extraction batch renderers read.
 #[derive(Debug, Default)]
 pub struct TreeBatch {

@@ -4,6 +4,7 @@ use glam::Vec3;
 use sylva_runtime::extract::LeafBatch;
 
 use super::{Placement, UpAxis};
+use crate::pages::reserve_huge;
 
 /// Leaves as structure-of-arrays, in the frame of the [`BranchGraph`](super::BranchGraph) they
 /// grow on (Z up, graph units). The graph never depends on them: growing leaves leaves every
@@ -88,4 +89,15 @@ pub fn push_leaves(batch: &mut LeafBatch, leaves: &Leaves, placement: Placement,
             colour,
         );
     }
+}
+
+/// Room in `batch` for `additional` more leaves, pushed at once (a forest's), on huge pages
+/// where an array fills at least one ([`reserve_huge`]): a forest's millions of leaves grown tree
+/// by tree were copied and faulted in again at every doubling, half of building the forest.
+pub(crate) fn reserve_leaves(batch: &mut LeafBatch, additional: usize) {
+    reserve_huge(&mut batch.position, additional);
+    reserve_huge(&mut batch.normal, additional);
+    reserve_huge(&mut batch.size, additional);
+    reserve_huge(&mut batch.colour, additional);
+    reserve_huge(&mut batch.tree, additional);
 }

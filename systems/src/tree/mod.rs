@@ -34,6 +34,7 @@ mod reduce;
 pub(crate) use angles::AngleCache;
 pub use chains::Chains;
 pub use cylinders::{Placement, push_cylinders};
+pub(crate) use entities::reserve_trees;
 pub use entities::{
     BranchDepth, EXTRACT_SYSTEM, Segment, SegmentParent, Tree, TreeBatch, TreeMember, install_extraction, spawn_tree,
 };
@@ -43,6 +44,7 @@ pub use foliage::{
 };
 pub use glb::write_glb;
 pub use graph::{BranchGraph, Children, NO_PARENT};
+pub(crate) use leaves::reserve_leaves;
 pub use leaves::{Leaves, push_leaves};
 pub use mesh::{MeshCounts, TreeMesh, UpAxis, build_mesh, build_mesh_into, mesh_counts, ring_rotation};
 pub use model::model;
