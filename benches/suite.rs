@@ -14,8 +14,9 @@
 //! the same run.
 //!
 //! Arguments after `--`: `quick` runs 40 iterations per terrain phase and
-//! settles for 200 (a smoke run); `terrain` runs only the terrain rows and
-//! `fresh` only those from fresh (for runs side by side with a peer).
+//! settles for 200 (a smoke run); `terrain` runs only the terrain rows,
+//! `fresh` only those from fresh (for runs side by side with a peer) and
+//! `scenes` only the other scenes' rows.
 
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,7 @@ struct Plan {
     settle: u64,
     only_terrain: bool,
     only_fresh: bool,
+    only_scenes: bool,
 }
 
 impl Plan {
@@ -70,6 +72,7 @@ impl Plan {
             settle: if quick { 200 } else { 1000 },
             only_terrain: args.iter().any(|a| a == "terrain" || a == "fresh"),
             only_fresh: args.iter().any(|a| a == "fresh"),
+            only_scenes: args.iter().any(|a| a == "scenes"),
         }
     }
 }
@@ -82,7 +85,11 @@ fn main() {
         "suite: {threads} threads, copy bandwidth {:.1} GB/s (512 MiB, read + write)",
         copy / 1e9
     );
-    let mut rows = terrain_rows(&plan);
+    let mut rows = if plan.only_scenes {
+        Vec::new()
+    } else {
+        terrain_rows(&plan)
+    };
     if !plan.only_terrain {
         rows.extend(scene_rows());
     }
