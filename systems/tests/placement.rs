@@ -190,3 +190,51 @@ fn bad_parameters_name_the_field() {
         "count"
     );
 }
+
+/// Dart throwing as the module docs define it, checked against every kept point.
+fn darts_by_hand(p: &ScatterParams, seed: u64) -> Vec<Vec3> {
+    use rand::RngExt;
+    use sylva_runtime::rng::{StreamKey, stream};
+    let mut kept: Vec<Vec3> = Vec::new();
+    for i in 0..u64::from(p.count) * u64::from(p.attempts_per_point) {
+        if kept.len() >= p.count as usize {
+            break;
+        }
+        let mut rng = stream(seed, StreamKey::Index(i), "placement.candidate");
+        let c = p.min + (p.max - p.min) * Vec2::new(rng.random::<f32>(), rng.random::<f32>());
+        let near = |k: &Vec3| {
+            let d = c - Vec2::new(k.x, k.z);
+            d.x * d.x + d.y * d.y <= p.min_distance * p.min_distance
+        };
+        if !kept.iter().any(near) {
+            kept.push(Vec3::new(c.x, 0.0, c.y));
+        }
+    }
+    kept
+}
+
+#[test]
+fn kept_points_are_the_darts_a_check_against_every_kept_point_keeps() {
+    let cases = [
+        // Cells as wide as the distance.
+        (Vec2::splat(-50.0), Vec2::splat(50.0), 3.0, 400),
+        // A long strip: the cells along it are capped.
+        (Vec2::ZERO, Vec2::new(5000.0, 0.5), 0.3, 900),
+        // A distance far below the spacing the count asks for: cells by count.
+        (Vec2::ZERO, Vec2::splat(10.0), 0.001, 1500),
+        // An area filled to jamming.
+        (Vec2::ZERO, Vec2::splat(6.0), 0.5, 1000),
+    ];
+    for (min, max, min_distance, count) in cases {
+        let p = ScatterParams {
+            count,
+            min_distance,
+            min,
+            max,
+            attempts_per_point: 4,
+            ..ScatterParams::default()
+        };
+        let got = scatter(&p, &Plane { y: 0.0 }, 5).unwrap();
+        assert_eq!(got, darts_by_hand(&p, 5), "{min} {max} {min_distance} {count}");
+    }
+}

@@ -299,7 +299,8 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
         }
         stats.baked_frames += u64::from(baked.frames);
         stats.texture_bytes += baked.texture_bytes();
-        let roots = placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173]))
+        let roots = app
+            .in_pool(|| placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173])))
             .map_err(|error| GrassError::Scatter { species: k, error })?;
         let (mut yaw, mut scale) = (Vec::with_capacity(roots.len()), Vec::with_capacity(roots.len()));
         let mut rng = stream(seed, StreamKey::Index(k as u64), "grass.instances");

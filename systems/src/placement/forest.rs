@@ -207,12 +207,7 @@ pub struct Forest {
 /// Builds a scene's forest (scene section `forest`) into `app`: grows it on the app's pool
 /// ([`grow_forest`]), spawns its trees ([`Forest::spawn`]) in their looks ([`Forest::dress`]) and puts its [`ForestStats`] into the
 /// app.
-pub fn build(
-    app: &mut App,
-    params: &ForestParams,
-    ground: &(impl Ground + Sync),
-    seed: u64,
-) -> Result<(), ForestError> {
+pub fn build(app: &mut App, params: &ForestParams, ground: &impl Ground, seed: u64) -> Result<(), ForestError> {
     let forest = app.in_pool(|| grow_forest(params, ground, seed))?;
     let trees = forest.spawn(&mut app.world.entities)?;
     if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
@@ -224,7 +219,7 @@ pub fn build(
 
 /// Grows the species of `params` and places them on `ground`. Growing the variants runs in
 /// parallel (each is a pure function of its seed).
-pub fn grow_forest(params: &ForestParams, ground: &(impl Ground + Sync), seed: u64) -> Result<Forest, ForestError> {
+pub fn grow_forest(params: &ForestParams, ground: &impl Ground, seed: u64) -> Result<Forest, ForestError> {
     params.validate()?;
     let t = Instant::now();
     let jobs: Vec<(usize, u32)> = params
