@@ -203,6 +203,27 @@ fn a_colonized_forest_has_density_leaves_per_tip_placed_like_its_cylinders() {
     forest.push_leaves(&mut batch);
     assert_eq!(batch.len(), forest.stats.leaves);
     assert_eq!((batch.dirty.start, batch.dirty.end), (0, batch.len() as u32));
+    // Placed all at once on the pool, as pushed tree by tree: after a leaf already there.
+    let mut at_once = LeafBatch::default();
+    at_once.push(Vec3::ONE, Vec3::Y, 1.0, [9; 4]);
+    forest.push_leaves(&mut at_once);
+    let mut by_tree = LeafBatch::default();
+    by_tree.push(Vec3::ONE, Vec3::Y, 1.0, [9; 4]);
+    for t in &forest.trees {
+        let (s, v) = (t.species as usize, t.variant as usize);
+        let placement = Placement {
+            position: t.position,
+            scale: forest.scales[s],
+        };
+        push_leaves(
+            &mut by_tree,
+            &forest.leaves[s][v],
+            placement,
+            0.0,
+            forest.looks[s].leaf_colour,
+        );
+    }
+    assert_eq!(at_once, by_tree);
     let again = grow_forest(&params, &Plane { y: 0.0 }, 5).unwrap();
     assert_eq!(forest.leaves, again.leaves, "leaves are a function of the seed");
 }

@@ -22,8 +22,8 @@ use crate::colonize::{ColonizeError, ColonizeParams, Colonizer};
 use crate::lsystem::LSystemParams;
 use crate::species::{GrowError, TreeBuilder};
 use crate::tree::{
-    BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLook, grow_leaves, model,
-    prepare_graph, push_leaves, reserve_leaves, reserve_trees, spawn_tree,
+    BranchGraph, Leaves, MeshParams, Placement, RadiusParams, TreeBatch, TreeError, TreeLeaves, TreeLook, grow_leaves,
+    model, prepare_graph, push_many_leaves, reserve_trees, spawn_tree,
 };
 
 /// Most variants one species may grow.
@@ -369,37 +369,33 @@ impl Forest {
             }
         }
         batch.set_models(models);
-        reserve_leaves(&mut batch.leaves, self.leaf_count());
-        for (entity, t) in trees.iter().zip(&self.trees) {
+        let runs = push_many_leaves(&mut batch.leaves, &self.tree_leaves(trees.len()));
+        for ((entity, t), run) in trees.iter().zip(&self.trees).zip(runs) {
             batch.set_bark(*entity, self.looks[t.species as usize].bark);
-            let from = batch.leaves.len();
-            self.push_tree_leaves(t, &mut batch.leaves);
-            batch.leaves_of(*entity, from);
+            batch.leaves_in(*entity, run);
             batch.card(*entity, first[t.species as usize] + t.variant);
         }
     }
 
     /// Appends every placed tree's leaves to `batch`, in placement order, world space.
     pub fn push_leaves(&self, batch: &mut LeafBatch) {
-        reserve_leaves(batch, self.leaf_count());
-        for t in &self.trees {
-            self.push_tree_leaves(t, batch);
-        }
+        push_many_leaves(batch, &self.tree_leaves(self.trees.len()));
     }
 
-    /// The leaves of every placed tree.
-    fn leaf_count(&self) -> usize {
-        let of = |t: &PlacedTree| self.leaves[t.species as usize][t.variant as usize].len();
-        self.trees.iter().map(of).sum()
-    }
-
-    /// Appends placed tree `t`'s leaves to `batch`, world space.
-    fn push_tree_leaves(&self, t: &PlacedTree, batch: &mut LeafBatch) {
-        let (s, v) = (t.species as usize, t.variant as usize);
-        let placement = Placement {
-            position: t.position,
-            scale: self.scales[s],
+    /// The leaves of the first `count` placed trees, as they stand.
+    fn tree_leaves(&self, count: usize) -> Vec<TreeLeaves<'_>> {
+        let of = |t: &PlacedTree| {
+            let s = t.species as usize;
+            TreeLeaves {
+                leaves: &self.leaves[s][t.variant as usize],
+                placement: Placement {
+                    position: t.position,
+                    scale: self.scales[s],
+                },
+                yaw: 0.0,
+                colour: self.looks[s].leaf_colour,
+            }
         };
-        push_leaves(batch, &self.leaves[s][v], placement, 0.0, self.looks[s].leaf_colour);
+        self.trees.iter().take(count).map(of).collect()
     }
 }

@@ -171,7 +171,13 @@ impl TreeBatch {
     /// assert_eq!(batch.leaves.tree[0], anchor);
     /// ```
     pub fn leaves_of(&mut self, tree: Entity, from: usize) {
-        self.leaf_trees.push((tree, from..self.leaves.len()));
+        self.leaves_in(tree, from..self.leaves.len());
+    }
+
+    /// Says the leaves `run` of `leaves` are those of `tree`, as [`TreeBatch::leaves_of`] does
+    /// for the last ones: for trees whose leaves were pushed at once.
+    pub(crate) fn leaves_in(&mut self, tree: Entity, run: Range<usize>) {
+        self.leaf_trees.push((tree, run));
         self.segments = usize::MAX;
     }
 

@@ -92,7 +92,7 @@ pub fn push_tip_clusters(graph: &BranchGraph, per_tip: u32, size: f32, seed: u64
     let radius = 1.5 * size;
     let tips = twig_tips(graph);
     let tips = &tips[..tips.len().min(MAX_CLUSTER_LEAVES.saturating_sub(out.len()) / per_tip)];
-    let (start, added) = (out.len(), tips.len() * per_tip);
+    let added = tips.len() * per_tip;
     out.reserve(added);
     // Written in place, tip by tip on the pool: grown leaf by leaf, the arrays were copied and
     // faulted in again at every doubling, which cost more than drawing the leaves, and each
@@ -117,12 +117,13 @@ pub fn push_tip_clusters(graph: &BranchGraph, per_tip: u32, size: f32, seed: u64
                 l.write(size * (0.8 + 0.4 * rng.random::<f32>()));
             }
         });
-    // SAFETY: the first `added` spare slots of each array were split into one chunk of
-    // `per_tip` per tip, and every slot of every chunk was written above.
+    // SAFETY: the first `added` spare slots of each array (past its own length: the fields
+    // are public, so the lengths may differ) were split into one chunk of `per_tip` per tip,
+    // and every slot of every chunk was written above.
     unsafe {
-        out.position.set_len(start + added);
-        out.normal.set_len(start + added);
-        out.size.set_len(start + added);
+        out.position.set_len(out.position.len() + added);
+        out.normal.set_len(out.normal.len() + added);
+        out.size.set_len(out.size.len() + added);
     }
 }
 

@@ -44,8 +44,8 @@ pub use foliage::{
 };
 pub use glb::write_glb;
 pub use graph::{BranchGraph, Children, NO_PARENT};
-pub(crate) use leaves::reserve_leaves;
 pub use leaves::{Leaves, push_leaves};
+pub(crate) use leaves::{TreeLeaves, push_many_leaves};
 pub use mesh::{MeshCounts, TreeMesh, UpAxis, build_mesh, build_mesh_into, mesh_counts, ring_rotation};
 pub use model::model;
 pub use obj::write_obj;
