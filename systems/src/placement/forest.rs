@@ -340,19 +340,23 @@ impl Forest {
     /// Spawns every placed tree and its segments into `world`; returns the tree entities in
     /// placement order.
     pub fn spawn(&self, world: &mut hecs::World) -> Result<Vec<hecs::Entity>, TreeError> {
-        let of = |t: &PlacedTree| self.variants[t.species as usize][t.variant as usize].len();
-        let segments = self.trees.iter().map(of).sum::<usize>();
-        reserve_trees(world, self.trees.len(), segments);
+        // Only room: stale books (the fields are public) cost a regrowth, not a result.
+        reserve_trees(world, self.trees.len(), self.stats.segments);
         self.trees
             .iter()
             .map(|t| {
-                let placement = Placement {
-                    position: t.position,
-                    scale: self.scales[t.species as usize],
-                };
-                spawn_tree(world, &self.variants[t.species as usize][t.variant as usize], placement)
+                let graph = &self.variants[t.species as usize][t.variant as usize];
+                spawn_tree(world, graph, self.placement(t))
             })
             .collect()
+    }
+
+    /// Where placed tree `t` stands, at its species' scale.
+    fn placement(&self, t: &PlacedTree) -> Placement {
+        Placement {
+            position: t.position,
+            scale: self.scales[t.species as usize],
+        }
     }
 
     /// Gives `batch` what the forest looks like: each of the tree entities [`Forest::spawn`]
@@ -388,10 +392,7 @@ impl Forest {
             let s = t.species as usize;
             TreeLeaves {
                 leaves: &self.leaves[s][t.variant as usize],
-                placement: Placement {
-                    position: t.position,
-                    scale: self.scales[s],
-                },
+                placement: self.placement(t),
                 yaw: 0.0,
                 colour: self.looks[s].leaf_colour,
             }
