@@ -138,8 +138,8 @@ impl Source {
             }),
             Source::Midpoint(m) => m.add_to(seed, origin, size, out),
             Source::ValueNoise(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
-            Source::Fbm(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
-            Source::Ridged(n) => add_per_cell(out, origin, size, &|| Box::new(n.sampler(seed))),
+            Source::Fbm(n) => add_per_row(out, origin, size, &|x, z, row| n.add_row(seed, x, z, row)),
+            Source::Ridged(n) => add_per_row(out, origin, size, &|x, z, row| n.add_row(seed, x, z, row)),
             Source::RandomAdditions(a) => a.add_to(seed, origin, size, out),
             Source::Circles(c) => c.add_to(seed, origin, size, out),
             Source::Basin(b) => b.add_to(seed, origin, size, out),
@@ -166,6 +166,14 @@ fn add_per_cell<'a>(out: &mut [f32], origin: [i64; 2], size: usize, sampler: &(d
             *o += f((origin[0] + x as i64) as f64, wz);
         }
     });
+}
+
+/// Adds heights to every row of the `size`² square at `origin` in `out`, rows in parallel:
+/// `add(x, z, row)` adds to the cells of row `z` from world cell `x` on.
+fn add_per_row(out: &mut [f32], origin: [i64; 2], size: usize, add: &(dyn Fn(i64, i64, &mut [f32]) + Sync)) {
+    out.par_chunks_mut(size)
+        .enumerate()
+        .for_each(|(z, row)| add(origin[0], origin[1] + z as i64, row));
 }
 
 impl Validate for Source {

@@ -10,6 +10,8 @@ use std::borrow::BorrowMut;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::rng::{mix64, unit_f32};
 
+use crate::registers::{Kernel, Registers};
+
 /// Hash of a lattice point.
 #[inline]
 pub(crate) fn lattice_hash(seed: u64, x: i64, z: i64) -> u64 {
@@ -233,7 +235,6 @@ fn gradient(corners: &mut Corners<(f64, f64)>, u: f64, v: f64) -> f64 {
     let [g00, g10, g01, g11] = corners.at(x0 as i64, z0 as i64, |h| GRADIENTS[(h & 7) as usize]);
     let (fx, fz) = (u - x0, v - z0);
     let dot = |(gx, gz): (f64, f64), dx: f64, dz: f64| gx * dx + gz * dz;
-    let fade = |t: f64| t * t * t * (t * (t * 6.0 - 15.0) + 10.0);
     let (sx, sz) = (fade(fx), fade(fz));
     let a = dot(g00, fx, fz) + sx * (dot(g10, fx - 1.0, fz) - dot(g00, fx, fz));
     let b = dot(g01, fx, fz - 1.0) + sx * (dot(g11, fx - 1.0, fz - 1.0) - dot(g01, fx, fz - 1.0));
@@ -253,6 +254,101 @@ impl GradientOctave {
     fn at(&mut self, x: f64, z: f64) -> f64 {
         gradient(&mut self.corners, x * self.freq, z * self.freq)
     }
+
+    /// The octave's noise at the `n` world cells of row `z` from cell `x0` on, into
+    /// `scratch.noise`: the bits [`Self::at`] gives each cell.
+    fn row(&mut self, x0: i64, z: i64, n: usize, scratch: &mut RowScratch, registers: Registers) {
+        registers.run(OctaveRow {
+            octave: self,
+            x0,
+            z,
+            n,
+            s: scratch,
+        });
+    }
+}
+
+/// Buffers of a row of cells for [`GradientOctave::row`], one lane per cell.
+#[derive(Default)]
+struct RowScratch {
+    /// The cell's offset in its lattice cell along x.
+    fx: Vec<f64>,
+    /// The x components of the gradients at the lattice cell's corners, in the order of
+    /// [`Corners::at`].
+    gx: [Vec<f64>; 4],
+    /// Their z components times the cell's offset from the corner along z.
+    gz_dz: [Vec<f64>; 4],
+    /// The octave's noise.
+    noise: Vec<f64>,
+}
+
+/// [`GradientOctave::row`] as lane code: the row's lattice coordinate along z and its
+/// fade are worked out once, each lattice cell's gradients once per run of cells in it,
+/// and then every cell's blend in lanes, with the operations of [`gradient`] in its order.
+struct OctaveRow<'a> {
+    octave: &'a mut GradientOctave,
+    x0: i64,
+    z: i64,
+    n: usize,
+    s: &'a mut RowScratch,
+}
+
+impl Kernel for OctaveRow<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let Self { octave, x0, z, n, s } = self;
+        let v = z as f64 * octave.freq;
+        let z0 = v.floor();
+        let fz = v - z0;
+        let (j, sz) = (z0 as i64, fade(fz));
+        for lanes in [&mut s.fx, &mut s.noise]
+            .into_iter()
+            .chain(&mut s.gx)
+            .chain(&mut s.gz_dz)
+        {
+            lanes.resize(n, 0.0);
+        }
+        let mut cell = None;
+        let (mut gx, mut gz_dz) = ([0.0; 4], [0.0; 4]);
+        for k in 0..n {
+            let u = (x0 + k as i64) as f64 * octave.freq;
+            let floor = u.floor();
+            s.fx[k] = u - floor;
+            let i = floor as i64;
+            if cell != Some(i) {
+                let g = octave.corners.at(i, j, |h| GRADIENTS[(h & 7) as usize]);
+                gx = g.map(|g| g.0);
+                gz_dz = [g[0].1 * fz, g[1].1 * fz, g[2].1 * (fz - 1.0), g[3].1 * (fz - 1.0)];
+                cell = Some(i);
+            }
+            for c in 0..4 {
+                s.gx[c][k] = gx[c];
+                s.gz_dz[c][k] = gz_dz[c];
+            }
+        }
+        let (fx, noise) = (&s.fx[..n], &mut s.noise[..n]);
+        let [g00, g10, g01, g11] = s.gx.each_ref().map(|g| &g[..n]);
+        let [h00, h10, h01, h11] = s.gz_dz.each_ref().map(|h| &h[..n]);
+        for k in 0..n {
+            let fx = fx[k];
+            let sx = fade(fx);
+            let d00 = g00[k] * fx + h00[k];
+            let d10 = g10[k] * (fx - 1.0) + h10[k];
+            let d01 = g01[k] * fx + h01[k];
+            let d11 = g11[k] * (fx - 1.0) + h11[k];
+            let a = d00 + sx * (d10 - d00);
+            let b = d01 + sx * (d11 - d01);
+            noise[k] = (a + sz * (b - a)) * std::f64::consts::SQRT_2;
+        }
+    }
+}
+
+/// The quintic fade of gradient noise: 0 at t = 0, 1 at t = 1, flat at both.
+#[inline(always)]
+fn fade(t: f64) -> f64 {
+    t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
 }
 
 /// Octaves `0..count` of seed `seed`, fresh: frequency `frequency`·`lacunarity`^i
@@ -288,6 +384,22 @@ impl Fbm {
         move |x, z| Self::height(octaves.iter_mut(), x, z)
     }
 
+    /// Adds the heights of the cells of row `z` from world cell `x0` on to `out`, each the
+    /// bits of [`Fbm::sample`], octave by octave over the row in lanes.
+    pub(crate) fn add_row(&self, seed: u64, x0: i64, z: i64, out: &mut [f32]) {
+        let (n, registers) = (out.len(), Registers::best());
+        let (mut scratch, mut sum) = (RowScratch::default(), vec![0.0f64; n]);
+        for mut octave in self.octaves(seed) {
+            octave.row(x0, z, n, &mut scratch, registers);
+            for (sum, &noise) in sum.iter_mut().zip(&scratch.noise) {
+                *sum += octave.weight * noise;
+            }
+        }
+        for (o, &sum) in out.iter_mut().zip(&sum) {
+            *o += sum as f32;
+        }
+    }
+
     /// Each octave, fresh, weighted A·gain^i.
     fn octaves(&self, seed: u64) -> impl Iterator<Item = GradientOctave> + use<> {
         let (amplitude, gain) = (f64::from(self.amplitude), f64::from(self.gain));
@@ -313,12 +425,24 @@ impl Ridged {
         self.height(self.octaves(seed), x, z)
     }
 
-    /// Heights at world cells, faster than [`Ridged::sample`] for cells
-    /// sampled in a row: each octave keeps its lattice cell's corners
-    /// ([`Corners`]) and its spectral weight.
-    pub(crate) fn sampler(&self, seed: u64) -> impl FnMut(f64, f64) -> f32 + use<> {
-        let (ridged, mut octaves) = (*self, self.octaves(seed).collect::<Vec<_>>());
-        move |x, z| ridged.height(octaves.iter_mut(), x, z)
+    /// Adds the heights of the cells of row `z` from world cell `x0` on to `out`, each the
+    /// bits of [`Ridged::sample`], octave by octave over the row in lanes.
+    pub(crate) fn add_row(&self, seed: u64, x0: i64, z: i64, out: &mut [f32]) {
+        let (n, registers) = (out.len(), Registers::best());
+        let mut scratch = RowScratch::default();
+        let (mut sum, mut weight) = (vec![0.0f64; n], vec![1.0f64; n]);
+        let (offset, gain) = (f64::from(self.offset), f64::from(self.gain));
+        for mut octave in self.octaves(seed) {
+            octave.row(x0, z, n, &mut scratch, registers);
+            for ((sum, weight), &noise) in sum.iter_mut().zip(&mut weight).zip(&scratch.noise) {
+                let signal = (offset - noise.abs()).powi(2) * *weight;
+                *weight = (signal * gain).clamp(0.0, 1.0);
+                *sum += signal * octave.weight;
+            }
+        }
+        for (o, &sum) in out.iter_mut().zip(&sum) {
+            *o += (sum * f64::from(self.amplitude)) as f32;
+        }
     }
 
     /// Each octave, fresh, weighted lacunarity^(−H·i).
@@ -328,13 +452,12 @@ impl Ridged {
         gradient_octaves(seed, self.octaves, self.frequency, self.lacunarity, spectral)
     }
 
-    /// The height at `(x, z)` over `octaves`, fresh or kept.
-    fn height(&self, octaves: impl Iterator<Item = impl BorrowMut<GradientOctave>>, x: f64, z: f64) -> f32 {
+    /// The height at `(x, z)` over fresh `octaves`.
+    fn height(&self, octaves: impl Iterator<Item = GradientOctave>, x: f64, z: f64) -> f32 {
         let mut sum = 0.0;
         let mut weight = 1.0f64;
         let (offset, gain) = (f64::from(self.offset), f64::from(self.gain));
         for mut octave in octaves {
-            let octave = octave.borrow_mut();
             let signal = (offset - octave.at(x, z).abs()).powi(2) * weight;
             weight = (signal * gain).clamp(0.0, 1.0);
             sum += signal * octave.weight;
@@ -346,6 +469,7 @@ impl Ridged {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terrain::generators::Source;
 
     /// A sampler kept from sample to sample gives every cell the bits that
     /// `sample`, whose octaves start fresh at every cell, gives it: across lattice cells of every
@@ -358,12 +482,8 @@ mod tests {
             octaves: 5,
             ..Fbm::default()
         };
-        let ridged = Ridged {
-            frequency: 0.02,
-            ..Ridged::default()
-        };
         let value = ValueNoise::default();
-        let (mut f, mut r, mut v) = (fbm.sampler(7), ridged.sampler(7), value.sampler(7));
+        let (mut f, mut v) = (fbm.sampler(7), value.sampler(7));
         // Row by row, as chunks are sampled, then column by column.
         let rows = [-70, -69, 3, 4, 40]
             .into_iter()
@@ -372,13 +492,76 @@ mod tests {
         for (x, z) in rows.chain(columns) {
             let (x, z) = (f64::from(x), f64::from(z));
             assert_eq!(f(x, z).to_bits(), fbm.sample(7, x, z).to_bits(), "fbm at {x}, {z}");
-            assert_eq!(
-                r(x, z).to_bits(),
-                ridged.sample(7, x, z).to_bits(),
-                "ridged at {x}, {z}"
-            );
             assert_eq!(v(x, z).to_bits(), value.sample(7, x, z).to_bits(), "value at {x}, {z}");
         }
         assert_ne!(fbm.sample(7, 10.5, 3.0), fbm.sample(7, 40.5, 3.0));
+    }
+
+    /// Rows added in lanes give every cell the bits of adding its single sample: across
+    /// lattice cells of every octave, both signs of the coordinates, octaves far finer than a
+    /// cell, and rows of any length. Every build this CPU runs gives an octave's row the bits
+    /// of its single samples.
+    #[test]
+    fn rows_in_lanes_add_single_samples() {
+        for registers in Registers::all_available() {
+            for (x0, z) in [(-300i64, -70i64), (5, 1 << 20)] {
+                // Twelve octaves reach about 100 lattice cells per world cell.
+                let mut octaves: Vec<_> = gradient_octaves(3, 12, 0.02, 2.3, |_| 1.0).collect();
+                let mut scratch = RowScratch::default();
+                for octave in &mut octaves {
+                    octave.row(x0, z, 257, &mut scratch, registers);
+                    for (k, noise) in scratch.noise.iter().enumerate() {
+                        let (x, z) = ((x0 + k as i64) as f64, z as f64);
+                        assert_eq!(noise.to_bits(), octave.at(x, z).to_bits(), "{registers:?} at {x}, {z}");
+                    }
+                }
+            }
+        }
+        let fine = |frequency, lacunarity, octaves| Fbm {
+            frequency,
+            lacunarity,
+            octaves,
+            ..Fbm::default()
+        };
+        let rough = |frequency, gain| Ridged {
+            frequency,
+            gain,
+            ..Ridged::default()
+        };
+        let sources = [
+            Source::Fbm(fine(0.03, 2.0, 5)),
+            Source::Fbm(fine(0.7, 3.1, 9)),
+            Source::Ridged(rough(0.02, 2.0)),
+            Source::Ridged(rough(1.3, 5.0)),
+        ];
+        let single = |source: &Source, seed, x, z| match source {
+            Source::Fbm(n) => n.sample(seed, x, z),
+            Source::Ridged(n) => n.sample(seed, x, z),
+            _ => unreachable!("only gradient noise here"),
+        };
+        for (origin, size) in [
+            ([-300, -70], 160),
+            ([-1, -1], 2),
+            ([0, 0], 1),
+            ([17, 3], 33),
+            ([1 << 30, -(1 << 31)], 9),
+        ] {
+            for (seed, source) in [7, 8]
+                .into_iter()
+                .flat_map(|seed| sources.iter().map(move |s| (seed, s)))
+            {
+                let before = |k: usize| k as f32 * 0.25 - 3.0;
+                let mut out: Vec<f32> = (0..size * size).map(before).collect();
+                source.add_to(seed, origin, size, &mut out);
+                for (k, got) in out.iter().enumerate() {
+                    let (x, z) = (
+                        (origin[0] + (k % size) as i64) as f64,
+                        (origin[1] + (k / size) as i64) as f64,
+                    );
+                    let want = before(k) + single(source, seed, x, z);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{source:?} at {x}, {z}, seed {seed}");
+                }
+            }
+        }
     }
 }
