@@ -271,20 +271,18 @@ impl GradientOctave {
 /// Buffers of a row of cells for [`GradientOctave::row`], one lane per cell.
 #[derive(Default)]
 struct RowScratch {
-    /// The cell's offset in its lattice cell along x.
+    /// The cell's lattice coordinate along x, rounded down.
+    floor: Vec<f64>,
+    /// Its offset in that lattice cell.
     fx: Vec<f64>,
-    /// The x components of the gradients at the lattice cell's corners, in the order of
-    /// [`Corners::at`].
-    gx: [Vec<f64>; 4],
-    /// Their z components times the cell's offset from the corner along z.
-    gz_dz: [Vec<f64>; 4],
     /// The octave's noise.
     noise: Vec<f64>,
 }
 
-/// [`GradientOctave::row`] as lane code: the row's lattice coordinate along z and its
-/// fade are worked out once, each lattice cell's gradients once per run of cells in it,
-/// and then every cell's blend in lanes, with the operations of [`gradient`] in its order.
+/// [`GradientOctave::row`] as lane code: the row's lattice coordinate along z and its fade
+/// are worked out once, each lattice cell's gradients once for the run of cells in it, and
+/// every cell's blend in lanes across its run, with the operations of [`gradient`] in its
+/// order.
 struct OctaveRow<'a> {
     octave: &'a mut GradientOctave,
     x0: i64,
@@ -303,44 +301,34 @@ impl Kernel for OctaveRow<'_> {
         let z0 = v.floor();
         let fz = v - z0;
         let (j, sz) = (z0 as i64, fade(fz));
-        for lanes in [&mut s.fx, &mut s.noise]
-            .into_iter()
-            .chain(&mut s.gx)
-            .chain(&mut s.gz_dz)
-        {
+        for lanes in [&mut s.floor, &mut s.fx, &mut s.noise] {
             lanes.resize(n, 0.0);
         }
-        let mut cell = None;
-        let (mut gx, mut gz_dz) = ([0.0; 4], [0.0; 4]);
+        let (floor, fx, noise) = (&mut s.floor[..n], &mut s.fx[..n], &mut s.noise[..n]);
         for k in 0..n {
             let u = (x0 + k as i64) as f64 * octave.freq;
-            let floor = u.floor();
-            s.fx[k] = u - floor;
-            let i = floor as i64;
-            if cell != Some(i) {
-                let g = octave.corners.at(i, j, |h| GRADIENTS[(h & 7) as usize]);
-                gx = g.map(|g| g.0);
-                gz_dz = [g[0].1 * fz, g[1].1 * fz, g[2].1 * (fz - 1.0), g[3].1 * (fz - 1.0)];
-                cell = Some(i);
-            }
-            for c in 0..4 {
-                s.gx[c][k] = gx[c];
-                s.gz_dz[c][k] = gz_dz[c];
-            }
+            floor[k] = u.floor();
+            fx[k] = u - floor[k];
         }
-        let (fx, noise) = (&s.fx[..n], &mut s.noise[..n]);
-        let [g00, g10, g01, g11] = s.gx.each_ref().map(|g| &g[..n]);
-        let [h00, h10, h01, h11] = s.gz_dz.each_ref().map(|h| &h[..n]);
-        for k in 0..n {
-            let fx = fx[k];
-            let sx = fade(fx);
-            let d00 = g00[k] * fx + h00[k];
-            let d10 = g10[k] * (fx - 1.0) + h10[k];
-            let d01 = g01[k] * fx + h01[k];
-            let d11 = g11[k] * (fx - 1.0) + h11[k];
-            let a = d00 + sx * (d10 - d00);
-            let b = d01 + sx * (d11 - d01);
-            noise[k] = (a + sz * (b - a)) * std::f64::consts::SQRT_2;
+        let mut start = 0;
+        while start < n {
+            let cell = floor[start];
+            // At least the cell itself, even where its coordinate is not a number.
+            let end = start + 1 + floor[start + 1..].iter().take_while(|&&f| f == cell).count();
+            let g = octave.corners.at(cell as i64, j, |h| GRADIENTS[(h & 7) as usize]);
+            let [g00, g10, g01, g11] = g.map(|g| g.0);
+            let [h00, h10, h01, h11] = [g[0].1 * fz, g[1].1 * fz, g[2].1 * (fz - 1.0), g[3].1 * (fz - 1.0)];
+            for (noise, &fx) in noise[start..end].iter_mut().zip(&fx[start..end]) {
+                let sx = fade(fx);
+                let d00 = g00 * fx + h00;
+                let d10 = g10 * (fx - 1.0) + h10;
+                let d01 = g01 * fx + h01;
+                let d11 = g11 * (fx - 1.0) + h11;
+                let a = d00 + sx * (d10 - d00);
+                let b = d01 + sx * (d11 - d01);
+                *noise = (a + sz * (b - a)) * std::f64::consts::SQRT_2;
+            }
+            start = end;
         }
     }
 }
@@ -499,7 +487,7 @@ mod tests {
 
     /// Rows added in lanes give every cell the bits of adding its single sample: across
     /// lattice cells of every octave, both signs of the coordinates, octaves far finer than a
-    /// cell, and rows of any length. Every build this CPU runs gives an octave's row the bits
+    /// cell or beyond any number, and rows of any length. Every build this CPU runs gives an octave's row the bits
     /// of its single samples.
     #[test]
     fn rows_in_lanes_add_single_samples() {
@@ -533,6 +521,8 @@ mod tests {
             Source::Fbm(fine(0.7, 3.1, 9)),
             Source::Ridged(rough(0.02, 2.0)),
             Source::Ridged(rough(1.3, 5.0)),
+            // Octaves past the range of f64, whose lattice coordinates are not numbers.
+            Source::Fbm(fine(1.0e30, 1.0e30, 12)),
         ];
         let single = |source: &Source, seed, x, z| match source {
             Source::Fbm(n) => n.sample(seed, x, z),
