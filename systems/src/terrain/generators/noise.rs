@@ -487,8 +487,8 @@ mod tests {
 
     /// Rows added in lanes give every cell the bits of adding its single sample: across
     /// lattice cells of every octave, both signs of the coordinates, octaves far finer than a
-    /// cell or beyond any number, and rows of any length. Every build this CPU runs gives an octave's row the bits
-    /// of its single samples.
+    /// cell or beyond any number, and rows of any length. Every build this CPU runs gives an
+    /// octave's row the bits of its single samples.
     #[test]
     fn rows_in_lanes_add_single_samples() {
         for registers in Registers::all_available() {
