@@ -159,11 +159,10 @@ type Sampler<'a> = Box<dyn FnMut(f64, f64) -> f32 + 'a>;
 /// rows in parallel. Each row takes a sampler of its own from `sampler`,
 /// which may keep what the row's cells share.
 fn add_per_cell<'a>(out: &mut [f32], origin: [i64; 2], size: usize, sampler: &(dyn Fn() -> Sampler<'a> + Sync)) {
-    out.par_chunks_mut(size).enumerate().for_each(|(z, row)| {
+    add_per_row(out, origin, size, &|x0, z, row| {
         let mut f = sampler();
-        let wz = (origin[1] + z as i64) as f64;
         for (x, o) in row.iter_mut().enumerate() {
-            *o += f((origin[0] + x as i64) as f64, wz);
+            *o += f((x0 + x as i64) as f64, z as f64);
         }
     });
 }

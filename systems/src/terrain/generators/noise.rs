@@ -232,12 +232,42 @@ impl<T: Copy + Default> Corners<T> {
 /// coordinates `(u, v)` of an octave with gradients at `corners`.
 fn gradient(corners: &mut Corners<(f64, f64)>, u: f64, v: f64) -> f64 {
     let (x0, z0) = (u.floor(), v.floor());
-    let [g00, g10, g01, g11] = corners.at(x0 as i64, z0 as i64, |h| GRADIENTS[(h & 7) as usize]);
-    let (fx, fz) = (u - x0, v - z0);
-    let dot = |(gx, gz): (f64, f64), dx: f64, dz: f64| gx * dx + gz * dz;
-    let (sx, sz) = (fade(fx), fade(fz));
-    let a = dot(g00, fx, fz) + sx * (dot(g10, fx - 1.0, fz) - dot(g00, fx, fz));
-    let b = dot(g01, fx, fz - 1.0) + sx * (dot(g11, fx - 1.0, fz - 1.0) - dot(g01, fx, fz - 1.0));
+    let g = corners.at(x0 as i64, z0 as i64, |h| GRADIENTS[(h & 7) as usize]);
+    let fz = v - z0;
+    blend(u - x0, &Across::of(g, fz), fade(fz))
+}
+
+/// What a lattice cell's corners give every cell of a row through it: the gradients' x
+/// components, and their z components times the row's offsets from the corners along z.
+struct Across {
+    gx: [f64; 4],
+    gz_dz: [f64; 4],
+}
+
+impl Across {
+    /// For gradients `g` (in the order of [`Corners::at`]) and offset `fz` along z.
+    #[inline(always)]
+    fn of(g: [(f64, f64); 4], fz: f64) -> Self {
+        Across {
+            gx: g.map(|g| g.0),
+            gz_dz: [g[0].1 * fz, g[1].1 * fz, g[2].1 * (fz - 1.0), g[3].1 * (fz - 1.0)],
+        }
+    }
+}
+
+/// The noise at offset `fx` along x in a lattice cell `across` describes, with the fade
+/// `sz` of its row: the dot products with the four corners' gradients, blended along x
+/// then z.
+#[inline(always)]
+fn blend(fx: f64, across: &Across, sz: f64) -> f64 {
+    let Across { gx, gz_dz } = across;
+    let sx = fade(fx);
+    let d00 = gx[0] * fx + gz_dz[0];
+    let d10 = gx[1] * (fx - 1.0) + gz_dz[1];
+    let d01 = gx[2] * fx + gz_dz[2];
+    let d11 = gx[3] * (fx - 1.0) + gz_dz[3];
+    let a = d00 + sx * (d10 - d00);
+    let b = d01 + sx * (d11 - d01);
     (a + sz * (b - a)) * std::f64::consts::SQRT_2
 }
 
@@ -281,8 +311,7 @@ struct RowScratch {
 
 /// [`GradientOctave::row`] as lane code: the row's lattice coordinate along z and its fade
 /// are worked out once, each lattice cell's gradients once for the run of cells in it, and
-/// every cell's blend in lanes across its run, with the operations of [`gradient`] in its
-/// order.
+/// every cell's [`blend`] in lanes across its run.
 struct OctaveRow<'a> {
     octave: &'a mut GradientOctave,
     x0: i64,
@@ -316,17 +345,9 @@ impl Kernel for OctaveRow<'_> {
             // At least the cell itself, even where its coordinate is not a number.
             let end = start + 1 + floor[start + 1..].iter().take_while(|&&f| f == cell).count();
             let g = octave.corners.at(cell as i64, j, |h| GRADIENTS[(h & 7) as usize]);
-            let [g00, g10, g01, g11] = g.map(|g| g.0);
-            let [h00, h10, h01, h11] = [g[0].1 * fz, g[1].1 * fz, g[2].1 * (fz - 1.0), g[3].1 * (fz - 1.0)];
+            let across = Across::of(g, fz);
             for (noise, &fx) in noise[start..end].iter_mut().zip(&fx[start..end]) {
-                let sx = fade(fx);
-                let d00 = g00 * fx + h00;
-                let d10 = g10 * (fx - 1.0) + h10;
-                let d01 = g01 * fx + h01;
-                let d11 = g11 * (fx - 1.0) + h11;
-                let a = d00 + sx * (d10 - d00);
-                let b = d01 + sx * (d11 - d01);
-                *noise = (a + sz * (b - a)) * std::f64::consts::SQRT_2;
+                *noise = blend(fx, &across, sz);
             }
             start = end;
         }
@@ -337,6 +358,22 @@ impl Kernel for OctaveRow<'_> {
 #[inline(always)]
 fn fade(t: f64) -> f64 {
     t * t * t * (t * (t * 6.0 - 15.0) + 10.0)
+}
+
+/// Each of `octaves` at the `n` cells of row `z` from world cell `x0` on, in order: `each`
+/// gets the octave's weight and its noise at every cell.
+fn octave_rows(
+    octaves: impl Iterator<Item = GradientOctave>,
+    x0: i64,
+    z: i64,
+    n: usize,
+    mut each: impl FnMut(f64, &[f64]),
+) {
+    let (registers, mut scratch) = (Registers::best(), RowScratch::default());
+    for mut octave in octaves {
+        octave.row(x0, z, n, &mut scratch, registers);
+        each(octave.weight, &scratch.noise);
+    }
 }
 
 /// Octaves `0..count` of seed `seed`, fresh: frequency `frequency`·`lacunarity`^i
@@ -375,14 +412,12 @@ impl Fbm {
     /// Adds the heights of the cells of row `z` from world cell `x0` on to `out`, each the
     /// bits of [`Fbm::sample`], octave by octave over the row in lanes.
     pub(crate) fn add_row(&self, seed: u64, x0: i64, z: i64, out: &mut [f32]) {
-        let (n, registers) = (out.len(), Registers::best());
-        let (mut scratch, mut sum) = (RowScratch::default(), vec![0.0f64; n]);
-        for mut octave in self.octaves(seed) {
-            octave.row(x0, z, n, &mut scratch, registers);
-            for (sum, &noise) in sum.iter_mut().zip(&scratch.noise) {
-                *sum += octave.weight * noise;
+        let mut sum = vec![0.0f64; out.len()];
+        octave_rows(self.octaves(seed), x0, z, out.len(), |weight, noise| {
+            for (sum, &noise) in sum.iter_mut().zip(noise) {
+                *sum += weight * noise;
             }
-        }
+        });
         for (o, &sum) in out.iter_mut().zip(&sum) {
             *o += sum as f32;
         }
@@ -416,18 +451,15 @@ impl Ridged {
     /// Adds the heights of the cells of row `z` from world cell `x0` on to `out`, each the
     /// bits of [`Ridged::sample`], octave by octave over the row in lanes.
     pub(crate) fn add_row(&self, seed: u64, x0: i64, z: i64, out: &mut [f32]) {
-        let (n, registers) = (out.len(), Registers::best());
-        let mut scratch = RowScratch::default();
-        let (mut sum, mut weight) = (vec![0.0f64; n], vec![1.0f64; n]);
+        let (mut sum, mut weight) = (vec![0.0f64; out.len()], vec![1.0f64; out.len()]);
         let (offset, gain) = (f64::from(self.offset), f64::from(self.gain));
-        for mut octave in self.octaves(seed) {
-            octave.row(x0, z, n, &mut scratch, registers);
-            for ((sum, weight), &noise) in sum.iter_mut().zip(&mut weight).zip(&scratch.noise) {
+        octave_rows(self.octaves(seed), x0, z, out.len(), |spectral, noise| {
+            for ((sum, weight), &noise) in sum.iter_mut().zip(&mut weight).zip(noise) {
                 let signal = (offset - noise.abs()).powi(2) * *weight;
                 *weight = (signal * gain).clamp(0.0, 1.0);
-                *sum += signal * octave.weight;
+                *sum += signal * spectral;
             }
-        }
+        });
         for (o, &sum) in out.iter_mut().zip(&sum) {
             *o += (sum * f64::from(self.amplitude)) as f32;
         }
