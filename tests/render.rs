@@ -519,8 +519,10 @@ fn tree_roots(app: &sylva::runtime::App) -> Vec<Vec3> {
 }
 
 /// A camera at eye height on grass, looking at the trees around it: the grass root
-/// (every 97th, for speed) within 300 m of [`CLOSE_VIEWS`], with no tree within 10 m, with
-/// the most trees 15–60 m away.
+/// (every 97th by position, for speed) within 300 m of [`CLOSE_VIEWS`], with no tree within
+/// 10 m, with the most trees 15–60 m away. Blades lie in the batch in the order their chunks
+/// were installed, which the generation threads' timing decides, so the roots are sorted
+/// first.
 fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
     let grass = app
         .world
@@ -534,13 +536,17 @@ fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
             .copied()
             .collect::<Vec<_>>()
     };
-    let root = grass.layers[0]
+    let mut roots: Vec<Vec3> = grass.layers[0]
         .root
         .iter()
         .zip(&grass.layers[0].scale)
-        .step_by(97)
         .filter(|(r, s)| **s > 0.0 && r.distance(CLOSE_VIEWS) < 300.0)
         .map(|(r, _)| *r)
+        .collect();
+    roots.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
+    let root = roots
+        .into_iter()
+        .step_by(97)
         .filter(|&g| trees.iter().all(|t| t.distance(g) > 10.0))
         .max_by_key(|&g| near(g).len())
         .expect("grass in the resident chunks");

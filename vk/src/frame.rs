@@ -121,6 +121,11 @@ pub struct FrameStats {
     /// Bytes of device memory in live allocations after the frame, those the frames in
     /// flight may still use included (less than `gpu_memory_bytes`, which grows in blocks).
     pub gpu_allocated_bytes: u64,
+    /// At most how many memory types the reserved memory lies in: each type's blocks
+    /// ([`crate::BLOCK_BYTES`] each, or one per larger allocation) leave about a block
+    /// unused at most, so `gpu_memory_bytes` stays within about this many blocks of
+    /// `gpu_allocated_bytes`.
+    pub gpu_memory_types: u32,
     /// Wall time of `Renderer::render` on the CPU, ms: preparing, recording and submitting
     /// the frame, including `gpu_wait_ms` but not the GPU's work on this frame, which goes
     /// on while the next one is prepared.

@@ -40,6 +40,11 @@ pub(crate) struct Memory {
     frees: AtomicU32,
     /// Bytes in live allocations, the graveyard's included.
     allocated: AtomicU64,
+    /// The memory types allocations have come from so far, each as the types its resource
+    /// allowed and the properties of the one the allocator picked: those it picks by, so one
+    /// type may show under several keys but two types never under one. The allocator keeps a
+    /// type's last block when it empties.
+    types: Mutex<Vec<(u32, vk::MemoryPropertyFlags)>>,
     device: Arc<Device>,
 }
 
@@ -130,6 +135,7 @@ impl Memory {
             allocations: AtomicU32::new(0),
             frees: AtomicU32::new(0),
             allocated: AtomicU64::new(0),
+            types: Mutex::new(Vec::new()),
             device: Arc::clone(device),
         }))
     }
@@ -148,6 +154,13 @@ impl Memory {
     /// before it needs another block of reserved memory.
     pub fn allocated_bytes(&self) -> u64 {
         self.allocated.load(Ordering::Relaxed)
+    }
+
+    /// At most how many memory types hold blocks. A GPU splits its memory into more types
+    /// than lavapipe (device-local, upload, read-back), and each type's blocks may leave up to
+    /// about a block unused.
+    pub fn memory_types(&self) -> u32 {
+        self.types.lock().unwrap_or_else(PoisonError::into_inner).len() as u32
     }
 
     /// Allocations made and released (dropped, perhaps still in the graveyard) since the
@@ -329,6 +342,12 @@ impl Memory {
             .map_err(|e| RenderError::Memory(e.to_string()))?;
         self.allocations.fetch_add(1, Ordering::Relaxed);
         self.allocated.fetch_add(allocation.size(), Ordering::Relaxed);
+        let kind = (requirements.memory_type_bits, allocation.memory_properties());
+        let mut types = self.types.lock().unwrap_or_else(PoisonError::into_inner);
+        if !types.contains(&kind) {
+            types.push(kind);
+        }
+        drop(types);
         Ok(Deferred {
             objects: ManuallyDrop::new(objects),
             allocation: Some(allocation),

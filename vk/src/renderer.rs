@@ -251,6 +251,7 @@ impl Renderer {
         (stats.allocations, stats.frees) = self.memory.take_counts();
         stats.gpu_memory_bytes = self.memory.reserved_bytes();
         stats.gpu_allocated_bytes = self.memory.allocated_bytes();
+        stats.gpu_memory_types = self.memory.memory_types();
         stats.frame_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.count(&stats);
         Ok(stats)

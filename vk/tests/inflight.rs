@@ -1,8 +1,8 @@
 //! Two frames in flight under churn (lavapipe with validation in CI): batches change
 //! size and terrain chunks come and go every frame, so buffers, images and descriptor
 //! sets are dropped while the previous frame may still use them. Validation stays
-//! silent, device memory stays flat (and reserved memory within two blocks of what is
-//! held), and the pixels read back are the frame just rendered. Without a Vulkan driver
+//! silent, device memory stays flat (and reserved memory within a block per memory type
+//! of what is held), and the pixels read back are the frame just rendered. Without a Vulkan driver
 //! the test prints `SKIPPED` and passes, unless `SYLVA_REQUIRE_VULKAN=1`.
 
 use sylva_runtime::extract::{Camera, CylinderBatch, Sun, TerrainBatch, TerrainPatch};
@@ -133,13 +133,20 @@ fn churning_frames_in_flight_free_safely_keep_memory_flat_and_read_back_their_ow
             "{what} device memory {before} B after {SETTLED} frames, {after} B after {FRAMES}"
         );
     }
-    // Reserved memory follows what is held: at most a partly used block each for device-local
-    // and host-visible memory (the allocator's default 64 MiB blocks left 44 MiB unused here).
+    // Reserved memory follows what is held: at most a partly used block for each memory type
+    // in use (two on lavapipe, more on a GPU; the allocator's default 64 MiB blocks left 44 MiB
+    // unused on lavapipe).
     let unused = last.gpu_memory_bytes - last.gpu_allocated_bytes;
     assert!(
-        unused <= 2 * BLOCK_BYTES,
-        "{unused} B reserved beyond the {} B held",
-        last.gpu_allocated_bytes
+        (1..=8).contains(&last.gpu_memory_types),
+        "{} memory types",
+        last.gpu_memory_types
+    );
+    assert!(
+        unused <= u64::from(last.gpu_memory_types) * BLOCK_BYTES,
+        "{unused} B reserved beyond the {} B held in {} memory types",
+        last.gpu_allocated_bytes,
+        last.gpu_memory_types
     );
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
