@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
 use sylva_runtime::extract::CylinderBatch;
 use sylva_runtime::glam::Vec3;
 
@@ -65,16 +66,41 @@ pub(crate) fn cell(p: Vec3) -> (i32, i32) {
     ((p.x / CELL).floor() as i32, (p.z / CELL).floor() as i32)
 }
 
-/// An order of `n` instances by the ground cell of `at(i)`, then by `within` (which
-/// must end in the index, so equal inputs give equal orders).
+/// An order of `n` instances by the ground cell of `at(i)`, then by the key `within(i)`,
+/// then by index, so equal inputs give equal orders. The keys are made once and sorted on the
+/// pool: a world's first frame orders millions of leaves.
 pub(crate) fn order_by_cell(
     n: usize,
-    at: impl Fn(usize) -> Vec3,
-    within: impl Fn(u32, u32) -> std::cmp::Ordering,
+    at: impl Fn(usize) -> Vec3 + Sync,
+    within: impl Fn(usize) -> u64 + Sync,
 ) -> Vec<u32> {
-    let mut keyed: Vec<((i32, i32), u32)> = (0..n).map(|i| (cell(at(i)), i as u32)).collect();
-    keyed.sort_unstable_by(|(ca, a), (cb, b)| ca.cmp(cb).then_with(|| within(*a, *b)));
-    keyed.into_iter().map(|(_, i)| i).collect()
+    let mut keyed: Vec<(u64, u64, u32)> = (0..n)
+        .into_par_iter()
+        .map(|i| (cell_key(at(i)), within(i), i as u32))
+        .collect();
+    keyed.par_sort_unstable();
+    keyed.into_par_iter().map(|(_, _, i)| i).collect()
+}
+
+/// [`cell`] as one number in the same order (x, then z).
+fn cell_key(p: Vec3) -> u64 {
+    let (x, z) = cell(p);
+    // With the sign bit flipped, i32s compare as u32s do.
+    let unsigned = |v: i32| u64::from(v as u32 ^ 1 << 31);
+    unsigned(x) << 32 | unsigned(z)
+}
+
+/// A key that puts larger radii first, in the order of [`f32::total_cmp`] reversed.
+fn thickest_first(radius: f32) -> u64 {
+    let bits = radius.to_bits();
+    // total_cmp's order on the bits: negative values reversed whole, positive ones above them.
+    let ascending = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
+    u64::from(!ascending)
+}
+
+/// `values` in `order`, gathered on the pool.
+pub(crate) fn gather<T: Copy + Send + Sync>(values: &[T], order: &[u32]) -> Vec<T> {
+    order.par_iter().map(|&i| values[i as usize]).collect()
 }
 
 /// The runs of one ground cell among `n` instances already in cell order.
@@ -100,27 +126,21 @@ fn midpoint(batch: &CylinderBatch, i: usize) -> Vec3 {
 /// The GPU order of a cylinder batch: by ground cell of the midpoint, then thickest
 /// first, then batch order.
 pub(crate) fn order(batch: &CylinderBatch, radius: &[f32]) -> Vec<u32> {
-    order_by_cell(
-        batch.len(),
-        |i| midpoint(batch, i),
-        |a, b| radius[b as usize].total_cmp(&radius[a as usize]).then(a.cmp(&b)),
-    )
+    order_by_cell(batch.len(), |i| midpoint(batch, i), |i| thickest_first(radius[i]))
 }
 
-/// `batch` with its instances in `order`.
+/// `batch` with its instances in `order`, all of them marked dirty.
 pub(crate) fn reorder(batch: &CylinderBatch, order: &[u32]) -> CylinderBatch {
-    let mut out = CylinderBatch::default();
-    for &i in order {
-        let i = i as usize;
-        out.push(
-            batch.start[i],
-            batch.end[i],
-            batch.start_radius[i],
-            batch.end_radius[i],
-            batch.colour[i],
-        );
-    }
-    out.tree = order.iter().map(|&i| batch.tree[i as usize]).collect();
+    let mut out = CylinderBatch {
+        start: gather(&batch.start, order),
+        end: gather(&batch.end, order),
+        start_radius: gather(&batch.start_radius, order),
+        end_radius: gather(&batch.end_radius, order),
+        colour: gather(&batch.colour, order),
+        tree: gather(&batch.tree, order),
+        ..CylinderBatch::default()
+    };
+    out.dirty.mark(0, order.len() as u32);
     out
 }
 
@@ -224,7 +244,7 @@ const SLACK: f32 = 1.02;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sylva_runtime::extract::Camera;
+    use sylva_runtime::extract::{Camera, DirtyRange};
 
     /// Two trees 40 m apart, each a trunk and ever thinner twigs pushed thinnest first.
     fn two_trees() -> CylinderBatch {
@@ -249,6 +269,55 @@ mod tests {
         assert_eq!(c.iter().map(|c| c.range.clone()).collect::<Vec<_>>(), vec![0..4, 4..8]);
         assert_eq!(sorted.start_radius[0], 0.5);
         assert!(c[1].bounds.min.x > 40.0);
+    }
+
+    #[test]
+    fn keyed_orders_sort_as_the_comparisons_they_replace() {
+        // Cells on both sides of zero and far out, radii with ties, both zeros, NaNs and
+        // infinities: the order is by cell (x, then z), the thickest first by `total_cmp`,
+        // then by index.
+        let radii = [
+            0.5,
+            0.5,
+            -0.0,
+            0.0,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            -1.0,
+            1e-30,
+            3.0,
+        ];
+        let mut b = CylinderBatch::default();
+        let mut state = 7u32;
+        for i in 0..5000usize {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let x = (state >> 8) as f32 / 256.0 - 32768.0;
+            let z = (i as f32 * 37.0) % 200.0 - 100.0;
+            let far = if i % 97 == 0 { 1e12 } else { 1.0 };
+            let p = Vec3::new(x * far, 0.0, -z * far);
+            let r = radii[(state >> 4) as usize % radii.len()];
+            b.push(p, p, r, r, [0; 4]);
+        }
+        let r: Vec<f32> = b.start_radius.clone();
+        let mut expected: Vec<u32> = (0..b.len() as u32).collect();
+        expected.sort_by(|&a, &c| {
+            let (pa, pc) = (midpoint(&b, a as usize), midpoint(&b, c as usize));
+            cell(pa)
+                .cmp(&cell(pc))
+                .then(r[c as usize].total_cmp(&r[a as usize]))
+                .then(a.cmp(&c))
+        });
+        assert_eq!(order(&b, &r), expected);
+        let mut sorted = reorder(&b, &expected);
+        assert!(
+            sorted
+                .start
+                .iter()
+                .zip(&expected)
+                .all(|(p, &i)| *p == b.start[i as usize])
+        );
+        assert_eq!(sorted.dirty.take(), DirtyRange { start: 0, end: 5000 });
     }
 
     #[test]

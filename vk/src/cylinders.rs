@@ -24,7 +24,7 @@ use crate::indirect::Indirect;
 use crate::instances::{Instances, packed_anchors};
 use crate::memory::Memory;
 use crate::mesh::{self, Mesh};
-use crate::pass::{DrawPass, Prepare, Recording};
+use crate::pass::{DrawPass, Prepare, Recording, update_slots};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
@@ -244,9 +244,13 @@ impl DrawPass for Cylinders {
             clusters: Vec::new(),
             still: 0,
         });
-        for (slot, batch) in self.slots.iter_mut().zip(batches.iter_mut()) {
-            slot.update(frame, batch)?;
-        }
+        update_slots(
+            frame,
+            &mut self.slots,
+            &mut batches,
+            Slot::plan,
+            |slot, batch, plan, frame| slot.apply(frame, batch, plan),
+        )?;
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
@@ -309,11 +313,21 @@ impl Cylinders {
     }
 }
 
+/// What a slot sends up this frame.
+enum Plan {
+    /// Nothing: the batch has not changed.
+    Keep,
+    /// The whole batch in cluster order, with its radii in that order and its clusters.
+    Clustered(CylinderBatch, Vec<f32>, Vec<Cluster>),
+    /// This range of the batch, in batch order.
+    Plain(DirtyRange),
+}
+
 impl Slot {
-    /// Brings the slot up to date with its batch: a batch that held still before it
+    /// What the slot sends up to match its batch: a batch that held still before it
     /// changed, or for [`STILL_FRAMES`], goes up whole in cluster order; one that keeps
     /// changing goes up in batch order by its dirty ranges.
-    fn update(&mut self, frame: &mut Prepare<'_>, batch: &mut CylinderBatch) -> Result<(), RenderError> {
+    fn plan(&mut self, batch: &mut &mut CylinderBatch) -> Plan {
         let dirty = batch.dirty.take();
         let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
         let was_still = self.still > 0 || self.instances.len() == 0;
@@ -321,40 +335,44 @@ impl Slot {
         let large = batch.len() >= CLUSTER_MIN;
         let clustered = self.clusters.first().is_some_and(|c| c.sorted);
         if large && ((changed && was_still) || (!clustered && self.still == STILL_FRAMES)) {
-            return self.upload_clustered(frame, batch);
+            let radius = clusters::radii(batch);
+            let order = clusters::order(batch, &radius);
+            let sorted = clusters::reorder(batch, &order);
+            let cells = clusters::clusters(&sorted);
+            return Plan::Clustered(sorted, clusters::gather(&radius, &order), cells);
         }
-        if !changed {
-            return Ok(());
-        }
-        let dirty = if clustered {
-            DirtyRange {
+        match (changed, clustered) {
+            (false, _) => Plan::Keep,
+            (true, true) => Plan::Plain(DirtyRange {
                 start: 0,
                 end: batch.len() as u32,
-            }
-        } else {
-            dirty
-        };
-        upload(&mut self.instances, frame, batch, dirty)?;
-        self.radius = clusters::radii(batch);
-        self.clusters = (!batch.is_empty())
-            .then(|| clusters::whole(batch))
-            .into_iter()
-            .collect();
-        Ok(())
+            }),
+            (true, false) => Plan::Plain(dirty),
+        }
     }
 
-    /// Uploads the whole batch in cluster order.
-    fn upload_clustered(&mut self, frame: &mut Prepare<'_>, batch: &CylinderBatch) -> Result<(), RenderError> {
-        let radius = clusters::radii(batch);
-        let order = clusters::order(batch, &radius);
-        let sorted = clusters::reorder(batch, &order);
-        let all = DirtyRange {
-            start: 0,
-            end: sorted.len() as u32,
-        };
-        upload(&mut self.instances, frame, &sorted, all)?;
-        self.radius = order.iter().map(|&i| radius[i as usize]).collect();
-        self.clusters = clusters::clusters(&sorted);
+    /// Sends up what [`Slot::plan`] worked out.
+    fn apply(&mut self, frame: &mut Prepare<'_>, batch: &CylinderBatch, plan: Plan) -> Result<(), RenderError> {
+        match plan {
+            Plan::Keep => {}
+            Plan::Clustered(sorted, radius, clusters) => {
+                let all = DirtyRange {
+                    start: 0,
+                    end: sorted.len() as u32,
+                };
+                upload(&mut self.instances, frame, &sorted, all)?;
+                self.radius = radius;
+                self.clusters = clusters;
+            }
+            Plan::Plain(dirty) => {
+                upload(&mut self.instances, frame, batch, dirty)?;
+                self.radius = clusters::radii(batch);
+                self.clusters = (!batch.is_empty())
+                    .then(|| clusters::whole(batch))
+                    .into_iter()
+                    .collect();
+            }
+        }
         Ok(())
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
+use rayon::prelude::*;
 use sylva_runtime::extract::{DirtyRange, TreeAnchor};
 use sylva_runtime::glam::Vec3;
 
@@ -22,7 +23,7 @@ use crate::upload::Uploads;
 /// Parts of no tree are all zero.
 pub(crate) fn packed_anchors(tree: &[TreeAnchor], at: &[Vec3]) -> Vec<[u16; 4]> {
     let half = |v: f32| half::f16::from_f32(v).to_bits();
-    tree.iter()
+    tree.par_iter()
         .zip(at)
         .map(|(t, &p)| match t.height > 0.0 {
             true => {

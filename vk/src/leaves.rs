@@ -13,7 +13,7 @@ use std::sync::Arc;
 use ash::vk;
 use sylva_runtime::extract::{DirtyRange, LeafBatch};
 
-use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES};
+use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES, gather};
 use crate::cull::Aabb;
 use crate::device::Device;
 use crate::error::RenderError;
@@ -21,7 +21,7 @@ use crate::frame::{FrameStats, View};
 use crate::impostors::card_fade;
 use crate::indirect::Indirect;
 use crate::instances::{Instances, packed_anchors};
-use crate::pass::{DrawPass, Prepare, Recording};
+use crate::pass::{DrawPass, Prepare, Recording, update_slots};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
@@ -190,9 +190,13 @@ impl DrawPass for Leaves {
             clusters: Vec::new(),
             still: 0,
         });
-        for (slot, batch) in self.slots.iter_mut().zip(batches.iter_mut()) {
-            slot.update(frame, batch)?;
-        }
+        update_slots(
+            frame,
+            &mut self.slots,
+            &mut batches,
+            Slot::plan,
+            |slot, batch, plan, frame| slot.apply(frame, batch, plan),
+        )?;
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
@@ -268,11 +272,21 @@ impl LeafCluster {
     }
 }
 
+/// What a slot sends up this frame.
+enum Plan {
+    /// Nothing: the batch has not changed.
+    Keep,
+    /// The whole batch in ranked cluster order ([`ranked_order`]).
+    Ranked(LeafBatch, Vec<f32>, Vec<Range<u32>>),
+    /// This range of the batch, in batch order.
+    Plain(DirtyRange),
+}
+
 impl Slot {
-    /// Brings the slot up to date with its batch: a batch that held still before it
-    /// changed, or for [`STILL_FRAMES`], goes up whole in ranked cluster order; one that
-    /// keeps changing goes up in batch order by its dirty ranges, every leaf drawn.
-    fn update(&mut self, frame: &mut Prepare<'_>, batch: &mut LeafBatch) -> Result<(), RenderError> {
+    /// What the slot sends up to match its batch: a batch that held still before it changed,
+    /// or for [`STILL_FRAMES`], goes up whole in ranked cluster order; one that keeps changing
+    /// goes up in batch order by its dirty ranges, every leaf drawn.
+    fn plan(&mut self, batch: &mut &mut LeafBatch) -> Plan {
         let dirty = batch.dirty.take();
         let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
         let was_still = self.still > 0 || self.instances.len() == 0;
@@ -281,19 +295,31 @@ impl Slot {
         let ranked = self.clusters.first().is_some_and(|c| c.ranked);
         if large && ((changed && was_still) || (!ranked && self.still == STILL_FRAMES)) {
             let (sorted, ranks, runs) = ranked_order(batch);
-            upload(&mut self.instances, frame, &sorted, &ranks, whole(&sorted))?;
-            self.clusters = runs.into_iter().map(|r| LeafCluster::new(&sorted, r, true)).collect();
-            return Ok(());
+            return Plan::Ranked(sorted, ranks, runs);
         }
-        if !changed {
-            return Ok(());
+        match (changed, ranked) {
+            (false, _) => Plan::Keep,
+            (true, true) => Plan::Plain(whole(batch)),
+            (true, false) => Plan::Plain(dirty),
         }
-        let dirty = if ranked { whole(batch) } else { dirty };
-        upload(&mut self.instances, frame, batch, &vec![0.0; batch.len()], dirty)?;
-        self.clusters = (!batch.is_empty())
-            .then(|| LeafCluster::new(batch, 0..batch.len() as u32, false))
-            .into_iter()
-            .collect();
+    }
+
+    /// Sends up what [`Slot::plan`] worked out.
+    fn apply(&mut self, frame: &mut Prepare<'_>, batch: &LeafBatch, plan: Plan) -> Result<(), RenderError> {
+        match plan {
+            Plan::Keep => {}
+            Plan::Ranked(sorted, ranks, runs) => {
+                upload(&mut self.instances, frame, &sorted, &ranks, whole(&sorted))?;
+                self.clusters = runs.into_iter().map(|r| LeafCluster::new(&sorted, r, true)).collect();
+            }
+            Plan::Plain(dirty) => {
+                upload(&mut self.instances, frame, batch, &vec![0.0; batch.len()], dirty)?;
+                self.clusters = (!batch.is_empty())
+                    .then(|| LeafCluster::new(batch, 0..batch.len() as u32, false))
+                    .into_iter()
+                    .collect();
+            }
+        }
         Ok(())
     }
 }
@@ -327,17 +353,15 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let order = clusters::order_by_cell(
-        batch.len(),
-        |i| batch.position[i],
-        |a, b| hash(a).cmp(&hash(b)).then(a.cmp(&b)),
-    );
-    let mut sorted = LeafBatch::default();
-    for &i in &order {
-        let i = i as usize;
-        sorted.push(batch.position[i], batch.normal[i], batch.size[i], batch.colour[i]);
-    }
-    sorted.tree = order.iter().map(|&i| batch.tree[i as usize]).collect();
+    let order = clusters::order_by_cell(batch.len(), |i| batch.position[i], |i| hash(i as u32));
+    let sorted = LeafBatch {
+        position: gather(&batch.position, &order),
+        normal: gather(&batch.normal, &order),
+        size: gather(&batch.size, &order),
+        colour: gather(&batch.colour, &order),
+        tree: gather(&batch.tree, &order),
+        ..LeafBatch::default()
+    };
     let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
     let mut ranks = vec![0.0; sorted.len()];
     for r in &runs {

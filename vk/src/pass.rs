@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use ash::vk;
+use rayon::prelude::*;
 
 use crate::cull::Frustum;
 use crate::error::RenderError;
@@ -57,4 +58,29 @@ pub(crate) trait DrawPass {
     /// Records what the pass casts into the shadow map (`rec` holds the sun's globals),
     /// counting the draws in `stats`; most passes cast nothing.
     fn record_shadow(&self, _rec: &Recording<'_>, _stats: &mut FrameStats) {}
+}
+
+/// Brings each slot up to date with its batch, a pool's width of slots at a time: each group
+/// works out on the pool what its slots send up (`plan`: new cluster orders, the bulk of a
+/// first frame with millions of instances), then sends it up slot by slot (`apply`: the
+/// frame's copies are one list). A group at a time bounds the reordered copies held at once.
+pub(crate) fn update_slots<S: Send, B: Send, P: Send>(
+    frame: &mut Prepare<'_>,
+    slots: &mut [S],
+    batches: &mut [B],
+    plan: impl Fn(&mut S, &mut B) -> P + Sync,
+    mut apply: impl FnMut(&mut S, &B, P, &mut Prepare<'_>) -> Result<(), RenderError>,
+) -> Result<(), RenderError> {
+    let width = rayon::current_num_threads().max(1);
+    for (slots, batches) in slots.chunks_mut(width).zip(batches.chunks_mut(width)) {
+        let plans: Vec<P> = slots
+            .par_iter_mut()
+            .zip(batches.par_iter_mut())
+            .map(|(slot, batch)| plan(slot, batch))
+            .collect();
+        for ((slot, batch), plan) in slots.iter_mut().zip(batches.iter()).zip(plans) {
+            apply(slot, batch, plan, frame)?;
+        }
+    }
+    Ok(())
 }
