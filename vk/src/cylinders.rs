@@ -24,7 +24,7 @@ use crate::indirect::Indirect;
 use crate::instances::{Instances, packed_anchors};
 use crate::memory::Memory;
 use crate::mesh::{self, Mesh};
-use crate::pass::{DrawPass, Prepare, Recording, update_slots};
+use crate::pass::{BatchSlot, DrawPass, Prepare, Recording, update_slots};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
@@ -244,13 +244,7 @@ impl DrawPass for Cylinders {
             clusters: Vec::new(),
             still: 0,
         });
-        update_slots(
-            frame,
-            &mut self.slots,
-            &mut batches,
-            Slot::plan,
-            |slot, batch, plan, frame| slot.apply(frame, batch, plan),
-        )?;
+        update_slots(frame, &mut self.slots, &mut batches)?;
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
@@ -323,11 +317,14 @@ enum Plan {
     Plain(DirtyRange),
 }
 
-impl Slot {
+impl BatchSlot for Slot {
+    type Batch = CylinderBatch;
+    type Plan = Plan;
+
     /// What the slot sends up to match its batch: a batch that held still before it
     /// changed, or for [`STILL_FRAMES`], goes up whole in cluster order; one that keeps
     /// changing goes up in batch order by its dirty ranges.
-    fn plan(&mut self, batch: &mut &mut CylinderBatch) -> Plan {
+    fn plan(&mut self, batch: &mut CylinderBatch) -> Plan {
         let dirty = batch.dirty.take();
         let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
         let was_still = self.still > 0 || self.instances.len() == 0;
@@ -351,7 +348,6 @@ impl Slot {
         }
     }
 
-    /// Sends up what [`Slot::plan`] worked out.
     fn apply(&mut self, frame: &mut Prepare<'_>, batch: &CylinderBatch, plan: Plan) -> Result<(), RenderError> {
         match plan {
             Plan::Keep => {}

@@ -21,7 +21,7 @@ use crate::frame::{FrameStats, View};
 use crate::impostors::card_fade;
 use crate::indirect::Indirect;
 use crate::instances::{Instances, packed_anchors};
-use crate::pass::{DrawPass, Prepare, Recording, update_slots};
+use crate::pass::{BatchSlot, DrawPass, Prepare, Recording, update_slots};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
@@ -190,13 +190,7 @@ impl DrawPass for Leaves {
             clusters: Vec::new(),
             still: 0,
         });
-        update_slots(
-            frame,
-            &mut self.slots,
-            &mut batches,
-            Slot::plan,
-            |slot, batch, plan, frame| slot.apply(frame, batch, plan),
-        )?;
+        update_slots(frame, &mut self.slots, &mut batches)?;
         self.draws.clear();
         self.shadow_draws.clear();
         self.commands.clear();
@@ -282,11 +276,14 @@ enum Plan {
     Plain(DirtyRange),
 }
 
-impl Slot {
+impl BatchSlot for Slot {
+    type Batch = LeafBatch;
+    type Plan = Plan;
+
     /// What the slot sends up to match its batch: a batch that held still before it changed,
     /// or for [`STILL_FRAMES`], goes up whole in ranked cluster order; one that keeps changing
     /// goes up in batch order by its dirty ranges, every leaf drawn.
-    fn plan(&mut self, batch: &mut &mut LeafBatch) -> Plan {
+    fn plan(&mut self, batch: &mut LeafBatch) -> Plan {
         let dirty = batch.dirty.take();
         let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
         let was_still = self.still > 0 || self.instances.len() == 0;
@@ -304,7 +301,6 @@ impl Slot {
         }
     }
 
-    /// Sends up what [`Slot::plan`] worked out.
     fn apply(&mut self, frame: &mut Prepare<'_>, batch: &LeafBatch, plan: Plan) -> Result<(), RenderError> {
         match plan {
             Plan::Keep => {}

@@ -60,26 +60,36 @@ pub(crate) trait DrawPass {
     fn record_shadow(&self, _rec: &Recording<'_>, _stats: &mut FrameStats) {}
 }
 
+/// A draw path's GPU copy of one batch, brought up to date in two steps ([`update_slots`]).
+pub(crate) trait BatchSlot: Send {
+    /// The batch it copies.
+    type Batch: Send;
+    /// What it sends up this frame.
+    type Plan: Send;
+    /// Works out what to send up to match `batch` (on the pool, beside other slots).
+    fn plan(&mut self, batch: &mut Self::Batch) -> Self::Plan;
+    /// Sends up what [`BatchSlot::plan`] worked out.
+    fn apply(&mut self, frame: &mut Prepare<'_>, batch: &Self::Batch, plan: Self::Plan) -> Result<(), RenderError>;
+}
+
 /// Brings each slot up to date with its batch, a pool's width of slots at a time: each group
-/// works out on the pool what its slots send up (`plan`: new cluster orders, the bulk of a
-/// first frame with millions of instances), then sends it up slot by slot (`apply`: the
-/// frame's copies are one list). A group at a time bounds the reordered copies held at once.
-pub(crate) fn update_slots<S: Send, B: Send, P: Send>(
+/// works out on the pool what its slots send up (new cluster orders, the bulk of a first
+/// frame with millions of instances), then sends it up slot by slot (the frame's copies are
+/// one list). A group at a time bounds the reordered copies held at once.
+pub(crate) fn update_slots<S: BatchSlot>(
     frame: &mut Prepare<'_>,
     slots: &mut [S],
-    batches: &mut [B],
-    plan: impl Fn(&mut S, &mut B) -> P + Sync,
-    mut apply: impl FnMut(&mut S, &B, P, &mut Prepare<'_>) -> Result<(), RenderError>,
+    batches: &mut [&mut S::Batch],
 ) -> Result<(), RenderError> {
     let width = rayon::current_num_threads().max(1);
     for (slots, batches) in slots.chunks_mut(width).zip(batches.chunks_mut(width)) {
-        let plans: Vec<P> = slots
+        let plans: Vec<S::Plan> = slots
             .par_iter_mut()
             .zip(batches.par_iter_mut())
-            .map(|(slot, batch)| plan(slot, batch))
+            .map(|(slot, batch)| slot.plan(batch))
             .collect();
         for ((slot, batch), plan) in slots.iter_mut().zip(batches.iter()).zip(plans) {
-            apply(slot, batch, plan, frame)?;
+            slot.apply(frame, batch, plan)?;
         }
     }
     Ok(())
