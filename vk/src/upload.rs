@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::error::RenderError;
-use crate::memory::{Buffer, Memory, layout_barrier};
+use crate::memory::{BLOCK_BYTES, Buffer, Memory, layout_barrier};
 
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).
 const ALIGN: u64 = 16;
@@ -35,8 +35,12 @@ pub(crate) struct Uploads {
 }
 
 impl Uploads {
-    /// Forgets last frame's uploads, keeping the memory.
+    /// Forgets last frame's uploads, keeping the memory unless it was far more than the
+    /// frame needed (a first frame of a large scene stages hundreds of megabytes once).
     pub fn clear(&mut self) {
+        if oversized(self.data.capacity() as u64, self.data.len() as u64) {
+            self.data = Vec::with_capacity(MIN_RING_BYTES as usize);
+        }
         self.data.clear();
         self.copied = 0;
         self.buffers.clear();
@@ -223,11 +227,13 @@ impl StagingRing {
         })
     }
 
-    /// Writes the frame's uploads into the ring; the slot's last frame must be finished.
+    /// Writes the frame's uploads into the ring; the slot's last frame must be finished. A
+    /// ring far larger than the frame needs is replaced too, so a first frame's giant ring
+    /// does not stay.
     pub fn stage(&mut self, memory: &Arc<Memory>, uploads: &Uploads) -> Result<(), RenderError> {
         let needed = uploads.data.len() as u64;
-        if self.buffer.size() < needed {
-            self.buffer = ring(memory, needed.next_power_of_two())?;
+        if self.buffer.size() < needed || oversized(self.buffer.size(), needed) {
+            self.buffer = ring(memory, needed.next_power_of_two().max(MIN_RING_BYTES))?;
         }
         self.buffer.write(&uploads.data, "staging ring")
     }
@@ -241,7 +247,44 @@ impl StagingRing {
 /// Bytes of the staging ring before any frame needs more.
 const MIN_RING_BYTES: u64 = 1 << 20;
 
+/// Whether staging room of `room` bytes is far more than a frame that needed `needed` calls
+/// for: larger than a block of device memory ([`BLOCK_BYTES`], below which the allocator
+/// shares its blocks) and over four times the need, so frames that need about as much keep
+/// their room.
+fn oversized(room: u64, needed: u64) -> bool {
+    room > BLOCK_BYTES && room / 4 > needed
+}
+
 fn ring(memory: &Arc<Memory>, size: u64) -> Result<Buffer, RenderError> {
     let usage = vk::BufferUsageFlags::TRANSFER_SRC;
     memory.buffer(size, usage, MemoryLocation::CpuToGpu, "staging ring")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_giant_frame_of_uploads_keeps_its_room_one_frame_only() {
+        let mut uploads = Uploads::default();
+        let giant = vec![7u8; 40 << 20];
+        uploads.copy_to_buffer(vk::Buffer::null(), 0, &giant);
+        uploads.clear();
+        assert!(uploads.data.capacity() >= 40 << 20, "kept for a frame like it");
+        uploads.copy_to_buffer(vk::Buffer::null(), 0, &giant[..1000]);
+        assert_eq!(uploads.staged(), &giant[..1000]);
+        uploads.clear();
+        assert!(
+            uploads.data.capacity() <= MIN_RING_BYTES as usize,
+            "given back after a small one"
+        );
+        // Frames that need about as much as they have keep it.
+        for size in [20 << 20, 12 << 20, 20 << 20] {
+            uploads.copy_to_buffer(vk::Buffer::null(), 0, &giant[..size]);
+            let room = uploads.data.capacity();
+            uploads.clear();
+            assert_eq!(uploads.data.capacity(), room);
+        }
+        assert!(!oversized(BLOCK_BYTES, 0) && oversized(BLOCK_BYTES + 1, 0));
+    }
 }

@@ -147,6 +147,43 @@ fn growing_batches_reallocate_and_empty_frames_render_sky() {
 }
 
 #[test]
+fn a_giant_upload_leaves_no_giant_staging_behind() {
+    let Some(mut r) = renderer_or_skip(32, 32) else { return };
+    // 600,000 cylinders stage 26 MB: a 32 MiB ring of its own, far past a memory block.
+    let mut giant = forest(600_000);
+    let first = r
+        .render(FrameInput {
+            cylinders: vec![&mut giant],
+            camera: camera(),
+            ..FrameInput::default()
+        })
+        .unwrap();
+    assert!(first.upload_bytes > 25_000_000, "{first:?}");
+    // Then small changes every frame, in both frame slots: their rings shrink.
+    let mut last = first;
+    for n in [100, 90, 80, 70] {
+        let mut small = forest(n);
+        last = r
+            .render(FrameInput {
+                cylinders: vec![&mut small],
+                camera: camera(),
+                ..FrameInput::default()
+            })
+            .unwrap();
+    }
+    // The instance buffer keeps its room for 600,000; the ring's 32 MiB are given back.
+    let freed = first.gpu_memory_bytes.saturating_sub(last.gpu_memory_bytes);
+    assert!(
+        freed >= 16 << 20,
+        "reserved {} B after the giant frame, {} B after small ones",
+        first.gpu_memory_bytes,
+        last.gpu_memory_bytes
+    );
+    assert_validation_clean(&r);
+    assert_clean_shutdown(r);
+}
+
+#[test]
 fn inconsistent_terrain_is_an_error() {
     let Some(mut r) = renderer_or_skip(16, 16) else { return };
     let mut bad = TerrainBatch {
