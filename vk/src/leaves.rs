@@ -11,6 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use ash::vk;
+use rayon::prelude::*;
 use sylva_runtime::extract::{DirtyRange, LeafBatch};
 
 use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES, gather};
@@ -270,8 +271,8 @@ impl LeafCluster {
 enum Plan {
     /// Nothing: the batch has not changed.
     Keep,
-    /// The whole batch in ranked cluster order ([`ranked_order`]).
-    Ranked(LeafBatch, Vec<f32>, Vec<Range<u32>>),
+    /// The whole batch in ranked cluster order, its ranks and its clusters ([`ranked_order`]).
+    Ranked(LeafBatch, Vec<f32>, Vec<LeafCluster>),
     /// This range of the batch, in batch order.
     Plain(DirtyRange),
 }
@@ -292,7 +293,11 @@ impl BatchSlot for Slot {
         let ranked = self.clusters.first().is_some_and(|c| c.ranked);
         if large && ((changed && was_still) || (!ranked && self.still == STILL_FRAMES)) {
             let (sorted, ranks, runs) = ranked_order(batch);
-            return Plan::Ranked(sorted, ranks, runs);
+            let clusters = runs
+                .into_par_iter()
+                .map(|r| LeafCluster::new(&sorted, r, true))
+                .collect();
+            return Plan::Ranked(sorted, ranks, clusters);
         }
         match (changed, ranked) {
             (false, _) => Plan::Keep,
@@ -304,9 +309,9 @@ impl BatchSlot for Slot {
     fn apply(&mut self, frame: &mut Prepare<'_>, batch: &LeafBatch, plan: Plan) -> Result<(), RenderError> {
         match plan {
             Plan::Keep => {}
-            Plan::Ranked(sorted, ranks, runs) => {
+            Plan::Ranked(sorted, ranks, clusters) => {
                 upload(&mut self.instances, frame, &sorted, &ranks, whole(&sorted))?;
-                self.clusters = runs.into_iter().map(|r| LeafCluster::new(&sorted, r, true)).collect();
+                self.clusters = clusters;
             }
             Plan::Plain(dirty) => {
                 upload(&mut self.instances, frame, batch, &vec![0.0; batch.len()], dirty)?;
@@ -359,12 +364,10 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
         ..LeafBatch::default()
     };
     let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
-    let mut ranks = vec![0.0; sorted.len()];
-    for r in &runs {
-        for (k, i) in r.clone().enumerate() {
-            ranks[i as usize] = k as f32 / r.len() as f32;
-        }
-    }
+    let ranks = runs
+        .par_iter()
+        .flat_map_iter(|r| (0..r.len()).map(|k| k as f32 / r.len() as f32))
+        .collect();
     (sorted, ranks, runs)
 }
 
