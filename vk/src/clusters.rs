@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use rayon::prelude::*;
-use sylva_runtime::extract::CylinderBatch;
+use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 use sylva_runtime::glam::Vec3;
 
 use crate::cull::Aabb;
@@ -59,6 +59,44 @@ pub(crate) fn radii(batch: &CylinderBatch) -> Vec<f32> {
         .zip(&batch.end_radius)
         .map(|(a, b)| a.max(*b))
         .collect()
+}
+
+/// What a slot sends up this frame to match its batch.
+pub(crate) enum Plan<T> {
+    /// Nothing: the batch has not changed.
+    Keep,
+    /// The whole batch reordered into clusters, with what the pass derives from that order.
+    Reordered(T),
+    /// This range of the batch, in batch order.
+    Plain(DirtyRange),
+}
+
+/// Plans a slot's frame. A batch that held still before it changed, or for [`STILL_FRAMES`],
+/// goes up whole reordered into clusters (`reorder`, where it holds at least
+/// [`CLUSTER_MIN`]); one that keeps changing goes up in batch order by its dirty ranges, or
+/// whole where the slot held it reordered. `still` counts the slot's frames since its batch
+/// last changed, `held` the instances the slot holds, `reordered` whether in cluster order.
+pub(crate) fn plan<T>(
+    still: &mut u32,
+    held: u32,
+    (dirty, len): (DirtyRange, usize),
+    reordered: bool,
+    reorder: impl FnOnce() -> T,
+) -> Plan<T> {
+    let changed = !dirty.is_clean() || len != held as usize;
+    let was_still = *still > 0 || held == 0;
+    *still = if changed { 0 } else { still.saturating_add(1) };
+    if len >= CLUSTER_MIN && ((changed && was_still) || (!reordered && *still == STILL_FRAMES)) {
+        return Plan::Reordered(reorder());
+    }
+    match (changed, reordered) {
+        (false, _) => Plan::Keep,
+        (true, true) => Plan::Plain(DirtyRange {
+            start: 0,
+            end: len as u32,
+        }),
+        (true, false) => Plan::Plain(dirty),
+    }
 }
 
 /// The ground cell of `p`: clusters are runs of one cell.
@@ -244,7 +282,7 @@ const SLACK: f32 = 1.02;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sylva_runtime::extract::{Camera, DirtyRange};
+    use sylva_runtime::extract::Camera;
 
     /// Two trees 40 m apart, each a trunk and ever thinner twigs pushed thinnest first.
     fn two_trees() -> CylinderBatch {

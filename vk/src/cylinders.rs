@@ -16,7 +16,7 @@ use std::sync::Arc;
 use ash::vk;
 use sylva_runtime::extract::{CylinderBatch, DirtyRange};
 
-use crate::clusters::{self, CLUSTER_MIN, Cluster, FADE, RING_FROM, STILL_FRAMES};
+use crate::clusters::{self, Cluster, FADE, Plan, RING_FROM};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
 use crate::impostors::card_fade;
@@ -307,51 +307,36 @@ impl Cylinders {
     }
 }
 
-/// What a slot sends up this frame.
-enum Plan {
-    /// Nothing: the batch has not changed.
-    Keep,
-    /// The whole batch in cluster order, with its radii in that order and its clusters.
-    Clustered(CylinderBatch, Vec<f32>, Vec<Cluster>),
-    /// This range of the batch, in batch order.
-    Plain(DirtyRange),
-}
+/// A batch reordered into clusters: the batch, its radii in that order, its clusters.
+type Clustered = (CylinderBatch, Vec<f32>, Vec<Cluster>);
 
 impl BatchSlot for Slot {
     type Batch = CylinderBatch;
-    type Plan = Plan;
+    type Plan = Plan<Clustered>;
 
-    /// What the slot sends up to match its batch: a batch that held still before it
-    /// changed, or for [`STILL_FRAMES`], goes up whole in cluster order; one that keeps
-    /// changing goes up in batch order by its dirty ranges.
-    fn plan(&mut self, batch: &mut CylinderBatch) -> Plan {
-        let dirty = batch.dirty.take();
-        let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
-        let was_still = self.still > 0 || self.instances.len() == 0;
-        self.still = if changed { 0 } else { self.still.saturating_add(1) };
-        let large = batch.len() >= CLUSTER_MIN;
-        let clustered = self.clusters.first().is_some_and(|c| c.sorted);
-        if large && ((changed && was_still) || (!clustered && self.still == STILL_FRAMES)) {
+    /// By [`clusters::plan`].
+    fn plan(&mut self, batch: &mut CylinderBatch) -> Plan<Clustered> {
+        let reordered = self.clusters.first().is_some_and(|c| c.sorted);
+        let change = (batch.dirty.take(), batch.len());
+        let reorder = || {
             let radius = clusters::radii(batch);
             let order = clusters::order(batch, &radius);
             let sorted = clusters::reorder(batch, &order);
             let cells = clusters::clusters(&sorted);
-            return Plan::Clustered(sorted, clusters::gather(&radius, &order), cells);
-        }
-        match (changed, clustered) {
-            (false, _) => Plan::Keep,
-            (true, true) => Plan::Plain(DirtyRange {
-                start: 0,
-                end: batch.len() as u32,
-            }),
-            (true, false) => Plan::Plain(dirty),
-        }
+            (sorted, clusters::gather(&radius, &order), cells)
+        };
+        clusters::plan(&mut self.still, self.instances.len(), change, reordered, reorder)
     }
 
-    fn apply(&mut self, frame: &mut Prepare<'_>, batch: &CylinderBatch, plan: Plan) -> Result<(), RenderError> {
+    fn apply(
+        &mut self,
+        frame: &mut Prepare<'_>,
+        batch: &CylinderBatch,
+        plan: Plan<Clustered>,
+    ) -> Result<(), RenderError> {
         match plan {
             Plan::Keep => {}
-            Plan::Clustered(sorted, radius, clusters) => {
+            Plan::Reordered((sorted, radius, clusters)) => {
                 let all = DirtyRange {
                     start: 0,
                     end: sorted.len() as u32,

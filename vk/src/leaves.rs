@@ -14,7 +14,7 @@ use ash::vk;
 use rayon::prelude::*;
 use sylva_runtime::extract::{DirtyRange, LeafBatch};
 
-use crate::clusters::{self, CLUSTER_MIN, STILL_FRAMES, gather};
+use crate::clusters::{self, Plan, gather};
 use crate::cull::Aabb;
 use crate::device::Device;
 use crate::error::RenderError;
@@ -267,49 +267,32 @@ impl LeafCluster {
     }
 }
 
-/// What a slot sends up this frame.
-enum Plan {
-    /// Nothing: the batch has not changed.
-    Keep,
-    /// The whole batch in ranked cluster order, its ranks and its clusters ([`ranked_order`]).
-    Ranked(LeafBatch, Vec<f32>, Vec<LeafCluster>),
-    /// This range of the batch, in batch order.
-    Plain(DirtyRange),
-}
+/// A batch in ranked cluster order: the batch, its ranks, its clusters ([`ranked_order`]).
+type Ranked = (LeafBatch, Vec<f32>, Vec<LeafCluster>);
 
 impl BatchSlot for Slot {
     type Batch = LeafBatch;
-    type Plan = Plan;
+    type Plan = Plan<Ranked>;
 
-    /// What the slot sends up to match its batch: a batch that held still before it changed,
-    /// or for [`STILL_FRAMES`], goes up whole in ranked cluster order; one that keeps changing
-    /// goes up in batch order by its dirty ranges, every leaf drawn.
-    fn plan(&mut self, batch: &mut LeafBatch) -> Plan {
-        let dirty = batch.dirty.take();
-        let changed = !dirty.is_clean() || batch.len() != self.instances.len() as usize;
-        let was_still = self.still > 0 || self.instances.len() == 0;
-        self.still = if changed { 0 } else { self.still.saturating_add(1) };
-        let large = batch.len() >= CLUSTER_MIN;
-        let ranked = self.clusters.first().is_some_and(|c| c.ranked);
-        if large && ((changed && was_still) || (!ranked && self.still == STILL_FRAMES)) {
+    /// By [`clusters::plan`]; held in batch order, the slot draws every leaf (no ranks).
+    fn plan(&mut self, batch: &mut LeafBatch) -> Plan<Ranked> {
+        let reordered = self.clusters.first().is_some_and(|c| c.ranked);
+        let change = (batch.dirty.take(), batch.len());
+        let reorder = || {
             let (sorted, ranks, runs) = ranked_order(batch);
             let clusters = runs
                 .into_par_iter()
                 .map(|r| LeafCluster::new(&sorted, r, true))
                 .collect();
-            return Plan::Ranked(sorted, ranks, clusters);
-        }
-        match (changed, ranked) {
-            (false, _) => Plan::Keep,
-            (true, true) => Plan::Plain(whole(batch)),
-            (true, false) => Plan::Plain(dirty),
-        }
+            (sorted, ranks, clusters)
+        };
+        clusters::plan(&mut self.still, self.instances.len(), change, reordered, reorder)
     }
 
-    fn apply(&mut self, frame: &mut Prepare<'_>, batch: &LeafBatch, plan: Plan) -> Result<(), RenderError> {
+    fn apply(&mut self, frame: &mut Prepare<'_>, batch: &LeafBatch, plan: Plan<Ranked>) -> Result<(), RenderError> {
         match plan {
             Plan::Keep => {}
-            Plan::Ranked(sorted, ranks, clusters) => {
+            Plan::Reordered((sorted, ranks, clusters)) => {
                 upload(&mut self.instances, frame, &sorted, &ranks, whole(&sorted))?;
                 self.clusters = clusters;
             }

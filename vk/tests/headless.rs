@@ -5,7 +5,7 @@
 use sylva_runtime::extract::{Camera, CylinderBatch, PointBatch, Sun, TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
 use sylva_vk::testing::{assert_clean_shutdown, assert_validation_clean, renderer_or_skip};
-use sylva_vk::{FrameInput, Renderer};
+use sylva_vk::{FrameInput, FrameStats, Renderer};
 
 fn forest(n: usize) -> CylinderBatch {
     let mut b = CylinderBatch::default();
@@ -37,6 +37,16 @@ fn hill(key: [i32; 2], res: u32) -> TerrainPatch {
         }
     }
     p
+}
+
+/// A frame of `batch` alone, seen by [`camera`].
+fn draw(r: &mut Renderer, batch: &mut CylinderBatch) -> FrameStats {
+    r.render(FrameInput {
+        cylinders: vec![batch],
+        camera: camera(),
+        ..FrameInput::default()
+    })
+    .unwrap()
 }
 
 fn camera() -> Camera {
@@ -125,23 +135,9 @@ fn growing_batches_reallocate_and_empty_frames_render_sky() {
         sky.chunks_exact(4).all(|p| p[2] > p[0] && p[3] == 255),
         "an empty frame is all sky"
     );
-    let mut batch = forest(10);
-    let s = r
-        .render(FrameInput {
-            cylinders: vec![&mut batch],
-            camera: camera(),
-            ..FrameInput::default()
-        })
-        .unwrap();
+    let s = draw(&mut r, &mut forest(10));
     assert_eq!(s.cylinders, 10);
-    let mut bigger = forest(100);
-    let s = r
-        .render(FrameInput {
-            cylinders: vec![&mut bigger],
-            camera: camera(),
-            ..FrameInput::default()
-        })
-        .unwrap();
+    let s = draw(&mut r, &mut forest(100));
     assert_eq!((s.cylinders, s.allocations, s.frees), (100, 1, 1));
     assert_validation_clean(&r);
 }
@@ -150,26 +146,12 @@ fn growing_batches_reallocate_and_empty_frames_render_sky() {
 fn a_giant_upload_leaves_no_giant_staging_behind() {
     let Some(mut r) = renderer_or_skip(32, 32) else { return };
     // 600,000 cylinders stage 26 MB: a 32 MiB ring of its own, far past a memory block.
-    let mut giant = forest(600_000);
-    let first = r
-        .render(FrameInput {
-            cylinders: vec![&mut giant],
-            camera: camera(),
-            ..FrameInput::default()
-        })
-        .unwrap();
+    let first = draw(&mut r, &mut forest(600_000));
     assert!(first.upload_bytes > 25_000_000, "{first:?}");
     // Then small changes every frame, in both frame slots: their rings shrink.
     let mut last = first;
     for n in [100, 90, 80, 70] {
-        let mut small = forest(n);
-        last = r
-            .render(FrameInput {
-                cylinders: vec![&mut small],
-                camera: camera(),
-                ..FrameInput::default()
-            })
-            .unwrap();
+        last = draw(&mut r, &mut forest(n));
     }
     // The instance buffer keeps its room for 600,000; the ring's 32 MiB are given back.
     let freed = first.gpu_memory_bytes.saturating_sub(last.gpu_memory_bytes);
