@@ -104,6 +104,14 @@ pub(crate) fn cell(p: Vec3) -> (i32, i32) {
     ((p.x / CELL).floor() as i32, (p.z / CELL).floor() as i32)
 }
 
+/// Instances in cluster order: which instance goes where, and the runs of one ground cell.
+pub(crate) struct CellOrder {
+    /// The instance at each place.
+    pub order: Vec<u32>,
+    /// The places of each ground cell, in order.
+    pub runs: Vec<Range<u32>>,
+}
+
 /// An order of `n` instances by the ground cell of `at(i)`, then by the key `within(i)`,
 /// then by index, so equal inputs give equal orders. The keys are made once and sorted on the
 /// pool: a world's first frame orders millions of leaves.
@@ -111,13 +119,25 @@ pub(crate) fn order_by_cell(
     n: usize,
     at: impl Fn(usize) -> Vec3 + Sync,
     within: impl Fn(usize) -> u64 + Sync,
-) -> Vec<u32> {
+) -> CellOrder {
     let mut keyed: Vec<(u64, u64, u32)> = (0..n)
         .into_par_iter()
         .map(|i| (cell_key(at(i)), within(i), i as u32))
         .collect();
     keyed.par_sort_unstable();
-    keyed.into_par_iter().map(|(_, _, i)| i).collect()
+    let mut runs: Vec<Range<u32>> = Vec::new();
+    for (k, pair) in keyed.windows(2).enumerate() {
+        if pair[0].0 != pair[1].0 {
+            runs.push(runs.last().map_or(0, |r| r.end)..k as u32 + 1);
+        }
+    }
+    if n > 0 {
+        runs.push(runs.last().map_or(0, |r| r.end)..n as u32);
+    }
+    CellOrder {
+        order: keyed.into_par_iter().map(|(_, _, i)| i).collect(),
+        runs,
+    }
 }
 
 /// [`cell`] as one number in the same order (x, then z).
@@ -141,21 +161,6 @@ pub(crate) fn gather<T: Copy + Send + Sync>(values: &[T], order: &[u32]) -> Vec<
     order.par_iter().map(|&i| values[i as usize]).collect()
 }
 
-/// The runs of one ground cell among `n` instances already in cell order.
-pub(crate) fn cell_runs(n: usize, at: impl Fn(usize) -> Vec3) -> Vec<Range<u32>> {
-    let mut runs: Vec<Range<u32>> = Vec::new();
-    let mut key = None;
-    for i in 0..n {
-        let k = cell(at(i));
-        match runs.last_mut() {
-            Some(r) if key == Some(k) => r.end = i as u32 + 1,
-            _ => runs.push(i as u32..i as u32 + 1),
-        }
-        key = Some(k);
-    }
-    runs
-}
-
 /// The midpoint of cylinder `i`, which places it in a cell.
 fn midpoint(batch: &CylinderBatch, i: usize) -> Vec3 {
     (batch.start[i] + batch.end[i]) * 0.5
@@ -163,7 +168,7 @@ fn midpoint(batch: &CylinderBatch, i: usize) -> Vec3 {
 
 /// The GPU order of a cylinder batch: by ground cell of the midpoint, then thickest
 /// first, then batch order.
-pub(crate) fn order(batch: &CylinderBatch, radius: &[f32]) -> Vec<u32> {
+pub(crate) fn order(batch: &CylinderBatch, radius: &[f32]) -> CellOrder {
     order_by_cell(batch.len(), |i| midpoint(batch, i), |i| thickest_first(radius[i]))
 }
 
@@ -182,10 +187,9 @@ pub(crate) fn reorder(batch: &CylinderBatch, order: &[u32]) -> CylinderBatch {
     out
 }
 
-/// The clusters of a reordered batch: runs of one ground cell.
-pub(crate) fn clusters(batch: &CylinderBatch) -> Vec<Cluster> {
-    cell_runs(batch.len(), |i| midpoint(batch, i))
-        .into_iter()
+/// The clusters of a batch reordered by [`order`], from the runs of its ground cells.
+pub(crate) fn clusters(batch: &CylinderBatch, runs: Vec<Range<u32>>) -> Vec<Cluster> {
+    runs.into_iter()
         .map(|range| {
             let mut bounds = Aabb::EMPTY;
             for i in range.start as usize..range.end as usize {
@@ -301,9 +305,9 @@ mod tests {
         let b = two_trees();
         let r = radii(&b);
         let o = order(&b, &r);
-        assert_eq!(o, vec![3, 2, 1, 0, 7, 6, 5, 4]);
-        let sorted = reorder(&b, &o);
-        let c = clusters(&sorted);
+        assert_eq!(o.order, vec![3, 2, 1, 0, 7, 6, 5, 4]);
+        let sorted = reorder(&b, &o.order);
+        let c = clusters(&sorted, o.runs);
         assert_eq!(c.iter().map(|c| c.range.clone()).collect::<Vec<_>>(), vec![0..4, 4..8]);
         assert_eq!(sorted.start_radius[0], 0.5);
         assert!(c[1].bounds.min.x > 40.0);
@@ -346,7 +350,18 @@ mod tests {
                 .then(r[c as usize].total_cmp(&r[a as usize]))
                 .then(a.cmp(&c))
         });
-        assert_eq!(order(&b, &r), expected);
+        let o = order(&b, &r);
+        assert_eq!(o.order, expected);
+        // Runs are the places where the cell changes, covering every place.
+        let cells: Vec<(i32, i32)> = expected.iter().map(|&i| cell(midpoint(&b, i as usize))).collect();
+        let mut starts: Vec<u32> = (1..cells.len())
+            .filter(|&k| cells[k] != cells[k - 1])
+            .map(|k| k as u32)
+            .collect();
+        starts.insert(0, 0);
+        assert_eq!(o.runs.iter().map(|r| r.start).collect::<Vec<_>>(), starts);
+        assert!(o.runs.windows(2).all(|w| w[0].end == w[1].start));
+        assert_eq!(o.runs.last().map(|r| r.end), Some(5000));
         let mut sorted = reorder(&b, &expected);
         assert!(
             sorted
@@ -360,8 +375,9 @@ mod tests {
 
     #[test]
     fn far_clusters_draw_fewer_twigs_on_coarser_rings() {
-        let b = reorder(&two_trees(), &order(&two_trees(), &radii(&two_trees())));
-        let (r, c) = (radii(&b), clusters(&b));
+        let o = order(&two_trees(), &radii(&two_trees()));
+        let b = reorder(&two_trees(), &o.order);
+        let (r, c) = (radii(&b), clusters(&b, o.runs));
         let at = |z: f32| {
             let camera = Camera {
                 position: Vec3::new(4.0, 2.0, z),

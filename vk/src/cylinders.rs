@@ -320,10 +320,11 @@ impl BatchSlot for Slot {
         let change = (batch.dirty.take(), batch.len());
         let reorder = || {
             let radius = clusters::radii(batch);
-            let order = clusters::order(batch, &radius);
-            let sorted = clusters::reorder(batch, &order);
-            let cells = clusters::clusters(&sorted);
-            (sorted, clusters::gather(&radius, &order), cells)
+            let cells = clusters::order(batch, &radius);
+            let sorted = clusters::reorder(batch, &cells.order);
+            let radius = clusters::gather(&radius, &cells.order);
+            let groups = clusters::clusters(&sorted, cells.runs);
+            (sorted, radius, groups)
         };
         clusters::plan(&mut self.still, self.instances.len(), change, reordered, reorder)
     }

@@ -337,7 +337,8 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let order = clusters::order_by_cell(batch.len(), |i| batch.position[i], |i| hash(i as u32));
+    let clusters::CellOrder { order, runs } =
+        clusters::order_by_cell(batch.len(), |i| batch.position[i], |i| hash(i as u32));
     let sorted = LeafBatch {
         position: gather(&batch.position, &order),
         normal: gather(&batch.normal, &order),
@@ -346,7 +347,6 @@ fn ranked_order(batch: &LeafBatch) -> (LeafBatch, Vec<f32>, Vec<Range<u32>>) {
         tree: gather(&batch.tree, &order),
         ..LeafBatch::default()
     };
-    let runs = clusters::cell_runs(sorted.len(), |i| sorted.position[i]);
     let ranks = runs
         .par_iter()
         .flat_map_iter(|r| (0..r.len()).map(|k| k as f32 / r.len() as f32))

@@ -134,8 +134,8 @@ fn churning_frames_in_flight_free_safely_keep_memory_flat_and_read_back_their_ow
         );
     }
     // Reserved memory follows what is held: at most a partly used block for each memory type
-    // in use (two on lavapipe, more on a GPU; the allocator's default 64 MiB blocks left 44 MiB
-    // unused on lavapipe).
+    // in use (one on lavapipe, four on an NVIDIA H200; the allocator's default 64 MiB blocks
+    // left 44 MiB unused on lavapipe).
     let unused = last.gpu_memory_bytes - last.gpu_allocated_bytes;
     assert!(
         (1..=8).contains(&last.gpu_memory_types),
