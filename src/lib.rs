@@ -335,7 +335,7 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
         cards.extend(w.trees.iter_mut());
         tree_models = Some(&w.models);
     }
-    renderer.render(vk::FrameInput {
+    let input = vk::FrameInput {
         cylinders,
         leaves,
         tree_models,
@@ -347,5 +347,8 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
         grass: grass.as_deref_mut(),
         camera: res.get::<Camera>().map(|c| *c).unwrap_or_default(),
         sun: res.get::<Sun>().map(|s| *s).unwrap_or_default(),
-    })
+    };
+    // The renderer's sorting and packing run on rayon: in the app's pool, they keep to the
+    // threads the user gave the app.
+    app.in_pool(|| renderer.render(input))
 }
