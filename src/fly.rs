@@ -12,7 +12,7 @@ use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
 use sylva::systems::world::WorldParams;
 use sylva::vk::Renderer;
-use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
+use sylva::{Built, Flight, FlightLog, Quantiles, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
 use crate::outputs::{self, PNG};
 use crate::{
@@ -79,6 +79,13 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     report.streaming = Some(StreamingReport::new(world, &log));
     print_summary(&report);
     print_streaming(report.streaming.as_ref().expect("set above"), world);
+    if let Some(r) = &renderer {
+        let cpu = Quantiles::of(&r.stats().cpu_ms);
+        println!(
+            "  render CPU ms p50 {:.2} p99 {:.2} max {:.2} (waits for the GPU not counted)",
+            cpu.p50, cpu.p99, cpu.max
+        );
+    }
     report.render = last_picture(args, renderer.as_ref(), app)?;
     write_report(&report, common)
 }

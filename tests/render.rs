@@ -469,6 +469,13 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
     for key in ["device", "upload_bytes_per_frame", "gpu_memory_bytes", "frame_ms"] {
         assert!(render.get(key).is_some(), "missing render.{key}");
     }
+    // One frame: the renderer's CPU time is that frame's time less its wait for the GPU.
+    let ms = |key: &str| render[key].as_f64().unwrap();
+    let cpu = render["cpu_ms"]["max"].as_f64().unwrap();
+    assert!(
+        cpu > 0.0 && (cpu - (ms("frame_ms") - ms("gpu_wait_ms"))).abs() < 1e-9 * ms("frame_ms"),
+        "{render}"
+    );
 }
 
 /// Size of the world's golden images: large enough to show trees and grass.

@@ -125,7 +125,8 @@ pub struct Quantiles {
 }
 
 impl Quantiles {
-    fn of(h: &Histogram) -> Self {
+    /// The percentiles of `h`.
+    pub fn of(h: &Histogram) -> Self {
         Self {
             p50: h.quantile_ms(0.5),
             p95: h.quantile_ms(0.95),
