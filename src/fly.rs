@@ -12,7 +12,7 @@ use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
 use sylva::systems::world::WorldParams;
 use sylva::vk::Renderer;
-use sylva::{Built, Flight, FlightLog, Quantiles, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
+use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
 use crate::outputs::{self, PNG};
 use crate::{
@@ -45,6 +45,9 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     let start = flight.viewer(0.0);
     app.world.resources.insert(Flight::camera(&scene.camera, &start));
     warm_up(world, app, start, &scene.name, &mut log);
+    if let Some(r) = &mut renderer {
+        first_frame(r, app, &mut log)?;
+    }
     let frames = (flight.seconds() * args.hz as f32).ceil().max(1.0) as u64;
     let progress = progress_bar(frames, &scene.name);
     let dt = 1.0 / f64::from(args.hz);
@@ -66,7 +69,10 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         let stream = world.update(app, &[viewer]);
         app.update(dt);
         if let Some(r) = &mut renderer {
-            sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
+            let drawn = sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
+            log.rendered(Duration::from_secs_f64(
+                (drawn.frame_ms - drawn.gpu_wait_ms).max(0.0) / 1e3,
+            ));
             shots.maybe_write(r, t)?;
         }
         log.record(frame_start.elapsed(), &stream, world.stats().evicted);
@@ -79,13 +85,6 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
     report.streaming = Some(StreamingReport::new(world, &log));
     print_summary(&report);
     print_streaming(report.streaming.as_ref().expect("set above"), world);
-    if let Some(r) = &renderer {
-        let cpu = Quantiles::of(&r.stats().cpu_ms);
-        println!(
-            "  render CPU ms p50 {:.2} p99 {:.2} max {:.2} (waits for the GPU not counted)",
-            cpu.p50, cpu.p99, cpu.max
-        );
-    }
     report.render = last_picture(args, renderer.as_ref(), app)?;
     write_report(&report, common)
 }
@@ -99,6 +98,19 @@ fn warm_up(world: &mut WorldStreamer, app: &mut App, start: Viewer, name: &str, 
     log.warmed_up(warmup);
     world.reset_latencies();
     println!("  first ring: {} chunks in {:.0} ms", world.stats().installed, warmup);
+}
+
+/// Renders the first frame, which uploads the whole first ring, and waits for the GPU to draw
+/// it: loading, like the ring itself, so it is timed apart and the flight's frame times show
+/// the flight's hitches, not the load.
+fn first_frame(renderer: &mut Renderer, app: &App, log: &mut FlightLog) -> Result<(), String> {
+    let started = Instant::now();
+    sylva::render(renderer, app, false).map_err(|e| format!("renderer: {e}"))?;
+    renderer.finish().map_err(|e| format!("renderer: {e}"))?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    log.first_frame_ms = Some(ms);
+    println!("  first frame (the ring uploaded): {ms:.0} ms");
+    Ok(())
 }
 
 /// The renderer of the flight: asked-for pictures need a driver, found out before the
@@ -290,6 +302,12 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
         s.holes,
         s.frames
     );
+    if let Some(cpu) = &s.render_cpu_ms {
+        println!(
+            "  render CPU ms p50 {:.2} p99 {:.2} max {:.2} (waits for the GPU not counted)",
+            cpu.p50, cpu.p99, cpu.max
+        );
+    }
     let mib = |b: Option<u64>| b.map_or("?".to_owned(), |b| format!("{:.0} MiB", b as f64 / (1 << 20) as f64));
     println!(
         "  RSS first ring {}, window full {}, end {}, max {}; radius {:.0} m (evict {:.0} m)",

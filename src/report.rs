@@ -13,7 +13,7 @@ use sylva_systems::particles::{ParticleReport, Pinned, Position, Spring};
 use sylva_systems::placement::forest::ForestStats;
 use sylva_systems::terrain::{TerrainChunk, TerrainReport};
 use sylva_systems::tree::{Segment, Tree};
-use sylva_systems::world::{Quantiles, StreamingReport};
+use sylva_systems::world::StreamingReport;
 
 /// Everything measured in one run. Later domains add their own sections.
 #[derive(Clone, Debug, Serialize)]
@@ -109,10 +109,6 @@ pub struct RenderReport {
     pub frame_ms: f64,
     /// Time per frame spent waiting for the GPU to finish the frame two before, mean, ms.
     pub gpu_wait_ms: f64,
-    /// The renderer's own CPU work per frame (`frame_ms` less `gpu_wait_ms`), ms: it spikes
-    /// where new batches arrive (a streamed world's chunk installs). On a software GPU
-    /// (lavapipe) the rasterizer shares the cores and inflates it.
-    pub cpu_ms: Quantiles,
 }
 
 impl RenderReport {
@@ -137,7 +133,6 @@ impl RenderReport {
             validation_warnings: s.validation_warnings,
             frame_ms: per_frame(s.frame_ms),
             gpu_wait_ms: per_frame(s.gpu_wait_ms),
-            cpu_ms: Quantiles::of(&s.cpu_ms),
         }
     }
 }

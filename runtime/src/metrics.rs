@@ -15,7 +15,7 @@ const RATIO: f64 = 1.01;
 ///
 /// Keeping every sample would grow without bound in a long session; buckets
 /// 1 % wide keep percentiles accurate to 1 % in about 2.8k counters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Histogram {
     buckets: Vec<u64>,
     count: u64,

@@ -7,12 +7,11 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ash::vk;
 use sylva_runtime::extract::{GrassLayer, SwayWind};
 use sylva_runtime::glam::Vec3;
-use sylva_runtime::metrics::Histogram;
 
 use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame};
 use crate::cull::Frustum;
@@ -52,10 +51,6 @@ pub struct RenderStats {
     pub frame_ms: f64,
     /// Time spent waiting for a frame slot's last frame, summed, ms.
     pub gpu_wait_ms: f64,
-    /// The renderer's own work on the CPU per frame (`frame_ms` less `gpu_wait_ms`):
-    /// uploads, cluster orders, culling, recording; it spikes in frames where new batches
-    /// arrive. A software GPU (lavapipe) rasterizes on the same cores, which inflates it.
-    pub cpu_ms: Histogram,
     /// Bytes uploaded by the frame that uploaded most after the first (which uploads
     /// everything resident before rendering began, such as a world's first ring).
     pub max_upload_bytes: u64,
@@ -278,8 +273,6 @@ impl Renderer {
         self.stats.upload_bytes += stats.upload_bytes;
         self.stats.frame_ms += stats.frame_ms;
         self.stats.gpu_wait_ms += stats.gpu_wait_ms;
-        let cpu_ms = (stats.frame_ms - stats.gpu_wait_ms).max(0.0);
-        self.stats.cpu_ms.record(Duration::from_secs_f64(cpu_ms / 1e3));
         if self.stats.frames == 1 {
             self.stats.first_gpu_memory_bytes = stats.gpu_memory_bytes;
             self.stats.first_gpu_allocated_bytes = stats.gpu_allocated_bytes;
@@ -429,6 +422,12 @@ impl Renderer {
         // No frame in flight: the probe's temporaries are then freed as it drops them.
         self.wait_last()?;
         self.wind_probe.run(&self.memory, wind, queries)
+    }
+
+    /// Waits until the GPU has finished every frame submitted so far (a loading screen's
+    /// last frame, say, so the next frame's time holds none of its work).
+    pub fn finish(&self) -> Result<(), RenderError> {
+        self.wait_last()
     }
 
     /// The last frame, once the GPU has finished it: RGBA8 (sRGB), rows top to bottom.

@@ -36,9 +36,11 @@ pub(crate) struct Uploads {
 
 impl Uploads {
     /// Forgets last frame's uploads, keeping the memory unless it was far more than the
-    /// frame needed (a first frame of a large scene stages hundreds of megabytes once).
+    /// frame needed or more than [`KEPT_MOST`] (a first frame of a large scene stages
+    /// hundreds of megabytes once: they are in the staging ring by now).
     pub fn clear(&mut self) {
-        if oversized(self.data.capacity() as u64, self.data.len() as u64) {
+        let room = self.data.capacity();
+        if room > KEPT_MOST || oversized(room as u64, self.data.len() as u64) {
             self.data = Vec::with_capacity(MIN_RING_BYTES as usize);
         }
         self.data.clear();
@@ -244,6 +246,12 @@ impl StagingRing {
     }
 }
 
+/// Most upload room kept past its frame. Steady frames stage a few MiB (a streamed world's
+/// installs about 4 MiB at most); a first frame stages a whole ring of chunks once, and kept
+/// until the next frame, its copy stood beside the staging ring and the GPU's own copy,
+/// 200 MiB more at the peak on lavapipe, where device memory is the host's.
+const KEPT_MOST: usize = 64 << 20;
+
 /// Bytes of the staging ring before any frame needs more.
 const MIN_RING_BYTES: u64 = 1 << 20;
 
@@ -263,6 +271,14 @@ fn ring(memory: &Arc<Memory>, size: u64) -> Result<Buffer, RenderError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_staging_more_than_kept_most_gives_its_room_back_at_once() {
+        let mut uploads = Uploads::default();
+        uploads.copy_to_buffer(vk::Buffer::null(), 0, &vec![7u8; KEPT_MOST + 1]);
+        uploads.clear();
+        assert!(uploads.data.capacity() <= MIN_RING_BYTES as usize);
+    }
 
     #[test]
     fn a_giant_frame_of_uploads_keeps_its_room_one_frame_only() {

@@ -19,6 +19,10 @@ pub struct FlightLog {
     pub frame_ms: Vec<f32>,
     /// Install milliseconds per frame.
     pub install: Histogram,
+    /// The renderer's own CPU work per rendered frame (its time less its wait for the GPU):
+    /// it spikes where installs bring new batches. A software GPU (lavapipe) rasterizes on
+    /// the same cores, which inflates it.
+    pub render_cpu: Histogram,
     /// Frames in which some chunk within the near radius was not installed.
     pub holes: u64,
     /// Resident memory once the first ring was installed, bytes.
@@ -31,6 +35,9 @@ pub struct FlightLog {
     pub rss_max: u64,
     /// Milliseconds until the first ring of chunks was installed.
     pub warmup_ms: f64,
+    /// Milliseconds of the first frame rendered after the warm-up, which uploads the whole
+    /// first ring (none without a renderer). It is not in `frame_ms`.
+    pub first_frame_ms: Option<f64>,
 }
 
 impl FlightLog {
@@ -45,6 +52,11 @@ impl FlightLog {
         if self.frame_ms.len() % 30 == 1 {
             self.rss_max = self.rss_max.max(rss_bytes().unwrap_or(0));
         }
+    }
+
+    /// Records the renderer's own CPU work in one frame of the flight.
+    pub fn rendered(&mut self, cpu: Duration) {
+        self.render_cpu.record(cpu);
     }
 
     /// Marks the end of the loading screen: the first ring is installed.
@@ -82,6 +94,12 @@ pub struct StreamingReport {
     pub frames: u64,
     /// Until the first ring was installed, milliseconds.
     pub warmup_ms: f64,
+    /// The first frame rendered after the warm-up, which uploads the whole first ring and is
+    /// not counted in `frame_ms`, milliseconds (null without a renderer).
+    pub first_frame_ms: Option<f64>,
+    /// The renderer's own CPU work per frame of the flight, its wait for the GPU left out
+    /// (null without a renderer).
+    pub render_cpu_ms: Option<Quantiles>,
     /// Growing the tree variants and baking the grass, milliseconds.
     pub content_ms: f64,
     /// Resident memory, bytes.
@@ -125,8 +143,7 @@ pub struct Quantiles {
 }
 
 impl Quantiles {
-    /// The percentiles of `h`.
-    pub fn of(h: &Histogram) -> Self {
+    fn of(h: &Histogram) -> Self {
         Self {
             p50: h.quantile_ms(0.5),
             p95: h.quantile_ms(0.95),
@@ -187,6 +204,8 @@ impl StreamingReport {
             holes: log.holes,
             frames: log.frame_ms.len() as u64,
             warmup_ms: log.warmup_ms,
+            first_frame_ms: log.first_frame_ms,
+            render_cpu_ms: (log.render_cpu.count() > 0).then(|| Quantiles::of(&log.render_cpu)),
             content_ms: world.content().grow_ms + world.content().bake_ms,
             rss_bytes: RssReport {
                 first_ring: log.rss_first_ring,
