@@ -418,6 +418,21 @@ fn report_steady(name: &str, r: &Renderer, first: &FrameStats, (steady, wall): &
     );
 }
 
+/// Whether a command's `output` says it found no Vulkan driver: `test` then skips loudly,
+/// unless `SYLVA_REQUIRE_VULKAN=1` makes a missing driver a failure.
+fn no_driver(output: &str, test: &str) -> bool {
+    if !output.contains(sylva::vk::NO_DRIVER_HINT) {
+        return false;
+    }
+    assert_ne!(
+        std::env::var("SYLVA_REQUIRE_VULKAN").as_deref(),
+        Ok("1"),
+        "no Vulkan driver: {output}"
+    );
+    eprintln!("SKIPPED: {test}: no Vulkan driver");
+    true
+}
+
 #[test]
 fn run_with_screenshot_writes_the_png_and_the_render_report() {
     let dir = std::env::temp_dir().join(format!("sylva-render-cli-{}", std::process::id()));
@@ -442,13 +457,7 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Without a driver an asked-for screenshot is an error (tests/outputs.rs), and this test skips.
-    if !out.status.success() && stderr.contains(sylva::vk::NO_DRIVER_HINT) {
-        assert_ne!(
-            std::env::var("SYLVA_REQUIRE_VULKAN").as_deref(),
-            Ok("1"),
-            "no Vulkan driver: {stderr}"
-        );
-        eprintln!("SKIPPED: screenshot test: no Vulkan driver");
+    if !out.status.success() && no_driver(&stderr, "screenshot test") {
         return;
     }
     assert!(out.status.success(), "{stderr}");
@@ -487,13 +496,7 @@ fn a_rendered_flight_times_its_first_frame_apart_from_the_flight() {
     );
     assert!(out.status.success(), "{stdout}{stderr}");
     // Without a driver the flight flies unrendered, and this test skips.
-    if stdout.contains(sylva::vk::NO_DRIVER_HINT) {
-        assert_ne!(
-            std::env::var("SYLVA_REQUIRE_VULKAN").as_deref(),
-            Ok("1"),
-            "no Vulkan driver: {stdout}"
-        );
-        eprintln!("SKIPPED: rendered flight: no Vulkan driver");
+    if no_driver(&stdout, "rendered flight") {
         return;
     }
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
