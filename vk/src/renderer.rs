@@ -389,8 +389,9 @@ impl Renderer {
     }
 
     /// Waits until the last frame submitted has finished (and so every earlier one: one
-    /// queue runs them in order), and frees what only they could use.
-    fn wait_last(&self) -> Result<(), RenderError> {
+    /// queue runs them in order), and frees what only they could use: after a loading
+    /// screen's last frame, say, the next frame's time holds none of its work.
+    pub fn finish(&self) -> Result<(), RenderError> {
         let slot = (self.submitted % FRAMES_IN_FLIGHT as u64) as usize;
         self.frames[slot].commands.wait()?;
         self.memory.finished(self.submitted);
@@ -410,7 +411,7 @@ impl Renderer {
         queries: &[(u32, f32, f32, f32)],
     ) -> Result<Vec<Vec3>, RenderError> {
         // No frame in flight: the probe's temporaries are then freed as it drops them.
-        self.wait_last()?;
+        self.finish()?;
         self.probe.run(&self.memory, layer, (wind_power, wave_speed), queries)
     }
 
@@ -420,21 +421,15 @@ impl Renderer {
     /// mirrors `WindField::sample` of sylva-systems, and tests compare the two.
     pub fn probe_wind(&mut self, wind: &SwayWind, queries: &[(Vec3, f32)]) -> Result<Vec<Vec3>, RenderError> {
         // No frame in flight: the probe's temporaries are then freed as it drops them.
-        self.wait_last()?;
+        self.finish()?;
         self.wind_probe.run(&self.memory, wind, queries)
-    }
-
-    /// Waits until the GPU has finished every frame submitted so far (a loading screen's
-    /// last frame, say, so the next frame's time holds none of its work).
-    pub fn finish(&self) -> Result<(), RenderError> {
-        self.wait_last()
     }
 
     /// The last frame, once the GPU has finished it: RGBA8 (sRGB), rows top to bottom.
     /// All zeros (black, transparent) when waiting for it failed (the device was lost);
     /// [`Renderer::save_png`] reports that error.
     pub fn read_pixels(&self) -> Vec<u8> {
-        match self.wait_last() {
+        match self.finish() {
             Ok(()) => self.target.pixels(),
             Err(_) => {
                 let (w, h) = self.size();
@@ -445,7 +440,7 @@ impl Renderer {
 
     /// Writes the last frame as a PNG, once the GPU has finished it.
     pub fn save_png(&self, path: &Path) -> Result<(), RenderError> {
-        self.wait_last()?;
+        self.finish()?;
         let (w, h) = self.size();
         write_png(path, w, h, &self.target.pixels())
     }
