@@ -10,14 +10,33 @@ use sylva::vk::window::{Controls, KEYS};
 use sylva::vk::{FrameStats, OverlayLine, RenderError, Renderer};
 use sylva::{Report, Scene};
 
-use crate::{Common, adjust_scene, build, count, outputs, print_summary, write_report};
+use clap::Args;
+
+use crate::cli::Common;
+use crate::cli::common::{adjust_scene, build, count, write_report};
+use crate::cli::output_paths;
+use crate::cli::summary::print_summary;
 
 /// Seconds the frame rate is averaged over (the overlay's numbers change this often).
 const FPS_WINDOW: f64 = 0.5;
 
+/// The flags of `sylva view`.
+#[derive(Args)]
+pub(crate) struct ViewArgs {
+    /// Scene file (default: the built-in world).
+    scene: Option<PathBuf>,
+    /// Close the window after this many frames.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Chunk cache directory, or a store from `sylva bake` (read-only), for a world scene.
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+}
+
 /// Runs a scene in a window until it is closed; without a Vulkan driver, says so.
-pub fn view(path: Option<&Path>, frames: Option<u64>, cache: Option<PathBuf>, common: &Common) -> Result<(), String> {
-    outputs::check_all(common, &[])?;
+pub(crate) fn run(args: &ViewArgs, common: &Common) -> Result<(), String> {
+    let (path, frames, cache) = (args.scene.as_deref(), args.frames, args.cache.clone());
+    output_paths::check_all(common, &[])?;
     let started = Instant::now();
     let (live, mut built, scene) = open_view(path, cache, common)?;
     // One extraction first, so a scene without a camera starts framed on its content.

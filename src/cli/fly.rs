@@ -4,9 +4,10 @@
 //! background and swapped in while the flight goes on (its chunks stream in again, and
 //! the report's streaming counts start over with it).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use sylva::live::{LiveScene, Reload};
 use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
@@ -14,17 +15,79 @@ use sylva::systems::world::WorldParams;
 use sylva::vk::Renderer;
 use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
-use crate::outputs::{self, PNG};
-use crate::{
-    Common, FlyArgs, adjust_scene, build, headless, print_summary, progress_bar, render_png, renderer_for,
-    scene_or_default, spinner, write_report,
-};
+use crate::cli::Common;
+use crate::cli::common::{adjust_scene, build, positive_f32, scene_or_default, write_report};
+use crate::cli::output_paths::{self, PNG};
+use crate::cli::progress;
+use crate::cli::screenshot::{headless, render_png, renderer_for};
+use crate::cli::summary::print_summary;
+
+/// The flags of `sylva fly`.
+#[derive(Parser, Clone)]
+#[command(name = "fly")]
+pub(crate) struct FlyArgs {
+    /// Scene file with a `world` section (default: the built-in world).
+    scene: Option<PathBuf>,
+    /// Fly straight ahead at this speed, m/s, instead of the scene's path.
+    #[arg(long, value_name = "M/S", value_parser = positive_f32)]
+    speed: Option<f32>,
+    /// Seconds to fly straight ahead (default 60; with --speed, or for a scene without a path).
+    #[arg(long, value_parser = positive_f32)]
+    seconds: Option<f32>,
+    /// Frame rate the flight is paced at, frames per second.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    hz: u32,
+    /// Measure generation and streaming only: no renderer.
+    #[arg(long)]
+    no_render: bool,
+    /// Follow the scene file: a saved edit is rebuilt in the background and flown on in,
+    /// reload times and errors printed.
+    #[arg(long, requires = "scene")]
+    watch: bool,
+    /// Write a PNG every this many flight seconds into --out.
+    #[arg(long, value_name = "SECONDS", value_parser = positive_f32, conflicts_with = "no_render")]
+    screenshot_every: Option<f32>,
+    /// Directory of the PNG sequence.
+    #[arg(long, value_name = "DIR", default_value = "fly")]
+    out: PathBuf,
+    /// Write the last frame as a PNG.
+    #[arg(long, value_name = "PATH")]
+    screenshot: Option<PathBuf>,
+    /// Chunk cache directory (overrides the scene's `world.cache`), or a store
+    /// from `sylva bake`, which is only read.
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Image width, pixels.
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    width: u32,
+    /// Image height, pixels.
+    #[arg(long, default_value_t = 720, value_parser = clap::value_parser!(u32).range(1..=16384))]
+    height: u32,
+    /// Set by the bare `sylva` only: its world.png is skipped without a Vulkan driver,
+    /// where an explicit --screenshot is an error.
+    #[arg(skip)]
+    optional_screenshot: bool,
+}
+
+/// The line the bare `sylva` flies: `sylva fly` with these flags, every other one at its default.
+const BARE: [&str; 3] = ["--no-render", "--screenshot", "world.png"];
+
+impl FlyArgs {
+    /// The flight of the bare `sylva`: the built-in world along its path, unrendered, its
+    /// last frame written to world.png where a Vulkan driver exists.
+    pub(crate) fn bare() -> FlyArgs {
+        let mut args = FlyArgs::parse_from(std::iter::once("fly").chain(BARE));
+        args.optional_screenshot = true;
+        args
+    }
+}
 
 /// Seconds a straight flight lasts when only --speed is given.
 const DEFAULT_SECONDS: f32 = 60.0;
 
-pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
-    outputs::check_all(common, &[("--screenshot", args.screenshot.as_deref(), PNG)])?;
+/// Runs `sylva fly`.
+pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
+    output_paths::check_all(common, &[("--screenshot", args.screenshot.as_deref(), PNG)])?;
     let scene = scene_or_default(args.scene.as_deref(), common)?;
     let Some(params) = &scene.world else {
         return Err(format!("{}: the scene has no `world` section", scene.name));
@@ -49,7 +112,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         first_frame(r, app, &mut log)?;
     }
     let frames = (flight.seconds() * args.hz as f32).ceil().max(1.0) as u64;
-    let progress = progress_bar(frames, &scene.name);
+    let bar = progress::bar(frames, &scene.name, "frames");
     let dt = 1.0 / f64::from(args.hz);
     let paced = Instant::now();
     for k in 0..frames {
@@ -61,7 +124,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
         let frame_start = Instant::now();
         let t = (k as f64 * dt) as f32;
         if let Some(live) = &mut live {
-            progress.suspend(|| reload(live, &mut built));
+            bar.suspend(|| reload(live, &mut built));
         }
         let (app, world) = parts(&mut built)?;
         let viewer = flight.viewer(t);
@@ -76,9 +139,9 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
             shots.maybe_write(r, t)?;
         }
         log.record(frame_start.elapsed(), &stream, world.stats().evicted);
-        progress.inc(1);
+        bar.inc(1);
     }
-    progress.finish_and_clear();
+    bar.finish_and_clear();
     let (app, world) = parts(&mut built)?;
     let name = live.as_ref().map_or(&scene.name, |l| &l.scene().name);
     let mut report = Report::gather(app, name, started.elapsed()).map_err(|e| e.to_string())?;
@@ -92,7 +155,7 @@ pub fn fly(args: &FlyArgs, common: &Common) -> Result<(), String> {
 /// Loads the first ring of chunks around `start` behind a spinner, then starts the latencies
 /// afresh: the flight measures streaming, not loading.
 fn warm_up(world: &mut WorldStreamer, app: &mut App, start: Viewer, name: &str, log: &mut FlightLog) {
-    let loading = spinner(&format!("{name}: loading the first ring of chunks"));
+    let loading = progress::spinner(&format!("{name}: loading the first ring of chunks"));
     let warmup = world.settle(app, &[start], |n| loading.set_message(format!("{n} chunks installed")));
     loading.finish_and_clear();
     log.warmed_up(warmup);
@@ -318,4 +381,34 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
         world.settings().load_radius,
         world.settings().evict_radius
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Command, parse};
+
+    /// The bare `sylva` is `sylva fly` with three flags: every other one is clap's default.
+    #[test]
+    fn the_bare_flight_takes_the_defaults_of_fly() {
+        let bare = FlyArgs::bare();
+        let Some(Command::Fly(fly)) = parse(&["fly"]).unwrap().command else {
+            panic!("fly parses as fly");
+        };
+        assert!(bare.no_render && bare.optional_screenshot && !fly.optional_screenshot);
+        assert_eq!(bare.screenshot.as_deref(), Some(Path::new("world.png")));
+        assert_eq!((bare.speed, bare.seconds), (None, None), "the scene's own path");
+        assert_eq!((bare.hz, bare.width, bare.height), (60, 1280, 720));
+        assert_eq!(
+            (bare.hz, bare.width, bare.height, &bare.out),
+            (fly.hz, fly.width, fly.height, &fly.out)
+        );
+    }
+
+    #[test]
+    fn watching_needs_a_scene_file() {
+        assert!(parse(&["fly", "--watch"]).is_err());
+        assert!(parse(&["fly", "w.ron", "--watch"]).is_ok());
+        assert!(parse(&["fly", "--no-render", "--screenshot-every", "1"]).is_err());
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! Rust ignores SIGPIPE, so a write to a closed pipe fails with `BrokenPipe`, and `println!`
 //! panics on a failed write. Every `println!` of the binary is this module's instead (it is
-//! declared first in `main.rs`, so its `println!` shadows std's in every module after it):
+//! declared first in `cli/mod.rs`, so its `println!` shadows std's in every module after it):
 //!
 //! - Once the reader has gone, the rest of the output is dropped without a word and the command
 //!   carries on: its files (exports, bakes, snapshots) are still written, and its exit status
@@ -27,10 +27,10 @@ static STATE: AtomicU8 = AtomicU8::new(OPEN);
 /// `println!` that neither panics nor stops the command when stdout fails (see the module docs).
 macro_rules! println {
     () => {
-        crate::out::line(format_args!(""))
+        crate::cli::console::line(format_args!(""))
     };
     ($($arg:tt)*) => {
-        crate::out::line(format_args!($($arg)*))
+        crate::cli::console::line(format_args!($($arg)*))
     };
 }
 

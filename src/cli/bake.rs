@@ -11,8 +11,10 @@ use sylva::systems::world::{
     BakePlan, BakeReport, Phase, Shard, VerifyReport, WorldGen, bake, create_store, finish_store, open_store, verify,
 };
 
-use crate::region::{count_bar, parse_region, write_json};
-use crate::{Common, count, scene_or_default};
+use crate::cli::Common;
+use crate::cli::common::{count, parse_region, scene_or_default, write_json};
+use crate::cli::output_paths;
+use crate::cli::progress;
 
 /// Environment variables that carry a shard's index, in the order they are read.
 const SHARD_INDEX_VARS: [&str; 2] = ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"];
@@ -21,7 +23,7 @@ const SHARD_INDEX_VARS: [&str; 2] = ["JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_I
 const LISTED: usize = 50;
 
 /// The flags of `sylva bake`.
-#[derive(Args, Clone)]
+#[derive(Args)]
 pub(crate) struct BakeArgs {
     /// Scene file with a `world` section (default: the built-in world).
     scene: Option<PathBuf>,
@@ -80,7 +82,7 @@ struct Report<'a> {
 
 /// Runs `sylva bake`.
 pub(crate) fn run(args: &BakeArgs, common: &Common) -> Result<(), String> {
-    crate::outputs::check_all(common, &[])?;
+    output_paths::check_all(common, &[])?;
     let scene = scene_or_default(args.scene.as_deref(), common)?;
     let Some(params) = scene.world.clone() else {
         return Err(format!("{}: the scene has no `world` section", scene.name));
@@ -184,7 +186,7 @@ fn bake_shard(
         count(plan.chunks.len() as u64, "chunk"),
         store.display()
     );
-    let bar = count_bar(plan.len() as u64, scene, "files");
+    let bar = progress::bar(plan.len() as u64, scene, "files");
     let report = bake(world, &cache, &plan, || bar.inc(1)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     finish_store(store, &writer).map_err(|e| e.to_string())?;
@@ -212,7 +214,7 @@ fn verify_store(
 ) -> Result<VerifyReport, String> {
     let cache = open_store(store, world).map_err(|e| e.to_string())?;
     let plan = BakePlan::new(world, first, last, Shard::WHOLE, Phase::All).map_err(|e| e.to_string())?;
-    let bar = count_bar(plan.len() as u64, scene, "files");
+    let bar = progress::bar(plan.len() as u64, scene, "files");
     let report = verify(world, &cache, &plan, || bar.inc(1));
     bar.finish_and_clear();
     let faults = report.missing.iter().map(|f| (f, "missing".to_owned()));

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::Common;
+use crate::cli::Common;
 
 /// What a PNG flag accepts.
 pub(crate) const PNG: &[&str] = &["png"];
