@@ -12,7 +12,7 @@
 //! `aging_8` likewise. The scene's own path, from the landscape as
 //! generated through the iterations the CLI runs, is `benches/suite.rs`'s.
 //!
-//! Targets (issue 5): hydraulic ≤ 1.5 ms per iteration, thermal ≥ 500
+//! Targets: hydraulic ≤ 1.5 ms per iteration, thermal ≥ 500
 //! iterations/s, aging ≥ 1000 checks/s, 4096² × 4 layers generated in ≤ 3 s.
 //! `memcpy_64mib` measures this machine's copy bandwidth in the same run, and
 //! the closing `summary` prints each kernel's Mcell-iterations/s and its

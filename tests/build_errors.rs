@@ -36,7 +36,7 @@ fn the_module_limit_names_the_grammar_in_the_file() {
 #[test]
 fn colonization_lengths_past_f32_comfort_are_read_errors_not_build_errors() {
     // Once this scene grew segments past f32 and failed while building; the coordinate bound
-    // (issue 21) now rejects it where it is written.
+    // (docs/design/limits.md, "Coordinates and lengths") now rejects it where it is written.
     let text = "(\n  seed: 1,\n  colonize: (\n    influence_radius: 3e38,\n    kill_distance: 1e37,\n    step: 3e38,\n    iterations: 5,\n    roots: [(0.0, 0.0, 2e38)],\n    regions: [(shape: Sphere(centre: (0.0, 0.0, 3e38), radius: 1e37))],\n  ),\n)";
     let e = Scene::from_str(text, "build.ron").unwrap_err();
     assert_eq!(

@@ -1,5 +1,6 @@
-//! Issue 21, "nothing trusted": scene values that once panicked, aborted or stalled a run are
-//! errors naming the file, line and field, with the bound in the message, found before any work.
+//! Nothing trusted (docs/design/limits.md): scene values that once panicked, aborted or stalled a
+//! run are errors naming the file, line and field, with the bound in the message, found before any
+//! work.
 
 use std::time::Instant;
 

@@ -83,7 +83,7 @@ fn edit(path: &Path, text: &str) {
     std::fs::write(path, format!("{text}\n// saved {:?}\n", Instant::now())).unwrap();
 }
 
-/// Issue 25: PageUp and PageDown step through the scenes of a folder in name order, numbers
+/// PageUp and PageDown step through the scenes of a folder in name order, numbers
 /// compared as numbers, wrapping around; other files are not scenes.
 #[test]
 fn a_folder_of_scenes_is_cycled_in_name_order() {

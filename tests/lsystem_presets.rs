@@ -1,5 +1,5 @@
 //! Every `scenes/thesis` L-system preset loads, validates and draws the
-//! segment count trees.md §2 derives for it.
+//! segment count its grammar gives in closed form (F segments, plus the root stub).
 
 use std::path::PathBuf;
 

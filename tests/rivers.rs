@@ -1,4 +1,4 @@
-//! Rivers as a user meets them (issue 23): the valley scene drains into one
+//! Rivers as a user meets them: the valley scene drains into one
 //! dendritic network, and `sylva terrain --region` stitches a world's chunks
 //! into one map whose rivers cross chunk borders unbroken.
 

@@ -1,7 +1,8 @@
-//! Issue 21's scene-mutation fuzzer as a property test: every bundled scene with some of its
-//! numbers replaced by extreme values reads as a scene or as an error with a line, never a
-//! panic or a stall, and whatever reads passes the limits that keep building bounded (checked
-//! here rather than by building: a mutant may legitimately ask for minutes of work within them).
+//! The scene-mutation fuzzer as a property test (docs/design/limits.md, "Nothing trusted"): every
+//! bundled scene with some of its numbers replaced by extreme values reads as a scene or as an
+//! error with a line, never a panic or a stall, and whatever reads passes the limits that keep
+//! building bounded (checked here rather than by building: a mutant may legitimately ask for
+//! minutes of work within them).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -165,7 +166,7 @@ fn bake_bounded(b: &BakeSettings) -> Result<(), String> {
     if ok { Ok(()) } else { Err(format!("bake {b:?}")) }
 }
 
-/// The limits of issue 21 that a scene which reads must keep.
+/// The limits (docs/design/limits.md) that a scene which reads must keep.
 fn bounded(scene: &Scene) -> Result<(), String> {
     if let Some(t) = &scene.tree
         && t.lsystem.iterations > lsystem::MAX_ITERATIONS

@@ -1,4 +1,5 @@
-//! The world's contracts (DESIGN.md, "The world"): a chunk is a pure function of
+//! The world's contracts (docs/design/architecture.md, "The world: a chunk is a pure
+//! function" and "Placement across borders"): a chunk is a pure function of
 //! (scene, seed, coordinate) whatever the visit order, thread count or cache;
 //! placement keeps its min distances across chunk borders; chunks meet without
 //! seams; residency and batches stay bounded on a long flight.

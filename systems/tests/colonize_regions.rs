@@ -194,9 +194,9 @@ fn point_files_parse_with_line_numbers() {
     assert_eq!(line_of("nan 2 3\n").0, 1);
 }
 
-/// Issue 21: an attractor at 1e13 in a point file reached the grid (and panicked there); points
-/// beyond the coordinate bound, past the attractor limit, or on endless lines stop the read at
-/// their line.
+/// Points beyond the coordinate bound, past the attractor limit, or on endless lines stop the read
+/// at their line (an attractor at 1e13 once reached the grid and panicked there;
+/// docs/design/limits.md, "Point files").
 #[test]
 fn point_files_are_bounded_line_by_line() {
     let error = |r: Result<Vec<Vec3>, ColonizeError>| match r {

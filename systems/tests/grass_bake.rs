@@ -246,8 +246,9 @@ fn bad_settings_are_errors() {
     assert!(bake(&shape, &d, &bad, &settings()).is_err());
 }
 
-/// Issue 21: `frames: 4294967295` sized the textures with an unchecked multiply and aborted.
-/// Every size a bake allocates or steps by is a field error with its bound, before any work.
+/// Every size a bake allocates or steps by is a field error with its bound, before any work
+/// (`frames: 4294967295` once sized the textures with an unchecked multiply and aborted;
+/// docs/design/limits.md, "Grass bake sizes").
 #[test]
 fn bake_sizes_are_bounded_before_allocating() {
     let shape = BladeShape::blade(6, 0.3, Segment::default());

@@ -238,8 +238,8 @@ fn a_shape_too_stiff_for_the_live_step_takes_substeps_and_stays_bounded() {
 #[test]
 fn live_settings_refuse_steps_beyond_the_tested_range() {
     assert!(LiveSettings::default().validate().is_ok());
-    // Issue 21: a live step of 1e-9 s ran a billion steps per second, and the f32 live clock
-    // stopped advancing one second in, looping forever.
+    // A live step of 1e-9 s ran a billion steps per second, and the f32 live clock stopped
+    // advancing one second in, looping forever (docs/design/limits.md, "Live grass steps").
     for step_seconds in [
         0.0,
         -1.0,
@@ -262,8 +262,9 @@ fn live_settings_refuse_steps_beyond_the_tested_range() {
     assert!(smaller.validate().is_ok());
 }
 
-/// Issue 21: a blade of near-massless segments asked for billions of RK4 substeps per live step
-/// (a stall once a walker touched it). `LiveGrass` caps them; `grass::install` refuses the shape.
+/// A blade of near-massless segments asks for billions of RK4 substeps per live step (a stall
+/// once a walker touched it). `LiveGrass` caps them; `grass::install` refuses the shape
+/// (docs/design/limits.md, "Live grass steps").
 #[test]
 fn substeps_are_capped_for_blades_too_stiff_for_any_live_step() {
     let dust = Segment {

@@ -1,4 +1,4 @@
-//! The L-system language: exact words from trees.md, extensions, and errors.
+//! The L-system language: exact words from the thesis's examples, extensions, and errors.
 
 use sylva_systems::lsystem::{DeriveOptions, LSystem, LSystemError, Position};
 
@@ -438,8 +438,9 @@ fn comments_labels_and_blank_lines_are_accepted() {
     assert_eq!(derive1(grammar, 1), "F +(90) F -(90) F +(90) F");
 }
 
-/// Issue 21: `#` started a comment anywhere, so `A -> B#C` silently lost `C`; the docs say a
-/// comment is `#` followed by a space (or at the end of a line).
+/// A comment is `#` followed by a space (or at the end of a line), as the docs say; any other `#`
+/// is an error, where it once started a comment and `A -> B#C` silently lost `C`
+/// (docs/design/limits.md, "Grammar text").
 #[test]
 fn a_comment_is_a_hash_before_whitespace_or_the_end_of_the_line() {
     assert_eq!(derive1("axiom: A\nA -> B #\tC\n#", 1), "B");
@@ -451,8 +452,8 @@ fn a_comment_is_a_hash_before_whitespace_or_the_end_of_the_line() {
     assert_eq!(e.position(), at(1, 13), "{e}");
 }
 
-/// Issue 21: `F_lF_l` read as one symbol `F_lF_l`; a subscript is one letter or digit, as in
-/// ABOP, so the symbol ends after it.
+/// A subscript is one letter or digit, as in ABOP, so the symbol ends after it (`F_lF_l` was once
+/// read as one symbol; docs/design/limits.md, "Grammar text").
 #[test]
 fn a_subscript_is_one_character_and_ends_the_symbol() {
     let system = LSystem::parse("axiom: F_lF_l+F_rf_xa_2B").unwrap();

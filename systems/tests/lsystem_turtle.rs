@@ -222,10 +222,10 @@ proptest! {
 }
 
 /// ABOP Fig. 1.11a, the hexagonal Gosper curve, an edge-rewriting curve written with ABOP's
-/// subscripted `F_l` and `F_r` (which drew nothing before issue 21, and `F_lF_l` was read as one
-/// symbol). Each step replaces every edge by 7 and adds 8 turns per edge, so after n steps the
-/// word has 7ⁿ edges plus 8·(7ⁿ − 1)/6 turns (15, 113, 799, 5601 modules); the curve's chord
-/// grows by √7 per step, and it never draws an edge twice.
+/// subscripted `F_l` and `F_r` (which once drew nothing, and `F_lF_l` was read as one symbol;
+/// docs/design/limits.md, "Grammar text"). Each step replaces every edge by 7 and adds 8 turns per
+/// edge, so after n steps the word has 7ⁿ edges plus 8·(7ⁿ − 1)/6 turns (15, 113, 799, 5601
+/// modules); the curve's chord grows by √7 per step, and it never draws an edge twice.
 #[test]
 fn gosper_curve_abop_fig_1_11a() {
     let system = LSystem::parse(

@@ -1,4 +1,4 @@
-//! Two-scale terrain (DESIGN.md, "Two-scale terrain"; issue 23): chunks eroded
+//! Two-scale terrain (docs/design/architecture.md, "Two-scale terrain"): chunks eroded
 //! with an apron equal a monolithic run bit for bit, and the basins' rivers
 //! continue across chunk borders.
 

@@ -9,7 +9,7 @@
 //! that grows it a few iterations per fixed step. [`build`] puts a scene's colonization into an
 //! app, grown over time or all at once; [`TreeReport`] reports it.
 //!
-//! Deviations from the thesis (trees.md §1.11, §7):
+//! Deviations from the thesis, with their reasons in docs/design/trees.md ("Space colonization"):
 //! - Direction: the thesis code's `normalize(normalize(Σ unit vectors) + T)`, not eq. 3.2/3.3's
 //!   un-normalized sum, so T weighs the same however many attractors pull. T is not clamped.
 //! - An attractor's nearest node is searched among all nodes (Runions and thesis step 1), not only

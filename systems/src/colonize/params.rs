@@ -1,4 +1,5 @@
-//! Growth parameters (`ColonizeParams`) with the thesis code's defaults (trees.md §3.3).
+//! Growth parameters (`ColonizeParams`) with the thesis code's defaults
+//! (docs/design/trees.md, "Program defaults").
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
@@ -34,7 +35,8 @@ pub enum WeightedGrowth {
 
 /// Everything space colonization needs: where the attractors come from and how the trees grow.
 ///
-/// Defaults are the thesis code's (\[C\], trees.md §3.3); the thesis text states none.
+/// Defaults are the thesis code's (\[C\]; docs/design/trees.md, "Program defaults"); the thesis
+/// text states none.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ColonizeParams {

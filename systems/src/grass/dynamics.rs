@@ -11,13 +11,17 @@
 //!                                           (R_p: shortest rotation from p's rest link to its current link;
 //!                                            identity for children of the root)
 //! T      = a·D_R + (1 − a)·|D_R|·D/|D|      target: angular stiffness a ∈ [0,1] weights the rest direction
-//! F      = (T − D)·s − (v_i − v_p)·d        thesis law with v = relative velocity (erratum 6)
+//! F      = (T − D)·s − (v_i − v_p)·d        thesis law, v relative to the parent
 //! f_i   += F + m_i·g + drag·length_i·W(root, t),   f_p −= F (unless p is the root)
 //! ```
 //!
+//! The thesis leaves the target and the damper's velocity open (docs/design/grass.md, "Force
+//! law" and "Damper velocity").
+//!
 //! After each RK4 step the length constraint moves each particle along its link
-//! to `|D_m| = |D_o|·S + |D_a|·(1 − S)` (erratum 7 fixed: stiffness S = 1 restores
-//! the rest length) and removes the same fraction of the radial relative velocity.
+//! to `|D_m| = |D_o|·S + |D_a|·(1 − S)` (stiffness S = 1 restores the rest length,
+//! the reverse of the thesis's printed formula; docs/design/grass.md, "Stiffness restores the
+//! length") and removes the same fraction of the radial relative velocity.
 //!
 //! `R_p` is applied in closed form (Rodrigues, see [`super::lanes`]); a rest link
 //! parallel to its parent's rest link needs no rotation at all: `D_R = ±|D_R|·D_p/|D_p|`.
@@ -32,7 +36,7 @@ use super::blade::{BladeShape, MAX_PARTICLES};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum DamperRule {
     /// `d = 2ζ·√(m·s)` per link: the damping ratio ζ is what decides how long blades
-    /// swing (erratum 8: the thesis's fixed ratio does not fix the behaviour).
+    /// swing; the thesis's fixed ratio does not fix it (docs/design/grass.md, "Damper rule").
     Ratio(f32),
     /// The thesis rule `s = 2·d` (heavily overdamped with this project's masses).
     Thesis,

@@ -203,7 +203,8 @@ mod tests {
         assert!(e.to_string().contains("stiffness"), "{e}");
     }
 
-    /// Issue 21: `iterations: 4294967295` on a word that stops growing derived for 18 minutes.
+    /// `iterations: 4294967295` on a word that stops growing once derived for 18 minutes; the bound
+    /// is checked before deriving (docs/design/limits.md, "Iteration counts").
     #[test]
     fn iterations_are_bounded_before_deriving() {
         let grammar = "axiom: S(0.1) A\nA -> A";

@@ -1,4 +1,4 @@
-//! Grass moved by wind (thesis 004, Selig): precomputed looping motion played
+//! Grass moved by wind (after Selig's thesis): precomputed looping motion played
 //! back by field position and time, plus live interaction.
 //!
 //! The pipeline, one file per stage:
@@ -27,7 +27,7 @@
 //! [`walkers::WalkPath`] pushers, [`WALK_SYSTEM`], [`LIVE_SYSTEM`], [`EXTRACT_SYSTEM`]);
 //! [`GrassReport`] reports it.
 //!
-//! Deviations from the thesis (grass.md §8): corrected cosine weights; the
+//! Deviations from the thesis (docs/design/grass.md): corrected cosine weights; the
 //! damper acts on relative velocity; stiffness 1 restores the rest length; the
 //! default damper follows a damping ratio (the thesis's `s = 2·d` is
 //! [`dynamics::DamperRule::Thesis`]); displacements are relative to the rest

@@ -6,7 +6,7 @@
 //! H = +Z (growing up), L = −Y, U = +X. A plant drawn with `+`/`-` only
 //! therefore lies in the Y–Z plane, as in the thesis's Unreal project; its
 //! out-of-plane direction (U) is mirrored relative to those screenshots,
-//! because Unreal's frame is left-handed (trees.md §1.7).
+//! because Unreal's frame is left-handed (docs/design/trees.md, "Turtle frame").
 
 use std::mem::MaybeUninit;
 use std::ops::Range;
@@ -57,7 +57,7 @@ pub struct TurtleOptions {
     /// Thesis or ABOP tropism.
     pub tropism_mode: TropismMode,
     /// Length of a vertical root segment drawn before the word, which the
-    /// thesis's program always adds (10 units; trees.md §1.8, erratum 14).
+    /// thesis's program always adds (10 units; docs/design/trees.md, "Root stub").
     /// 0 draws none. The stub is segment 0, at depth 0, and the first `F`
     /// grows from its end.
     pub root_stub: f32,
@@ -88,7 +88,8 @@ impl Default for TurtleOptions {
 pub struct TurtleOutput {
     /// One segment per `F` (plus the root stub, if enabled). A segment's
     /// parent is the segment the turtle stood on (thesis §2.4.1), its depth
-    /// the bracket nesting depth at the `F` (trees.md §1.8). Without a root
+    /// the bracket nesting depth at the `F`, as in the thesis's program
+    /// (docs/design/trees.md, "Branch depth by brackets"). Without a root
     /// stub, every `F` drawn from the start point is a root ([`NO_PARENT`]).
     pub graph: BranchGraph,
     /// The width in effect (`!`) when each segment was drawn, indexed like the graph.

@@ -1,14 +1,15 @@
-//! Rock-cycle aging (thesis §3.1.2, Fig. 3.2 as reconstructed in the notes,
-//! erratum 16): a layer left unchanged long enough turns into the next harder
-//! rock, regolith → sand → sandstone → limestone → slate → marble → granite.
+//! Rock-cycle aging (thesis §3.1.2; its Fig. 3.2 chain is not in the text, see
+//! docs/design/terrain.md, "Rock cycle chain"): a layer left unchanged long
+//! enough turns into the next harder rock, regolith → sand → sandstone →
+//! limestone → slate → marble → granite.
 //!
-//! Each layer slot carries a counter of unchanged iterations. Erosion resets
-//! it whenever it changes the layer; every aging call adds the iterations
-//! since the last call (saturating). A layer whose counter reaches its
-//! material's threshold changes type, restarts its counter, optionally halves
-//! (compaction, erratum 15), and merges with an equal neighbour — the thesis's
-//! sandstone turning into limestone after 64 iterations and joining the
-//! limestone below is this rule.
+//! Each layer slot carries a counter of unchanged iterations. Erosion resets it
+//! whenever it changes the layer; every aging call adds the iterations since
+//! the last call (saturating). A layer whose counter reaches its material's
+//! threshold changes type, restarts its counter, optionally halves (compaction;
+//! docs/design/terrain.md, "Compaction halving"), and merges with an equal
+//! neighbour — the thesis's sandstone turning into limestone after 64
+//! iterations and joining the limestone below is this rule.
 
 use std::ops::Range;
 

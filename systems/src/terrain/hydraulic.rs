@@ -365,9 +365,10 @@ struct Local {
 /// Water (eq. 2.20–2.23), velocity (eq. 2.24–2.26), capacity (eq. 2.27) and
 /// the standing test of one cell from its in- and outflows, its water before
 /// the update and its squared ground gradient `g2`, for transport `T` and
-/// standing criterion `S` (thesis §3.1.4, erratum 11: inflow and outflow both
-/// below the threshold, or their difference). Branch-free, so interior rows
-/// vectorize.
+/// standing criterion `S` (thesis §3.1.4, which can be read two ways: inflow
+/// and outflow both below the threshold, or their difference;
+/// docs/design/terrain.md, "Standing criterion"). Branch-free, so interior
+/// rows vectorize.
 #[inline(always)]
 fn local<T: Carry, S: Stand>(inflow: [f32; 4], out: [f32; 4], w_prev: f32, g2: f32, c: &CellCtx) -> Local {
     let f_in = inflow[LEFT] + inflow[RIGHT] + inflow[BACK] + inflow[FRONT];

@@ -1,4 +1,4 @@
-//! Layered terrain (issue 5, after Münch 2011): chunks of layered rock
+//! Layered terrain (after Münch 2011): chunks of layered rock
 //! columns, generators of the primordial landscape, and the processes that
 //! age it — flowing water, standing water, thermal erosion and the rock cycle.
 //!

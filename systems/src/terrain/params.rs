@@ -156,8 +156,8 @@ pub struct HydraulicParams {
     pub boundary: Boundary,
     /// Sediment transport. Default: mass-conserving flux transport.
     pub transport: Transport,
-    /// Use eq. 2.24b as printed, whose z velocity points along −z (erratum 4).
-    /// Default: false.
+    /// Use eq. 2.24b as printed, whose z velocity points along −z
+    /// (docs/design/terrain.md, "Velocity sign"). Default: false.
     pub thesis_velocity_sign: bool,
 }
 
@@ -184,7 +184,7 @@ impl Default for HydraulicParams {
     }
 }
 
-/// When water counts as standing (thesis §3.1.4, erratum 11).
+/// When water counts as standing (thesis §3.1.4; docs/design/terrain.md, "Standing criterion").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Standing {
     /// Inflow and outflow both below the threshold.
@@ -195,7 +195,8 @@ pub enum Standing {
 }
 
 /// Standing-water erosion: water that does not flow grinds the rock beneath
-/// into regolith, at most K_s deep (eq. 2.33 as min(w, K_s), erratum 10).
+/// into regolith, at most K_s deep (eq. 2.33 read as min(w, K_s); docs/design/terrain.md,
+/// "Standing water target depth").
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StandingWaterParams {

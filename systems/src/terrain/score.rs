@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ScoreMode {
     /// As printed: sums over the (W−2)·(H−2) interior cells divided by W·H
-    /// (erratum 21), which reproduces the thesis's numbers.
+    /// (docs/design/terrain.md, "Score normalisation"), which reproduces the thesis's numbers.
     #[default]
     Thesis,
     /// Sums divided by the number of interior cells: the true mean and

@@ -2,9 +2,10 @@
 //! grinds the rock beneath it into regolith and soaks into it.
 //!
 //! Eq. 2.33 is printed as max(w, K_s), which contradicts the text and can
-//! drive w negative (erratum 10); we use r = min(w, K_s) as the target
-//! regolith depth, so the regolith under standing water never exceeds the
-//! K_s of the rock beneath, and w −= r (eq. 2.34) never goes below zero.
+//! drive w negative; we use r = min(w, K_s) as the target regolith depth, so
+//! the regolith under standing water never exceeds the K_s of the rock
+//! beneath, and w −= r (eq. 2.34) never goes below zero
+//! (docs/design/terrain.md, "Standing water target depth").
 //! It runs inside the water step, which has the fluxes and applies the
 //! standing criterion ([`super::params::Standing`]).
 

@@ -9,9 +9,9 @@
 //! material it was.
 //!
 //! **Layer sliding** (the thesis gives the cases but not the flow chart, so
-//! this is our reading, erratum 12 and §3.1.5 notes): when the top layer is
-//! consolidated and would not move by its own talus angle, and the layer
-//! directly beneath it is loose (regolith or sand), the pressures
+//! this is our reading; docs/design/terrain.md, "Layer sliding"): when the
+//! top layer is consolidated and would not move by its own talus angle, and
+//! the layer directly beneath it is loose (regolith or sand), the pressures
 //! p = s·ρ·g (eq. 3.12, g cancels) decide:
 //! - p_loose > p_top: the loose bed carries the top away; the column slides
 //!   as a whole under the loose material's talus angle (case 3).

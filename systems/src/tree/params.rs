@@ -1,7 +1,7 @@
 //! Parameters of the tree operations, as they appear in scene files.
 //!
-//! Defaults are the thesis code's defaults (\[C\] `FTreeConstructionData`, trees.md §3.3), because
-//! the thesis text itself gives none.
+//! Defaults are the thesis code's defaults (\[C\] `FTreeConstructionData`; docs/design/trees.md,
+//! "Program defaults"), because the thesis text itself gives none.
 
 use serde::{Deserialize, Serialize};
 use sylva_runtime::{FieldError, Validate};
@@ -50,8 +50,8 @@ impl Default for RadiusParams {
 }
 
 impl RadiusParams {
-    /// The settings of the thesis's Fig. 6.1b tree (trees.md §2.8, from the demo level):
-    /// r₀ = 1, g = 2, trunk multiplier 1.1, code rule.
+    /// The settings of the thesis's Fig. 6.1b tree, from the demo level (docs/design/trees.md,
+    /// "Fig. 6.1b counts"): r₀ = 1, g = 2, trunk multiplier 1.1, code rule.
     pub fn thesis_fig_6_1b() -> Self {
         Self {
             leaf_radius: 1.0,
@@ -152,9 +152,9 @@ impl Default for MeshParams {
 }
 
 impl MeshParams {
-    /// The thesis-compatible settings of Fig. 6.1b (trees.md §3.2): 8 sides, no curve reduction,
-    /// code conventions. With the 10-unit root stub in the graph they reproduce the thesis's
-    /// 206,658 vertices.
+    /// The thesis-compatible settings of Fig. 6.1b (docs/design/trees.md, "Fig. 6.1b counts"): 8
+    /// sides, no curve reduction, code conventions. With the 10-unit root stub in the graph they
+    /// reproduce the thesis's 206,658 vertices.
     pub fn thesis_fig_6_1b() -> Self {
         Self {
             sides_min: 8,

@@ -237,7 +237,7 @@ impl WorldGen {
 
     /// Cells an erosion run changes inwards from the region's edge: its
     /// iterations times the cells one iteration reaches (tested against a
-    /// monolithic run in `tests/world_terrain.rs`).
+    /// monolithic run in `systems/tests/world_rivers.rs`).
     fn erosion_apron(&self) -> u32 {
         self.erosion.as_ref().map_or(0, |(p, iterations)| {
             let reach = match p.hydraulic.transport {

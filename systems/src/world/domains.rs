@@ -1,5 +1,5 @@
-//! Basin domains: the macro scale of a world's terrain (DESIGN.md, "Two-scale
-//! terrain").
+//! Basin domains: the macro scale of a world's terrain (docs/design/architecture.md, "Basin
+//! domains").
 //!
 //! A coarse lattice of nodes `node_spacing` metres apart covers the plane.
 //! One jittered site per square of `domain_chunks` chunks claims the nodes

@@ -1,5 +1,6 @@
 //! The world: an endless scene of terrain, trees and grass, generated chunk by
-//! chunk around moving viewers (DESIGN.md, "The world").
+//! chunk around moving viewers (docs/design/architecture.md, "The world: a
+//! chunk is a pure function").
 //!
 //! - [`WorldParams`]: the `world` scene section (chunk grid, radii, budgets,
 //!   cache, and the content: terrain generator, tree and grass species with
@@ -7,12 +8,12 @@
 //! - [`WorldGen::chunk`]: the pure chunk function `(world, seed, coord) →`
 //!   [`ChunkPayload`] (terrain columns and surface with its water, tree
 //!   instances, grass blades, river crossings, content hash). Terrain is two
-//!   scales (DESIGN.md, "Two-scale terrain"): [`Domains`] solve basin islands
-//!   by stream-power erosion on a coarse lattice, `relief` upsamples them under
-//!   the generator's detail (sampled in world cells) and carves the rivers, and
-//!   [`WorldGen::region`] erodes the chunk with an apron wide enough that it
-//!   equals a monolithic run. Placement uses hashed priorities over the 3 × 3
-//!   neighbourhood ([`placement`]).
+//!   scales (docs/design/architecture.md, "Two-scale terrain"): [`Domains`]
+//!   solve basin islands by stream-power erosion on a coarse lattice,
+//!   `relief` upsamples them under the generator's detail (sampled in world
+//!   cells) and carves the rivers, and [`WorldGen::region`] erodes the chunk
+//!   with an apron wide enough that it equals a monolithic run. Placement uses
+//!   hashed priorities over the 3 × 3 neighbourhood ([`placement`]).
 //! - [`stitch`]: a rectangle of chunks as one map, with river measures.
 //! - [`grow_content`]: the few tree variants per species and one grass bake per
 //!   species, grown once and instanced by every chunk.

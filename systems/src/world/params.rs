@@ -154,8 +154,8 @@ impl Default for WorldTerrain {
     }
 }
 
-/// The basin scale of a world (DESIGN.md, "Two-scale terrain"): the plane is cut
-/// into basin domains around jittered sites, each an island ringed by sea whose
+/// The basin scale of a world (docs/design/architecture.md, "Basin domains"):
+/// the plane is cut into basin domains around jittered sites, each an island ringed by sea whose
 /// coast is its outlet, solved once on a coarse lattice by stream-power erosion.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

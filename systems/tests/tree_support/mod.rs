@@ -47,7 +47,8 @@ fn expand(graph: &mut BranchGraph, k: u32, n: u32, position: Vec3, frame: Quat, 
     }
 }
 
-/// Closed-form counts of [`ternary_fig_6_1b`] (trees.md §2.8): (segments, chains).
+/// Closed-form counts of [`ternary_fig_6_1b`] (docs/design/trees.md, "Fig. 6.1b counts"):
+/// (segments, chains).
 pub fn ternary_counts(n: u32) -> (usize, usize) {
     let expansions = (3usize.pow(n) - 1) / 2;
     (4 * expansions + 1, 3 * expansions + 1)

@@ -2,8 +2,8 @@
 //! fluvial incision, solved with the implicit O(n) method of Braun & Willett
 //! (2013, "FastScape"), the river network it carves, and measures of the
 //! drainage of any heightfield. This is the macro half of the two-scale
-//! terrain (DESIGN.md, "Two-scale terrain"): one coarse grid per basin domain,
-//! whose outlets the caller marks, so nothing outside the domain matters.
+//! terrain (docs/design/architecture.md, "Two-scale terrain"): one coarse
+//! grid per basin domain, whose outlets the caller marks, so nothing outside the domain matters.
 //! Pure functions of their inputs, deterministic bit for bit, single-threaded
 //! (domains run in parallel with each other).
 //!
