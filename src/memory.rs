@@ -29,33 +29,33 @@
 
 use std::fmt;
 
-use sylva_systems::grass::GrassSettings;
 use sylva_systems::placement::forest::Forest;
 use sylva_systems::tree::{BranchGraph, Leaves};
 use sylva_systems::world::{WorldContent, WorldParams};
 
 use crate::Scene;
+use crate::domains::DOMAINS;
 
 /// Bytes per terrain cell besides its layer slots (heights, water, sediment,
 /// flux, velocity, erosion scratch, render extraction).
-const TERRAIN_CELL: u64 = 120;
+pub(crate) const TERRAIN_CELL: u64 = 120;
 /// Bytes per terrain layer slot of a cell (material, thickness, age, and the
 /// erosion pass's copies).
-const TERRAIN_SLOT: u64 = 16;
+pub(crate) const TERRAIN_SLOT: u64 = 16;
 /// Bytes per tree segment in the ECS and its render batch.
 pub const SEGMENT: u64 = 276;
 /// Bytes per leaf (its variant's copy shared, the world-space render batch).
 pub const LEAF: u64 = 40;
 /// Bytes per grass blade instance (root, yaw, scale, render batch).
-const BLADE: u64 = 140;
+pub(crate) const BLADE: u64 = 140;
 /// Bytes per particle of the chains (state, solver arrays, render batch).
-const PARTICLE: u64 = 160;
+pub(crate) const PARTICLE: u64 = 160;
 /// Bytes per attractor point (position, grid, nearest-node bookkeeping).
-const ATTRACTOR: u64 = 64;
+pub(crate) const ATTRACTOR: u64 = 64;
 /// Bytes per cell of a resident world chunk (payload columns, surface, render patch).
-const WORLD_CELL: u64 = 48;
+pub(crate) const WORLD_CELL: u64 = 48;
 /// Bytes per layer slot of a world chunk's cell.
-const WORLD_SLOT: u64 = 7;
+pub(crate) const WORLD_SLOT: u64 = 7;
 /// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch (start,
 /// end, two radii, colour, tree anchor). The renderer's copy is device memory, not the host's,
 /// on a GPU.
@@ -229,36 +229,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 /// What `scene`'s sections will take, from the scene alone (a forest's segments
-/// are known only once its variants are grown: see [`forest`]).
+/// are known only once its variants are grown: see [`forest`]), each domain's parts in turn.
 pub fn estimate(scene: &Scene) -> Estimate {
     let mut e = Estimate::default();
-    if let Some(t) = &scene.terrain {
-        let cells = u64::from(t.size).pow(2) * u64::from(t.chunks[0]) * u64::from(t.chunks[1]);
-        let per_cell = TERRAIN_CELL + TERRAIN_SLOT * u64::from(t.max_layers);
-        let what = format!(
-            "{}² cells × {} × {} chunks × {} layer slots",
-            t.size, t.chunks[0], t.chunks[1], t.max_layers
-        );
-        e.add("terrain.size", what, cells.saturating_mul(per_cell));
-    }
-    if let Some(c) = &scene.chains {
-        let particles = u64::from(c.columns) * u64::from(c.rows) * u64::from(c.links + 1);
-        e.add("chains", format!("{particles} particles"), particles * PARTICLE);
-    }
-    if let Some(c) = &scene.colonize {
-        let points = u64::from(c.count);
-        e.add("colonize.count", format!("{points} attractors"), points * ATTRACTOR);
-    }
-    // A blade that does not derive is the build's error to report, not the estimate's.
-    if let Some(Ok(g)) = scene.grass.as_ref().map(|g| g.settings()) {
-        grass(&mut e, &g);
-    }
-    if let Some(w) = &scene.world {
-        let resident = resident_chunks(w);
-        let cells = u64::from(w.chunk_cells).pow(2);
-        let per_cell = WORLD_CELL + WORLD_SLOT * u64::from(w.terrain.max_layers);
-        let what = format!("up to {resident} resident chunks of {}² cells", w.chunk_cells);
-        e.add("world.evict_radius", what, resident.saturating_mul(cells * per_cell));
+    for domain in DOMAINS {
+        domain.estimate(scene, &mut e);
     }
     e
 }
@@ -310,25 +285,6 @@ pub fn world_trees(w: &WorldParams, content: &WorldContent) -> Part {
             per_chunk / 1e6
         ),
         bytes: (per_chunk * resident as f64) as u64,
-    }
-}
-
-/// A grass section: its blades and, per species, the bake's textures.
-fn grass(e: &mut Estimate, g: &GrassSettings) {
-    let b = &g.bake;
-    let texels = u64::from(b.cells).pow(2).saturating_mul(u64::from(b.frames));
-    let texel = b.layout.texel_bytes() as u64;
-    for (k, sp) in g.species.iter().enumerate() {
-        let blades = u64::from(sp.scatter.count);
-        e.add(
-            &format!("grass.species[{k}].scatter.count"),
-            format!("{blades} blades"),
-            blades * BLADE,
-        );
-        let links = sp.shape.links() as u64;
-        let what = format!("{}² cells × {} frames × {links} links", b.cells, b.frames);
-        let bytes = texels.saturating_mul(links).saturating_mul(texel);
-        e.add(&format!("grass.species[{k}].bake"), what, bytes);
     }
 }
 

@@ -7,13 +7,14 @@ use std::time::Duration;
 use serde::Serialize;
 use sylva_runtime::metrics::{FrameReport, SystemReport, peak_rss_bytes};
 use sylva_runtime::{App, SnapshotError};
-use sylva_systems::colonize::{Attractor, TreeReport};
+use sylva_systems::colonize::TreeReport;
 use sylva_systems::grass::GrassReport;
-use sylva_systems::particles::{ParticleReport, Pinned, Position, Spring};
+use sylva_systems::particles::ParticleReport;
 use sylva_systems::placement::forest::ForestStats;
-use sylva_systems::terrain::{TerrainChunk, TerrainReport};
-use sylva_systems::tree::{Segment, Tree};
+use sylva_systems::terrain::TerrainReport;
 use sylva_systems::world::StreamingReport;
+
+use crate::domains::DOMAINS;
 
 /// Everything measured in one run. Later domains add their own sections.
 #[derive(Clone, Debug, Serialize)]
@@ -138,19 +139,10 @@ impl RenderReport {
 }
 
 impl Report {
-    /// Gathers the report of `app` after a run of `wall` wall-clock time.
+    /// Gathers the report of `app` after a run of `wall` wall-clock time: the run's own
+    /// measures, then each domain's part.
     pub fn gather(app: &App, scene: &str, wall: Duration) -> Result<Self, SnapshotError> {
-        let world = &app.world;
-        let entities = BTreeMap::from([
-            ("particles".to_owned(), world.count::<Position>()),
-            ("pinned".to_owned(), world.count::<Pinned>()),
-            ("springs".to_owned(), world.count::<Spring>()),
-            ("trees".to_owned(), world.count::<Tree>()),
-            ("segments".to_owned(), world.count::<Segment>()),
-            ("attractors".to_owned(), world.count::<Attractor>()),
-            ("terrain_chunks".to_owned(), world.count::<TerrainChunk>()),
-            ("total".to_owned(), world.entities.len() as usize),
-        ]);
+        let entities = BTreeMap::from([("total".to_owned(), app.world.entities.len() as usize)]);
         let (time, origin) = (app.time(), app.origin());
         let mut report = Self {
             scene: scene.to_owned(),
@@ -167,14 +159,17 @@ impl Report {
             frame_ms: app.metrics().frames(),
             peak_rss_bytes: None,
             state_hash: format!("{:016x}", app.state_hash()?),
-            particles: ParticleReport::of(app),
-            tree: TreeReport::of(app),
-            forest: ForestStats::of(app),
-            terrain: TerrainReport::of(app),
-            grass: GrassReport::of(app),
+            particles: ParticleReport::default(),
+            tree: None,
+            forest: None,
+            terrain: None,
+            grass: None,
             streaming: None,
             render: None,
         };
+        for domain in DOMAINS {
+            domain.report(app, &mut report);
+        }
         // After the state hash and the domain reports, which allocate as they measure.
         report.peak_rss_bytes = peak_rss_bytes();
         Ok(report)

@@ -14,27 +14,20 @@
 //! ```
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use glam::Vec3;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::{Camera, Sun};
 use sylva_runtime::{FieldError, Validate};
 use sylva_systems::colonize::ColonizeParams;
-use sylva_systems::grass::{
-    BakeSettings, BladeShape, Dynamics, GrassSettings, LiveSettings, SpeciesSettings, Walker, WindField,
-    blade_from_grammar, validate_blade_iterations,
-};
-use sylva_systems::lsystem::{LSystem, LSystemError, LSystemParams};
+use sylva_systems::lsystem::LSystemError;
 use sylva_systems::particles::{ChainField, ParticleSettings};
-use sylva_systems::placement::ScatterParams;
 use sylva_systems::placement::forest::ForestParams;
-use sylva_systems::species::TreeRecipe;
 use sylva_systems::terrain::TerrainParams;
-use sylva_systems::tree::{MeshParams, Placement, RadiusParams, TreeLook};
 use sylva_systems::world::WorldParams;
 
+use crate::domains::{DOMAINS, GrassScene, Invalid, TreeScene};
 use locate::{field_path, locate, locate_in_string};
 
 mod locate;
@@ -107,268 +100,6 @@ pub struct SceneSource {
 impl fmt::Debug for SceneSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SceneSource({:?}, {} bytes)", self.file, self.text.len())
-    }
-}
-
-/// A tree (scene section `tree`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TreeScene {
-    /// The L-system that grows it. Default: see [`LSystemParams`].
-    pub lsystem: LSystemParams,
-    /// Pipe-model radii. Default: see [`RadiusParams`].
-    pub radii: RadiusParams,
-    /// Curve reduction and generalized-cylinder meshing. Default: see [`MeshParams`].
-    pub mesh: MeshParams,
-    /// Where the root stands, world space (Y up), metres. Default: the origin.
-    pub position: Vec3,
-    /// Metres per turtle unit. The thesis works in Unreal units (centimetres),
-    /// so the default is 0.01.
-    pub scale: f32,
-    /// Leaves and colours. Default: see [`TreeLook`] (green leaves at every twig tip).
-    /// Not serialized: the look only shows, so it changes neither a scene's fingerprint nor
-    /// a world's chunk keys.
-    #[serde(skip_serializing)]
-    pub look: TreeLook,
-}
-
-impl Default for TreeScene {
-    fn default() -> Self {
-        Self {
-            lsystem: LSystemParams::default(),
-            radii: RadiusParams::default(),
-            mesh: MeshParams::default(),
-            position: Vec3::ZERO,
-            scale: 0.01,
-            look: TreeLook::default(),
-        }
-    }
-}
-
-impl TreeScene {
-    /// How the tree grows and looks.
-    pub(crate) fn recipe(&self) -> TreeRecipe<'_> {
-        TreeRecipe {
-            lsystem: &self.lsystem,
-            radii: &self.radii,
-            mesh: &self.mesh,
-            look: &self.look,
-        }
-    }
-
-    /// Where the tree stands and how its turtle units scale into the world.
-    pub(crate) fn placement(&self) -> Placement {
-        Placement {
-            position: self.position,
-            scale: self.scale,
-        }
-    }
-}
-
-impl Validate for TreeScene {
-    /// Checks the L-system's, radii's and mesh's ranges and the placement; the grammar's
-    /// syntax is checked by [`Scene::from_str`].
-    fn validate(&self) -> Result<(), FieldError> {
-        self.lsystem.validate().map_err(|e| e.within("lsystem"))?;
-        self.radii.validate().map_err(|e| e.within("radii"))?;
-        self.mesh.validate().map_err(|e| e.within("mesh"))?;
-        self.look.validate().map_err(|e| e.within("look"))?;
-        FieldError::check(self.position.is_finite(), "position", || "must be finite".into())?;
-        FieldError::check(self.scale.is_finite() && self.scale > 0.0, "scale", || {
-            format!("must be a positive number, got {}", self.scale)
-        })
-    }
-}
-
-/// Grass (scene section `grass`): species baked under one wind and planted.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GrassScene {
-    /// The species, one render layer each. Default: one [`GrassSpecies::default`].
-    pub species: Vec<GrassSpecies>,
-    /// Baking (cells, frames, warm-up, texel layout). Default: see [`BakeSettings`].
-    pub bake: BakeSettings,
-    /// Winds and gusts of the bake and of live blades. Default: none (still air).
-    pub wind: WindField,
-    /// Step, gravity, spring, damper, drag. Default: see [`Dynamics`].
-    pub dynamics: Dynamics,
-    /// Displacement multiplier of playback (the thesis's Wind Power). Default 1.
-    pub wind_power: f32,
-    /// Time multiplier of playback (the thesis's Wave Speed). Default 1.
-    pub wave_speed: f32,
-    /// When pushed blades go live, their own fixed step (`step_seconds`, default 1/120, within
-    /// 1e-4..=1/120), and how they fade back. Default: see [`LiveSettings`].
-    pub live: LiveSettings,
-    /// Spheres walking through the grass (a path or an orbit each). Default: none.
-    pub pushers: Vec<Walker>,
-    /// A bake written by `sylva grass SCENE --bake PATH` to read instead of baking (species
-    /// k > 0 from `NAME-k.EXT` beside it; relative to the working directory, as `sylva run
-    /// --bake-in` sets it). Each file must have been baked from this section's species, bake,
-    /// wind, dynamics and seed; any other is an error. Default: none (bake at start).
-    pub bake_file: Option<PathBuf>,
-}
-
-impl Default for GrassScene {
-    fn default() -> Self {
-        Self {
-            species: vec![GrassSpecies::default()],
-            bake: BakeSettings::default(),
-            wind: WindField::default(),
-            dynamics: Dynamics::default(),
-            wind_power: 1.0,
-            wave_speed: 1.0,
-            live: LiveSettings::default(),
-            pushers: Vec::new(),
-            bake_file: None,
-        }
-    }
-}
-
-impl GrassScene {
-    /// The settings [`grass::install`](sylva_systems::grass::install) takes: every species'
-    /// blade derived; fails at the blade (`species[k].blade`) that does not.
-    pub(crate) fn settings(&self) -> Result<GrassSettings, FieldError> {
-        let species = self
-            .species
-            .iter()
-            .enumerate()
-            .map(|(k, sp)| {
-                Ok(SpeciesSettings {
-                    shape: sp
-                        .blade
-                        .shape()
-                        .map_err(|m| FieldError::new(&format!("species[{k}].blade"), m))?,
-                    scatter: sp.scatter.clone(),
-                    scale: sp.scale,
-                    colour: sp.colour,
-                })
-            })
-            .collect::<Result<Vec<_>, FieldError>>()?;
-        Ok(GrassSettings {
-            species,
-            bake: self.bake,
-            wind: self.wind.clone(),
-            dynamics: self.dynamics,
-            wind_power: self.wind_power,
-            wave_speed: self.wave_speed,
-            live: self.live,
-            walkers: self.pushers.clone(),
-            bake_file: self.bake_file.clone(),
-        })
-    }
-}
-
-/// One grass species of a scene.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GrassSpecies {
-    /// The blade structure. Default: `Preset("blade2")`.
-    pub blade: BladeSource,
-    /// Where instances go: count, spacing, area and ground rules. Default: 2,000 blades at
-    /// least 0.1 m apart on (−5, −5)..(5, 5).
-    pub scatter: ScatterParams,
-    /// Range of the random scale per instance. Default (0.8, 1.2).
-    pub scale: (f32, f32),
-    /// Linear RGBA colour. Default: meadow green (70, 140, 40, 255).
-    pub colour: [u8; 4],
-}
-
-impl Default for GrassSpecies {
-    fn default() -> Self {
-        Self {
-            blade: BladeSource::Preset("blade2".into()),
-            scatter: ScatterParams {
-                count: 2000,
-                min_distance: 0.1,
-                min: glam::Vec2::splat(-5.0),
-                max: glam::Vec2::splat(5.0),
-                ..ScatterParams::default()
-            },
-            scale: (0.8, 1.2),
-            colour: [70, 140, 40, 255],
-        }
-    }
-}
-
-/// Where a species' blade structure comes from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub enum BladeSource {
-    /// One of [`GRASS_PRESETS`]: `blade1`, `blade2`, `blade6`, `tuft`, `shrub`.
-    Preset(String),
-    /// A blade grammar (see `sylva_systems::grass::grammar` for its symbols).
-    Grammar {
-        /// The L-system text.
-        grammar: String,
-        /// Derivation steps.
-        iterations: u32,
-    },
-}
-
-impl BladeSource {
-    /// The grammar text and iterations; a preset is looked up in [`GRASS_PRESETS`].
-    pub fn grammar(&self) -> Result<(String, u32), String> {
-        match self {
-            BladeSource::Grammar { grammar, iterations } => Ok((grammar.clone(), *iterations)),
-            BladeSource::Preset(name) => {
-                let names: Vec<&str> = GRASS_PRESETS.iter().map(|p| p.0).collect();
-                let (file, text) = GRASS_PRESETS
-                    .iter()
-                    .find(|p| p.0 == name)
-                    .ok_or_else(|| format!("unknown preset `{name}` (expected one of {})", names.join(", ")))?;
-                let scene = Scene::from_str(text, &format!("scenes/grass/{file}.ron")).map_err(|e| e.to_string())?;
-                match scene.grass.and_then(|g| g.species.into_iter().next()).map(|s| s.blade) {
-                    Some(BladeSource::Grammar { grammar, iterations }) => Ok((grammar, iterations)),
-                    _ => Err(format!("preset `{name}` has no grammar species")),
-                }
-            }
-        }
-    }
-
-    /// Derives the blade structure.
-    pub fn shape(&self) -> Result<BladeShape, String> {
-        let (grammar, iterations) = self.grammar()?;
-        blade_from_grammar(&grammar, iterations).map_err(|e| format!("grammar {e}"))
-    }
-}
-
-impl Validate for GrassSpecies {
-    /// Checks the scatter and scale ranges, and that a preset blade exists and derives.
-    fn validate(&self) -> Result<(), FieldError> {
-        self.scatter.validate().map_err(|e| e.within("scatter"))?;
-        let (lo, hi) = self.scale;
-        FieldError::check(
-            lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi,
-            "scale",
-            || format!("need 0 < min <= max, got ({lo}, {hi})"),
-        )?;
-        match self.blade {
-            BladeSource::Preset(_) => self.blade.shape().map(drop).map_err(|m| FieldError::new("blade", m)),
-            // The grammar derives in `Scene::from_str`, after this bound.
-            BladeSource::Grammar { iterations, .. } => {
-                validate_blade_iterations(iterations).map_err(|e| e.within("blade"))
-            }
-        }
-    }
-}
-
-impl Validate for GrassScene {
-    /// Checks every range the types cannot express; a grammar blade's syntax is checked by
-    /// [`Scene::from_str`].
-    fn validate(&self) -> Result<(), FieldError> {
-        FieldError::check(!self.species.is_empty(), "species", || {
-            "needs at least one species".into()
-        })?;
-        for (k, sp) in self.species.iter().enumerate() {
-            sp.validate().map_err(|e| e.within(format!("species[{k}]")))?;
-        }
-        self.bake.validate().map_err(|e| e.within("bake"))?;
-        sylva_systems::grass::validate_motion(&self.wind, &self.dynamics, self.wind_power, self.wave_speed)?;
-        self.live.validate().map_err(|e| e.within("live"))?;
-        for (k, w) in self.pushers.iter().enumerate() {
-            w.validate().map_err(|e| e.within(format!("pushers[{k}]")))?;
-        }
-        Ok(())
     }
 }
 
@@ -525,20 +256,7 @@ impl Scene {
     pub fn from_str(text: &str, file: &str) -> Result<Self, SceneError> {
         let options = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
         let mut scene: Scene = options.from_str(text).map_err(|e| parse_error(file, text, &e))?;
-        scene.validate().map_err(|e| field_error(file, text, &e))?;
-        if let Some(tree) = &scene.tree
-            && let Err(e) = LSystem::parse(&tree.lsystem.grammar)
-        {
-            return Err(grammar_error(file, text, "tree.lsystem.grammar", &e));
-        }
-        for (k, sp) in scene.grass.iter().flat_map(|g| &g.species).enumerate() {
-            if let BladeSource::Grammar { grammar, iterations } = &sp.blade
-                && let Err(e) = blade_from_grammar(grammar, *iterations)
-            {
-                let field = format!("grass.species[{k}].blade.grammar");
-                return Err(grammar_error(file, text, &field, &e));
-            }
-        }
+        scene.check(file, text)?;
         if scene.name.is_empty() {
             scene.name = Path::new(file)
                 .file_stem()
@@ -550,6 +268,57 @@ impl Scene {
             text: text.into(),
         });
         Ok(scene)
+    }
+
+    /// Checks what the types cannot express: ranges, and that grammars parse. A scene read from
+    /// text is checked already; one changed in code can be checked again.
+    ///
+    /// ```
+    /// let mut scene = sylva::Scene::from_str("(chains: (columns: 2))", "c.ron").unwrap();
+    /// scene.chains.as_mut().unwrap().stiffness = -1.0;
+    /// let err = scene.validate().unwrap_err();
+    /// // Not written in the file: placed at its section.
+    /// assert_eq!(err.to_string(), "c.ron:1:2: field `chains.stiffness`: must be a positive number, got -1");
+    /// ```
+    pub fn validate(&self) -> Result<(), SceneError> {
+        let (file, text) = self.file_and_text();
+        self.check(file, text)
+    }
+
+    /// [`validate`](Self::validate), errors placed in `text`: the scene-wide sections, then
+    /// each domain's.
+    fn check(&self, file: &str, text: &str) -> Result<(), SceneError> {
+        let field = |e: FieldError| field_error(file, text, &e);
+        self.simulation.validate().map_err(|e| field(e.within("simulation")))?;
+        for domain in DOMAINS {
+            domain.validate(self).map_err(|e| match e {
+                Invalid::Field(e) => field(e),
+                Invalid::Grammar { field, error } => grammar_error(file, text, &field, &error),
+            })?;
+        }
+        let cam = &self.camera;
+        FieldError::check(
+            cam.position.is_finite() && cam.target.is_finite() && cam.position != cam.target,
+            "camera.position",
+            || "position and target must be finite and different".into(),
+        )
+        .map_err(field)?;
+        FieldError::check(
+            cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0,
+            "camera.fov_y_degrees",
+            || format!("must be within (1, 179), got {}", cam.fov_y_degrees),
+        )
+        .map_err(field)?;
+        FieldError::check(cam.near > 0.0 && cam.far > cam.near, "camera.near", || {
+            format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far)
+        })
+        .map_err(field)?;
+        FieldError::check(
+            self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6,
+            "sun.direction",
+            || "must be a finite, non-zero vector".into(),
+        )
+        .map_err(field)
     }
 
     /// An error found while building the scene, in the field `error` names: placed at the line
@@ -568,56 +337,6 @@ impl Scene {
 
     fn file_and_text(&self) -> (&str, &str) {
         self.source.as_ref().map_or(("", ""), |s| (s.file.as_str(), &*s.text))
-    }
-}
-
-impl Validate for Scene {
-    /// Checks every range the types cannot express; the path starts at the scene root.
-    fn validate(&self) -> Result<(), FieldError> {
-        self.simulation.validate().map_err(|e| e.within("simulation"))?;
-        FieldError::check(self.particles.gravity.is_finite(), "particles.gravity", || {
-            "must be finite".into()
-        })?;
-        if let Some(chains) = &self.chains {
-            chains.validate().map_err(|e| e.within("chains"))?;
-        }
-        if let Some(tree) = &self.tree {
-            tree.validate().map_err(|e| e.within("tree"))?;
-        }
-        if let Some(colonize) = &self.colonize {
-            colonize.validate().map_err(|e| e.within("colonize"))?;
-        }
-        if let Some(forest) = &self.forest {
-            forest.validate().map_err(|e| e.within("forest"))?;
-        }
-        if let Some(grass) = &self.grass {
-            grass.validate().map_err(|e| e.within("grass"))?;
-        }
-        if let Some(terrain) = &self.terrain {
-            terrain.validate().map_err(|e| e.within("terrain"))?;
-        }
-        if let Some(world) = &self.world {
-            world.validate().map_err(|e| e.within("world"))?;
-        }
-        let cam = &self.camera;
-        FieldError::check(
-            cam.position.is_finite() && cam.target.is_finite() && cam.position != cam.target,
-            "camera.position",
-            || "position and target must be finite and different".into(),
-        )?;
-        FieldError::check(
-            cam.fov_y_degrees > 1.0 && cam.fov_y_degrees < 179.0,
-            "camera.fov_y_degrees",
-            || format!("must be within (1, 179), got {}", cam.fov_y_degrees),
-        )?;
-        FieldError::check(cam.near > 0.0 && cam.far > cam.near, "camera.near", || {
-            format!("need 0 < near < far, got near {} and far {}", cam.near, cam.far)
-        })?;
-        FieldError::check(
-            self.sun.direction.is_finite() && self.sun.direction.length() > 1e-6,
-            "sun.direction",
-            || "must be a finite, non-zero vector".into(),
-        )
     }
 }
 

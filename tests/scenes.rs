@@ -78,7 +78,7 @@ fn grass_presets_are_the_documented_shapes() {
         let species = &scene.grass.expect("a grass section").species[0];
         assert_same_shape(name, &species.blade.shape().unwrap(), shape);
     }
-    let e = BladeSource::Preset("lawn".into()).shape().unwrap_err();
+    let e = BladeSource::Preset("lawn".into()).shape().unwrap_err().to_string();
     assert!(e.contains("unknown preset `lawn`") && e.contains("tuft"), "{e}");
 }
 

@@ -76,7 +76,7 @@ fn app(scene: &Scene, size: u32) -> App {
         ..AppConfig::default()
     })
     .unwrap();
-    install(&mut app, &t);
+    install(&mut app, &t).unwrap();
     app
 }
 

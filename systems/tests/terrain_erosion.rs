@@ -558,7 +558,7 @@ fn app_hash(threads: usize, transport: Transport) -> (u64, f32) {
 
 fn install_checked(app: &mut App, p: &TerrainParams) {
     p.validate().unwrap();
-    sylva_systems::terrain::install(app, p);
+    sylva_systems::terrain::install(app, p).unwrap();
     assert_eq!(app.world.count::<TerrainChunk>(), (p.chunks[0] * p.chunks[1]) as usize);
 }
 

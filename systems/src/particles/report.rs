@@ -6,7 +6,7 @@ use sylva_runtime::App;
 use super::{Pinned, Position, STEP_SYSTEM, Spring};
 
 /// Particle and spring throughput.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ParticleReport {
     /// Particles simulated (pinned roots included).
     pub particles: usize,

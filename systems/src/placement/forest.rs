@@ -205,10 +205,16 @@ pub struct Forest {
 }
 
 /// Builds a scene's forest (scene section `forest`) into `app`: grows it on the app's pool
-/// ([`grow_forest`]), spawns its trees ([`Forest::spawn`]) in their looks ([`Forest::dress`]) and puts its [`ForestStats`] into the
-/// app.
+/// ([`grow_forest`]) and [`plant`]s it.
 pub fn build(app: &mut App, params: &ForestParams, ground: &impl Ground, seed: u64) -> Result<(), ForestError> {
     let forest = app.in_pool(|| grow_forest(params, ground, seed))?;
+    plant(app, forest)
+}
+
+/// Spawns a grown forest's trees into `app` ([`Forest::spawn`]) in their looks
+/// ([`Forest::dress`]) and puts its [`ForestStats`] into the app. Apart from [`build`] so that
+/// a host can weigh the grown forest (its segments and leaves) before it spends the memory.
+pub fn plant(app: &mut App, forest: Forest) -> Result<(), ForestError> {
     let trees = forest.spawn(&mut app.world.entities)?;
     if let Some(mut batch) = app.world.resources.get_mut::<TreeBatch>() {
         forest.dress(&trees, &mut batch);

@@ -44,7 +44,7 @@ mod thermal;
 mod top_rows;
 mod transport;
 
-use sylva_runtime::{Access, App, System, Validate};
+use sylva_runtime::{Access, App, FieldError, System, Validate};
 
 use crate::registers::Registers;
 
@@ -136,9 +136,10 @@ fn gcd(a: u128, b: u128) -> u128 {
 
 /// Builds a scene's terrain (scene section `terrain`) into `app`: [`install`], and
 /// [`install_extraction`] for cells of the terrain's `cell_length`.
-pub fn build(app: &mut App, params: &TerrainParams) {
-    install(app, params);
+pub fn build(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> {
+    install(app, params)?;
     install_extraction(app, params.cell_length);
+    Ok(())
 }
 
 /// Spawns the terrain chunks of `params` (generated from the app's seed) and
@@ -146,13 +147,11 @@ pub fn build(app: &mut App, params: &TerrainParams) {
 /// resources, and the snapshot registrations (`terrain.chunk`,
 /// `terrain.balance`).
 ///
-/// `params` should have passed [`TerrainParams::validate`]; parameters that
-/// do not are left alone and nothing is installed. Install the terrain once
-/// per app: the snapshot registry refuses a second registration (panics).
-pub fn install(app: &mut App, params: &TerrainParams) {
-    if params.validate().is_err() {
-        return;
-    }
+/// Parameters that fail [`TerrainParams::validate`] are its error, and nothing is
+/// installed. Install the terrain once per app: the snapshot registry refuses a
+/// second registration (panics).
+pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> {
+    params.validate()?;
     let seed = app.time().seed;
     for cz in 0..params.chunks[1] {
         for cx in 0..params.chunks[0] {
@@ -232,6 +231,7 @@ pub fn install(app: &mut App, params: &TerrainParams) {
             books.compacted += aging::step(chunk, &p.aging, p.schedule.aging_every, Registers::best());
         }
     }));
+    Ok(())
 }
 
 /// Runs terrain iterations on chunks outside an app (tools, tests, offline

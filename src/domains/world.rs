@@ -1,0 +1,65 @@
+//! An endless world (scene section `world`): terrain, rivers, trees and grass streamed chunk by
+//! chunk around viewers, through the [`WorldStreamer`](sylva_systems::world::WorldStreamer)
+//! the build hands back.
+
+use sylva_runtime::{FieldError, Validate};
+use sylva_systems::world::{self, ContentError, WorldError};
+
+use super::forest::species_error;
+use super::{Building, Domain, Invalid};
+use crate::memory::{self, Estimate, WORLD_CELL, WORLD_SLOT};
+use crate::{BuildError, Scene};
+
+/// The world: its species grown once for every chunk, its streamer built.
+pub(crate) struct WorldDomain;
+
+impl Domain for WorldDomain {
+    fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
+        if let Some(world) = &scene.world {
+            world.validate().map_err(|e| e.within("world"))?;
+        }
+        Ok(())
+    }
+
+    fn estimate(&self, scene: &Scene, estimate: &mut Estimate) {
+        if let Some(w) = &scene.world {
+            let resident = memory::resident_chunks(w);
+            let cells = u64::from(w.chunk_cells).pow(2);
+            let per_cell = WORLD_CELL + WORLD_SLOT * u64::from(w.terrain.max_layers);
+            let what = format!("up to {resident} resident chunks of {}² cells", w.chunk_cells);
+            estimate.add("world.evict_radius", what, resident.saturating_mul(cells * per_cell));
+        }
+    }
+
+    fn build(&self, scene: &Scene, building: &mut Building) -> Result<(), BuildError> {
+        let Some(w) = &scene.world else {
+            return Ok(());
+        };
+        let streamer = world::build(&mut building.app, w, scene.seed).map_err(|e| world_error(scene, e))?;
+        // The variants are grown by now; the chunks, with their trees, stream in later.
+        let trees = memory::world_trees(w, streamer.content());
+        building.world = Some(streamer);
+        building.spend(scene, trees)
+    }
+}
+
+/// A world failure: a species at the field it comes from; the pool and the cache as they are.
+fn world_error(scene: &Scene, e: WorldError) -> BuildError {
+    match e {
+        WorldError::Invalid(f) => scene.error_at(&f.within("world")).into(),
+        WorldError::Content(ContentError::Tree { species, source }) => {
+            let at = format!("world.trees[{species}].species");
+            species_error(scene, &at, |_| at.clone(), source)
+        }
+        WorldError::Content(ContentError::Blade { species, source }) => scene
+            .grammar_error_at(&format!("world.grass.species[{species}].grammar"), &source)
+            .into(),
+        WorldError::Content(ContentError::Bake { species, source }) => scene
+            .error_at(&FieldError::new(
+                &format!("world.grass.species[{species}]"),
+                source.to_string(),
+            ))
+            .into(),
+        e => BuildError::World(e),
+    }
+}
