@@ -17,17 +17,17 @@
 //! ```
 #![warn(missing_docs)]
 
+mod content_camera;
 mod domains;
 mod flight;
-mod framing;
 pub mod live;
 pub mod memory;
 mod report;
 mod scene;
 
+pub use content_camera::{camera_for, framed_on_content};
 pub use domains::{BladeError, BladeSource, GrassScene, GrassSpecies, TreeScene};
 pub use flight::Flight;
-pub use framing::{camera_for, framed_on_content};
 pub use memory::MemoryLimit;
 pub use report::{RenderReport, Report};
 pub use scene::{CHAINS, GRASS_PRESETS, Scene, SceneError, SceneSource, Simulation, WORLD};

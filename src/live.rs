@@ -20,7 +20,7 @@
 //!     built.app.update(1.0 / 60.0);
 //!     # break;
 //! }
-//! # Ok::<(), String>(())
+//! # Ok::<(), sylva::live::LiveError>(())
 //! ```
 
 use std::cmp::Ordering;
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sylva_runtime::extract::Camera;
 
-use crate::{Built, MemoryLimit, Scene, build_within};
+use crate::{BuildError, Built, MemoryLimit, Scene, SceneError, build_within};
 
 /// How often the files are looked at.
 const POLL: Duration = Duration::from_millis(200);
@@ -52,7 +52,18 @@ pub enum Reload {
 }
 
 /// What a background build sends back.
-type Build = Result<(Scene, Built), String>;
+type Build = Result<(Scene, Built), BuildError>;
+
+/// Why a followed scene could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The file does not read as a scene.
+    #[error(transparent)]
+    Read(#[from] SceneError),
+    /// The scene does not build.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
 
 /// A file's identity at one look: modification time and length.
 type Stamp = Option<(SystemTime, u64)>;
@@ -81,10 +92,10 @@ impl LiveScene {
         threads: usize,
         limit: MemoryLimit,
         adjust: impl Fn(&mut Scene) + Send + Sync + 'static,
-    ) -> Result<(Self, Built), String> {
+    ) -> Result<(Self, Built), LiveError> {
         let adjust: Adjust = Arc::new(adjust);
-        let scene = read(path, &adjust).map_err(|e| e.to_string())?;
-        let built = build_within(&scene, threads, limit).map_err(|e| e.to_string())?;
+        let scene = read(path, &adjust)?;
+        let built = build_within(&scene, threads, limit)?;
         let live = Self {
             path: path.to_owned(),
             adjust,
@@ -144,7 +155,7 @@ impl LiveScene {
                             self.scene = scene;
                             Reload::Reloaded { millis }
                         }
-                        Err(e) => Reload::Failed(e),
+                        Err(e) => Reload::Failed(e.to_string()),
                     }
                 }
             };
@@ -176,7 +187,7 @@ impl LiveScene {
         let (tx, rx) = std::sync::mpsc::channel();
         let (threads, limit) = (self.threads, self.limit);
         std::thread::spawn(move || {
-            let built = build_within(&scene, threads, limit).map_err(|e| e.to_string());
+            let built = build_within(&scene, threads, limit);
             // The host may have closed; then nobody waits for the build.
             let _ = tx.send(built.map(|b| (scene, b)));
         });

@@ -202,8 +202,26 @@ fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / f64::from(1 << 30))
 }
 
+/// Why text is not a size.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// Not a number with an optional unit.
+    #[error("`{0}`: expected a size such as 512M or 8G")]
+    Syntax(String),
+    /// A number that is no count of bytes (below one byte, or past 2^64).
+    #[error("`{0}`: not a size in bytes")]
+    Range(String),
+}
+
 /// Parses a size: bytes, or a number with K, M, G or T (powers of 1024), e.g. `8G`, `512M`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
+///
+/// ```
+/// use sylva::memory::{SizeError, parse_size};
+///
+/// assert_eq!(parse_size("1.5k"), Ok(1536));
+/// assert_eq!(parse_size("8X"), Err(SizeError::Syntax("8X".into())));
+/// ```
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let t = s.trim();
     let (number, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((at, _)) => (&t[..at], t[at..].to_ascii_uppercase()),
@@ -215,15 +233,12 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "M" => 20,
         "G" => 30,
         "T" => 40,
-        _ => return Err(format!("`{s}`: expected a size such as 512M or 8G")),
+        _ => return Err(SizeError::Syntax(s.to_owned())),
     };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}`: expected a size such as 512M or 8G"))?;
+    let value: f64 = number.trim().parse().map_err(|_| SizeError::Syntax(s.to_owned()))?;
     let bytes = value * (1u64 << shift) as f64;
     if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
-        return Err(format!("`{s}`: not a size in bytes"));
+        return Err(SizeError::Range(s.to_owned()));
     }
     Ok(bytes as u64)
 }

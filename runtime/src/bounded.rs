@@ -294,7 +294,7 @@ mod tests {
         let mut nested = everything();
         nested.nothing = Some(Box::new(everything()));
         let bytes = encode(&nested).unwrap();
-        assert_eq!(decode::<Everything>(&bytes), Ok(nested));
+        assert_eq!(decode::<Everything>(&bytes).unwrap(), nested);
     }
 
     /// A bincode varint of `n`: the marker 253, then eight little-endian bytes.
@@ -310,7 +310,7 @@ mod tests {
         for len in [1u64 << 40, u64::MAX >> 1] {
             let mut string = varint(len);
             string.extend_from_slice(b"short");
-            let e = decode::<String>(&string).unwrap_err();
+            let e = decode::<String>(&string).unwrap_err().to_string();
             assert!(e.contains("UnexpectedEnd"), "{e}");
             assert!(decode::<PathBuf>(&string).is_err());
             let mut named = vec![1];

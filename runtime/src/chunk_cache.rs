@@ -121,7 +121,7 @@ impl ChunkCache {
             .map_err(|e| e.to_string())
             .and_then(|(found, payload)| {
                 if found == key {
-                    framed::decode(payload)
+                    framed::decode(payload).map_err(|e| e.to_string())
                 } else {
                     Err(format!("holds key {found:016x}"))
                 }

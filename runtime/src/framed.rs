@@ -104,26 +104,46 @@ fn config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
+/// Why a value did not encode to, or decode from, bincode bytes.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    /// The value does not encode (a map or sequence of unknown length, or a failed write).
+    #[error(transparent)]
+    Encode(#[from] bincode::error::EncodeError),
+    /// The bytes are not a value of the type asked for.
+    #[error(transparent)]
+    Decode(#[from] bincode::error::DecodeError),
+    /// The bytes hold a value and then more.
+    #[error("{0} trailing bytes")]
+    Trailing(usize),
+}
+
 /// `value` as bincode bytes.
-pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, String> {
-    bincode::serde::encode_to_vec(value, config()).map_err(|e| e.to_string())
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
+    Ok(bincode::serde::encode_to_vec(value, config())?)
 }
 
 /// `value` as bincode bytes written to `out` as they are encoded (never held whole);
 /// the number of bytes written.
-pub fn encode_into<T: Serialize + ?Sized, W: Write>(value: &T, out: &mut W) -> Result<u64, String> {
-    bincode::serde::encode_into_std_write(value, out, config())
-        .map(|n| n as u64)
-        .map_err(|e| e.to_string())
+pub fn encode_into<T: Serialize + ?Sized, W: Write>(value: &T, out: &mut W) -> Result<u64, CodecError> {
+    Ok(bincode::serde::encode_into_std_write(value, out, config())? as u64)
 }
 
 /// A value decoded from all of `bytes` (trailing bytes are an error). A length read
 /// from `bytes` never sizes an allocation beyond what `bytes` hold (see `bounded.rs`).
-pub fn decode<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, String> {
-    let (Bounded(value), used) =
-        bincode::serde::borrow_decode_from_slice::<Bounded<T>, _>(bytes, config()).map_err(|e| e.to_string())?;
+///
+/// ```
+/// use sylva_runtime::framed::{CodecError, decode, encode};
+///
+/// let bytes = encode(&(7u32, "seven")).unwrap();
+/// assert_eq!(decode::<(u32, String)>(&bytes).unwrap(), (7, "seven".to_owned()));
+/// let longer = [&bytes[..], &[0]].concat();
+/// assert!(matches!(decode::<(u32, String)>(&longer), Err(CodecError::Trailing(1))));
+/// ```
+pub fn decode<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, CodecError> {
+    let (Bounded(value), used) = bincode::serde::borrow_decode_from_slice::<Bounded<T>, _>(bytes, config())?;
     if used != bytes.len() {
-        return Err(format!("{} trailing bytes", bytes.len() - used));
+        return Err(CodecError::Trailing(bytes.len() - used));
     }
     Ok(value)
 }
@@ -244,8 +264,8 @@ mod tests {
     #[test]
     fn decode_refuses_trailing_bytes() {
         let mut bytes = encode(&(1u32, 2.5f32)).unwrap();
-        assert_eq!(decode::<(u32, f32)>(&bytes), Ok((1, 2.5)));
+        assert_eq!(decode::<(u32, f32)>(&bytes).unwrap(), (1, 2.5));
         bytes.push(0);
-        assert!(decode::<(u32, f32)>(&bytes).is_err());
+        assert!(matches!(decode::<(u32, f32)>(&bytes), Err(CodecError::Trailing(1))));
     }
 }

@@ -13,6 +13,8 @@
 //!   per-frame budgets, cached on disk by [`chunk_cache`].
 //! - [`FieldError`] and [`Validate`]: the one shape of a parameter that is out of range.
 #![warn(missing_docs)]
+// What must be unsafe (SIMD dispatch, Vulkan, the allocator) lives in the crates built on this one.
+#![forbid(unsafe_code)]
 
 mod access;
 mod app;

@@ -153,7 +153,7 @@ pub enum SnapshotError {
         /// Registered name of the state.
         name: String,
         /// Why it does not fit.
-        why: String,
+        why: StateMismatch,
     },
 }
 
@@ -174,7 +174,7 @@ type LoadColumn = fn(&[u8], &mut Builders, u64) -> Result<(), SnapshotError>;
 /// Encodes a resource into the writer, if the world has it: bytes written.
 type WriteResource = fn(&Resources, &mut dyn Write) -> Result<Option<u64>, SnapshotError>;
 type DecodeResource = fn(&[u8]) -> Result<Box<dyn Any + Send + Sync>, SnapshotError>;
-type CheckResource = fn(&Resources, &(dyn Any + Send + Sync)) -> Result<(), String>;
+type CheckResource = fn(&Resources, &(dyn Any + Send + Sync)) -> Result<(), StateMismatch>;
 type InsertResource = fn(&mut Resources, Box<dyn Any + Send + Sync>);
 
 struct ComponentCodec {
@@ -190,6 +190,35 @@ struct ResourceCodec {
     /// Runs on every decoded value before the world is touched.
     check: CheckResource,
     insert: InsertResource,
+}
+
+/// Why a saved state does not fit the resource it would be restored into (see
+/// [`StatePart::check_state`]): what differs, in words, with where it differs.
+///
+/// ```
+/// use sylva_runtime::snapshot::StateMismatch;
+///
+/// let e = StateMismatch::new("3 blades saved, the field has 2").within("species 1");
+/// assert_eq!(e.to_string(), "species 1: 3 blades saved, the field has 2");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
+pub struct StateMismatch {
+    why: String,
+}
+
+impl StateMismatch {
+    /// A mismatch described by `why`.
+    pub fn new(why: impl Into<String>) -> Self {
+        Self { why: why.into() }
+    }
+
+    /// The mismatch found inside `part` of a larger state.
+    pub fn within(self, part: impl std::fmt::Display) -> Self {
+        Self {
+            why: format!("{part}: {}", self.why),
+        }
+    }
 }
 
 /// A resource whose simulation state is a part of it: the rest (bakes, indices,
@@ -208,7 +237,7 @@ pub trait StatePart: Send + Sync + 'static {
     ///
     /// # Errors
     /// Why it does not fit.
-    fn check_state(&self, state: &Self::State) -> Result<(), String>;
+    fn check_state(&self, state: &Self::State) -> Result<(), StateMismatch>;
     /// Replaces the current state with a checked one.
     fn restore_state(&mut self, state: Self::State);
 }
@@ -249,11 +278,11 @@ pub struct SnapshotRegistry {
 
 /// Encodes `value` into `out`; the bytes written.
 fn put<T: Serialize + ?Sized>(value: &T, mut out: &mut dyn Write) -> Result<u64, SnapshotError> {
-    framed::encode_into(value, &mut out).map_err(SnapshotError::Encode)
+    framed::encode_into(value, &mut out).map_err(|e| SnapshotError::Encode(e.to_string()))
 }
 
 fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, SnapshotError> {
-    framed::decode(bytes).map_err(SnapshotError::Decode)
+    framed::decode(bytes).map_err(|e| SnapshotError::Decode(e.to_string()))
 }
 
 fn write_column<T: hecs::Component + Serialize>(
@@ -322,7 +351,7 @@ fn decode_resource<T: DeserializeOwned + Send + Sync + 'static>(
     Ok(Box::new(decode::<T>(bytes)?))
 }
 
-fn accept_resource(_: &Resources, _: &(dyn Any + Send + Sync)) -> Result<(), String> {
+fn accept_resource(_: &Resources, _: &(dyn Any + Send + Sync)) -> Result<(), StateMismatch> {
     Ok(())
 }
 
@@ -336,13 +365,13 @@ fn write_state_part<R: StatePart>(resources: &Resources, out: &mut dyn Write) ->
     resources.get::<R>().map(|r| put(&r.save_state(), out)).transpose()
 }
 
-fn check_state<R: StatePart>(resources: &Resources, value: &(dyn Any + Send + Sync)) -> Result<(), String> {
+fn check_state<R: StatePart>(resources: &Resources, value: &(dyn Any + Send + Sync)) -> Result<(), StateMismatch> {
     let state = value
         .downcast_ref::<R::State>()
-        .ok_or("decoded state has the wrong type")?;
+        .ok_or_else(|| StateMismatch::new("decoded state has the wrong type"))?;
     resources
         .get::<R>()
-        .ok_or("the world has no resource to restore it into")?
+        .ok_or_else(|| StateMismatch::new("the world has no resource to restore it into"))?
         .check_state(state)
 }
 
@@ -646,11 +675,15 @@ mod tests {
         fn save_state(&self) -> Vec<f32> {
             self.live.clone()
         }
-        fn check_state(&self, state: &Vec<f32>) -> Result<(), String> {
+        fn check_state(&self, state: &Vec<f32>) -> Result<(), StateMismatch> {
             if state.len() == self.bake.len() {
                 Ok(())
             } else {
-                Err(format!("{} values for a bake of {}", state.len(), self.bake.len()))
+                Err(StateMismatch::new(format!(
+                    "{} values for a bake of {}",
+                    state.len(),
+                    self.bake.len()
+                )))
             }
         }
         fn restore_state(&mut self, state: Vec<f32>) {
@@ -832,7 +865,7 @@ mod tests {
         match reg.load_into(&bytes, &mut w, &key()) {
             Err(SnapshotError::State { name, why }) => {
                 assert_eq!(name, "field");
-                assert_eq!(why, "2 values for a bake of 3");
+                assert_eq!(why.to_string(), "2 values for a bake of 3");
             }
             other => panic!("expected a state error, got {other:?}"),
         }

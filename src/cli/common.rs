@@ -36,7 +36,9 @@ fn parse_memory_limit(s: &str) -> Result<MemoryLimit, String> {
     match s {
         "none" => Ok(MemoryLimit::NONE),
         "machine" => Ok(MemoryLimit::of_machine()),
-        _ => sylva::memory::parse_size(s).map(MemoryLimit::bytes),
+        _ => sylva::memory::parse_size(s)
+            .map(MemoryLimit::bytes)
+            .map_err(|e| e.to_string()),
     }
 }
 

@@ -242,7 +242,7 @@ fn open_view(
     let threads = common.threads.map_or(0, usize::from);
     let (live, built, scene) = match path {
         Some(p) => {
-            let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust)?;
+            let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust).map_err(|e| e.to_string())?;
             println!("{}: watching {} for changes", live.scene().name, p.display());
             let scene = live.scene().clone();
             (Some(live), built, scene)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use sylva_runtime::{App, FieldError, Validate};
 use sylva_systems::grass::{
-    self, BakeError, BakeSettings, BladeShape, Dynamics, GrassError, GrassReport, GrassSettings, LiveSettings,
+    self, BakeSettings, BladeShape, Dynamics, GrassBakeError, GrassError, GrassReport, GrassSettings, LiveSettings,
     SpeciesSettings, Walker, WindField, blade_from_grammar, validate_blade_iterations,
 };
 use sylva_systems::lsystem::LSystemError;
@@ -307,13 +307,13 @@ fn blades_and_bakes(e: &mut Estimate, g: &GrassSettings) {
 fn grass_error(scene: &Scene, e: GrassError) -> BuildError {
     let field = match e {
         GrassError::Bake {
-            error: BakeError::Settings(f),
+            error: GrassBakeError::Settings(f),
             ..
         } => under("grass", f),
         // A bake file names itself; the scene names the species it was read for.
         GrassError::Bake {
             species,
-            error: error @ (BakeError::File { .. } | BakeError::Io { .. } | BakeError::Stale { .. }),
+            error: error @ (GrassBakeError::File { .. } | GrassBakeError::Io { .. } | GrassBakeError::Stale { .. }),
         } => FieldError::new("grass.bake_file", format!("species {species}: {error}")),
         GrassError::Bake { species, error } => FieldError::new(&format!("grass.species[{species}]"), error.to_string()),
         GrassError::Scatter { species, error } => under(&format!("grass.species[{species}].scatter"), error),

@@ -200,7 +200,7 @@ fn point_files_parse_with_line_numbers() {
 #[test]
 fn point_files_are_bounded_line_by_line() {
     let error = |r: Result<Vec<Vec3>, ColonizeError>| match r {
-        Err(ColonizeError::PointFile { file, line, message }) => (file, line, message),
+        Err(ColonizeError::PointFile { file, line, message }) => (file, line, message.to_string()),
         other => panic!("{other:?}"),
     };
     let (_, line, message) = error(parse_points("0 0 0\n1e13 0 0\n", "t.xyz", 10));

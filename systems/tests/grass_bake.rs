@@ -1,8 +1,8 @@
 //! Baking: determinism, seamless loop, texture sizes (thesis table), file round trip, sampler.
 
 use sylva_systems::grass::{
-    BakeError, BakeFileError, BakeSettings, BakedGrass, BladeShape, Dynamics, MAX_BAKE_FRAMES, Segment, TextureLayout,
-    Wind, WindField, bake, bake_inputs, texture_bytes,
+    BakeFileError, BakeSettings, BakedGrass, BladeShape, Dynamics, GrassBakeError, MAX_BAKE_FRAMES, Segment,
+    TextureLayout, Wind, WindField, bake, bake_inputs, texture_bytes,
 };
 
 fn wind() -> WindField {
@@ -185,11 +185,11 @@ fn a_saved_bake_reads_back_equal_and_file_errors_name_the_file() {
     );
     assert_ne!(other, inputs, "the seed is an input");
     let e = BakedGrass::load_for(&path, other).unwrap_err();
-    assert!(matches!(&e, BakeError::Stale { path: p } if *p == path), "{e}");
+    assert!(matches!(&e, GrassBakeError::Stale { path: p } if *p == path), "{e}");
 
     let missing = dir.join("missing.bin");
     let e = BakedGrass::load(&missing).unwrap_err();
-    assert!(matches!(&e, BakeError::Io { path, .. } if *path == missing), "{e}");
+    assert!(matches!(&e, GrassBakeError::Io { path, .. } if *path == missing), "{e}");
     assert!(e.to_string().starts_with(&format!("{}: ", missing.display())), "{e}");
     let short = dir.join("short.bin");
     std::fs::write(&short, [0; 20]).unwrap();
@@ -324,7 +324,7 @@ fn bake_sizes_are_bounded_before_allocating() {
     for (s, field, bound) in cases {
         let started = std::time::Instant::now();
         match bake(&shape, &d, &wind(), &s) {
-            Err(BakeError::Settings(e)) => {
+            Err(GrassBakeError::Settings(e)) => {
                 assert_eq!(e.dotted(), field, "{e}");
                 assert!(e.message.contains(bound), "{e}");
             }

@@ -5,7 +5,7 @@ use glam::{Vec2, Vec3};
 use sylva_runtime::extract::GrassBatch;
 use sylva_runtime::{App, AppConfig};
 use sylva_systems::grass::{
-    BakeError, BakeSettings, BladeLink, BladeParticle, BladeRoot, BladeShape, Dynamics, GrassError, GrassLayers,
+    BakeSettings, BladeLink, BladeParticle, BladeRoot, BladeShape, Dynamics, GrassBakeError, GrassError, GrassLayers,
     GrassSettings, GrassStats, LiveSettings, Segment, SpeciesSettings, Walk, Walker, Wind, WindField, install,
     species_file,
 };
@@ -143,7 +143,7 @@ fn saved_bakes_are_read_back_for_their_own_species_only() {
     };
     let e = install(&mut fresh(), &windier, &Plane { y: 0.5 }).unwrap_err();
     assert!(
-        matches!(&e, GrassError::Bake { species: 0, error: BakeError::Stale { path } } if *path == file),
+        matches!(&e, GrassError::Bake { species: 0, error: GrassBakeError::Stale { path } } if *path == file),
         "{e}"
     );
     assert!(e.to_string().contains("bake it again"), "{e}");
@@ -160,7 +160,7 @@ fn saved_bakes_are_read_back_for_their_own_species_only() {
     .unwrap_err();
     let missing = species_file(&file, 1);
     assert!(
-        matches!(&e, GrassError::Bake { species: 1, error: BakeError::Io { path, .. } } if *path == missing),
+        matches!(&e, GrassError::Bake { species: 1, error: GrassBakeError::Io { path, .. } } if *path == missing),
         "{e}"
     );
     assert!(e.to_string().contains("lawn-1.bin"), "{e}");

@@ -208,15 +208,15 @@ pub(crate) fn module(device: &Arc<Device>, shader: Shader) -> Result<Owned<vk::S
 /// comes from the file extension (`.vert`, `.frag`, `.comp`). `#include "file"` reads
 /// `shaders/file` (shared code such as `grass_fetch.glsl`).
 #[cfg(feature = "shaderc")]
-pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
+pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, ShaderError> {
     let kind = match name.rsplit('.').next() {
         Some("vert") => shaderc::ShaderKind::Vertex,
         Some("frag") => shaderc::ShaderKind::Fragment,
         Some("comp") => shaderc::ShaderKind::Compute,
-        _ => return Err(format!("{name}: unknown shader stage (use .vert, .frag or .comp)")),
+        _ => return Err(ShaderError::Stage(name.to_owned())),
     };
-    let compiler = shaderc::Compiler::new().map_err(|e| e.to_string())?;
-    let mut options = shaderc::CompileOptions::new().map_err(|e| e.to_string())?;
+    let compiler = shaderc::Compiler::new()?;
+    let mut options = shaderc::CompileOptions::new()?;
     options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_3 as u32);
     options.set_optimization_level(shaderc::OptimizationLevel::Performance);
     options.set_include_callback(|requested, _, _, _| {
@@ -229,8 +229,18 @@ pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
             content,
         })
     });
-    let artifact = compiler
-        .compile_into_spirv(source, kind, name, "main", Some(&options))
-        .map_err(|e| e.to_string())?;
+    let artifact = compiler.compile_into_spirv(source, kind, name, "main", Some(&options))?;
     Ok(artifact.as_binary_u8().to_vec())
+}
+
+/// Why a shader did not compile.
+#[cfg(feature = "shaderc")]
+#[derive(Debug, thiserror::Error)]
+pub enum ShaderError {
+    /// The file's extension names no shader stage.
+    #[error("{0}: unknown shader stage (use .vert, .frag or .comp)")]
+    Stage(String),
+    /// shaderc refused the source (its message names the file and line) or could not start.
+    #[error(transparent)]
+    Shaderc(#[from] shaderc::Error),
 }

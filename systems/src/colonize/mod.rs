@@ -49,7 +49,7 @@ pub use entities::{
 };
 pub use grow::Colonizer;
 pub use params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, MAX_ITERATIONS, WeightedGrowth};
-pub use regions::{MAX_POINT_LINE, Region, Sampling, Shape, load_points, parse_points, sample_regions};
+pub use regions::{MAX_POINT_LINE, PointLineError, Region, Sampling, Shape, load_points, parse_points, sample_regions};
 pub use report::TreeReport;
 pub use smooth::smooth_branching;
 use sylva_runtime::FieldError;
@@ -97,7 +97,7 @@ pub enum ColonizeError {
         /// 1-based line number.
         line: usize,
         /// What is wrong.
-        message: String,
+        message: PointLineError,
     },
     /// A point file cannot be read.
     #[error("cannot read point file {path}: {message}")]

@@ -397,7 +397,7 @@ pub fn load_points(path: &Path, limit: usize) -> Result<Vec<Vec3>, ColonizeError
     Ok(points)
 }
 
-fn point_error(file: &str, index: usize, message: String) -> ColonizeError {
+fn point_error(file: &str, index: usize, message: PointLineError) -> ColonizeError {
     ColonizeError::PointFile {
         file: file.to_owned(),
         line: index + 1,
@@ -405,34 +405,67 @@ fn point_error(file: &str, index: usize, message: String) -> ColonizeError {
     }
 }
 
+/// What is wrong with one line of a point file.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PointLineError {
+    /// The line is longer than any line of three numbers needs.
+    #[error("line longer than {MAX_POINT_LINE} bytes")]
+    TooLong,
+    /// The line is not UTF-8 text.
+    #[error("not UTF-8 text")]
+    NotUtf8,
+    /// The file holds more points than its part of the attractor limit.
+    #[error("more than {limit} points (at most {MAX_ATTRACTORS} attractors in all, sampled ones included)")]
+    TooMany {
+        /// The points this file may hold.
+        limit: usize,
+    },
+    /// Fewer than three numbers.
+    #[error("expected 3 numbers, found {0}")]
+    Missing(usize),
+    /// More than three numbers.
+    #[error("expected 3 numbers, found more (`{0}`)")]
+    Extra(String),
+    /// A field that is not a number.
+    #[error("`{field}`: {error}")]
+    NotANumber {
+        /// The field as written.
+        field: String,
+        /// Why it does not parse.
+        error: std::num::ParseFloatError,
+    },
+    /// A coordinate beyond the bound every attractor keeps.
+    #[error("`{0}` must be finite and within ±{MAX_COORDINATE}")]
+    OutOfRange(String),
+}
+
 /// One line of a point file, `points` being those read before it: its point, `None` for a
 /// blank or comment line, or what is wrong with it.
-fn parse_point_line(line: &[u8], points: &[Vec3], limit: usize) -> Result<Option<Vec3>, String> {
+fn parse_point_line(line: &[u8], points: &[Vec3], limit: usize) -> Result<Option<Vec3>, PointLineError> {
     if line.len() > MAX_POINT_LINE {
-        return Err(format!("line longer than {MAX_POINT_LINE} bytes"));
+        return Err(PointLineError::TooLong);
     }
-    let line = std::str::from_utf8(line)
-        .map_err(|_| "not UTF-8 text".to_owned())?
-        .trim();
+    let line = std::str::from_utf8(line).map_err(|_| PointLineError::NotUtf8)?.trim();
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
     }
     if points.len() >= limit {
-        return Err(format!(
-            "more than {limit} points (at most {MAX_ATTRACTORS} attractors in all, sampled ones included)"
-        ));
+        return Err(PointLineError::TooMany { limit });
     }
     let mut values = [0.0f32; 3];
     let mut fields = line.split_whitespace();
     for (k, v) in values.iter_mut().enumerate() {
-        let field = fields.next().ok_or_else(|| format!("expected 3 numbers, found {k}"))?;
-        *v = field.parse::<f32>().map_err(|e| format!("`{field}`: {e}"))?;
+        let field = fields.next().ok_or(PointLineError::Missing(k))?;
+        *v = field.parse::<f32>().map_err(|error| PointLineError::NotANumber {
+            field: field.to_owned(),
+            error,
+        })?;
         if !(v.is_finite() && v.abs() <= MAX_COORDINATE) {
-            return Err(format!("`{field}` must be finite and within ±{MAX_COORDINATE}"));
+            return Err(PointLineError::OutOfRange(field.to_owned()));
         }
     }
     if let Some(extra) = fields.next() {
-        return Err(format!("expected 3 numbers, found more (`{extra}`)"));
+        return Err(PointLineError::Extra(extra.to_owned()));
     }
     Ok(Some(Vec3::from_array(values)))
 }

@@ -146,7 +146,7 @@ impl Validate for BakeSettings {
 
 /// Why a bake or a baked file failed.
 #[derive(Debug, thiserror::Error)]
-pub enum BakeError {
+pub enum GrassBakeError {
     /// Bad blade shape.
     #[error("blade: {0}")]
     Blade(#[from] BladeError),
@@ -306,7 +306,7 @@ pub fn validate_inputs(
     dynamics: &Dynamics,
     wind: &WindField,
     settings: &BakeSettings,
-) -> Result<(), BakeError> {
+) -> Result<(), GrassBakeError> {
     shape.validate()?;
     wind.validate().map_err(|e| e.within("wind"))?;
     dynamics.validate().map_err(|e| e.within("dynamics"))?;
@@ -329,7 +329,7 @@ pub fn bake(
     dynamics: &Dynamics,
     wind: &WindField,
     settings: &BakeSettings,
-) -> Result<(BakedGrass, f64), BakeError> {
+) -> Result<(BakedGrass, f64), GrassBakeError> {
     validate_inputs(shape, dynamics, wind, settings)?;
     let s = settings;
     let start = Instant::now();
@@ -499,7 +499,7 @@ impl BakedGrass {
             FrameError::Length { expected, found } => BakeFileError::Truncated { expected, found },
             FrameError::Checksum => BakeFileError::Checksum,
         })?;
-        let baked: BakedGrass = framed::decode(payload).map_err(BakeFileError::Decode)?;
+        let baked: BakedGrass = framed::decode(payload).map_err(|e| BakeFileError::Decode(e.to_string()))?;
         let inconsistent =
             if Some(baked.textures.len()) != texture_bytes(baked.cells, baked.links, baked.frames, baked.layout) {
                 Some("the textures do not hold cells² × links × frames texels")
@@ -519,31 +519,31 @@ impl BakedGrass {
     }
 
     /// Writes the file atomically (see [`write_atomic`](framed::write_atomic)).
-    pub fn save(&self, path: &Path) -> Result<(), BakeError> {
-        framed::write_atomic(path, &self.to_bytes()).map_err(|source| BakeError::Io {
+    pub fn save(&self, path: &Path) -> Result<(), GrassBakeError> {
+        framed::write_atomic(path, &self.to_bytes()).map_err(|source| GrassBakeError::Io {
             path: path.to_path_buf(),
             source,
         })
     }
 
     /// Reads a file written by [`save`](Self::save).
-    pub fn load(path: &Path) -> Result<Self, BakeError> {
-        let bytes = std::fs::read(path).map_err(|source| BakeError::Io {
+    pub fn load(path: &Path) -> Result<Self, GrassBakeError> {
+        let bytes = std::fs::read(path).map_err(|source| GrassBakeError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::from_bytes(&bytes).map_err(|source| BakeError::File {
+        Self::from_bytes(&bytes).map_err(|source| GrassBakeError::File {
             path: path.to_path_buf(),
             source,
         })
     }
 
     /// Reads a file as the bake of inputs with fingerprint `inputs` ([`bake_inputs`]);
-    /// a bake of other inputs is [`BakeError::Stale`].
-    pub fn load_for(path: &Path, inputs: u64) -> Result<Self, BakeError> {
+    /// a bake of other inputs is [`GrassBakeError::Stale`].
+    pub fn load_for(path: &Path, inputs: u64) -> Result<Self, GrassBakeError> {
         let baked = Self::load(path)?;
         if baked.inputs != inputs {
-            return Err(BakeError::Stale {
+            return Err(GrassBakeError::Stale {
                 path: path.to_path_buf(),
             });
         }

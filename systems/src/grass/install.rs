@@ -32,9 +32,10 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::SpatialIndex;
 use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassShape};
 use sylva_runtime::rng::{StreamKey, hash_words, stream};
+use sylva_runtime::snapshot::StateMismatch;
 use sylva_runtime::{Access, App, FieldError, StatePart, System, Validate};
 
-use super::bake::{BakeError, BakeSettings, BakedGrass, bake, bake_inputs, species_file, validate_inputs};
+use super::bake::{BakeSettings, BakedGrass, GrassBakeError, bake, bake_inputs, species_file, validate_inputs};
 use super::blade::{BladeShape, Segment};
 use super::dynamics::{BladeKernel, Dynamics};
 use super::extraction::motion;
@@ -181,21 +182,20 @@ impl StatePart for GrassLayers {
         }
     }
 
-    fn check_state(&self, state: &GrassState) -> Result<(), String> {
+    fn check_state(&self, state: &GrassState) -> Result<(), StateMismatch> {
         if state.species.len() != self.species.len() {
-            return Err(format!(
+            return Err(StateMismatch::new(format!(
                 "{} grass species saved, the scene has {}",
                 state.species.len(),
                 self.species.len()
-            ));
+            )));
         }
         for (k, (sp, (live, reached))) in self.species.iter().zip(&state.species).enumerate() {
-            sp.live.check_state(live).map_err(|e| format!("species {k}: {e}"))?;
+            let species = || format!("species {k}");
+            sp.live.check_state(live).map_err(|e| e.within(species()))?;
             if let Some(blade) = reached.keys().find(|b| **b as usize >= sp.roots.len()) {
-                return Err(format!(
-                    "species {k}: reached blade {blade} is not among {}",
-                    sp.roots.len()
-                ));
+                let why = format!("reached blade {blade} is not among {}", sp.roots.len());
+                return Err(StateMismatch::new(why).within(species()));
             }
         }
         Ok(())
@@ -239,7 +239,7 @@ pub enum GrassError {
         /// Index of the species.
         species: usize,
         /// The bake's error.
-        error: BakeError,
+        error: GrassBakeError,
     },
     /// A species' scatter parameters are invalid.
     #[error("grass species {species}: scatter.{}: {}", .error.dotted(), .error.message)]

@@ -20,6 +20,7 @@
 use glam::{Quat, Vec3};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use sylva_runtime::snapshot::StateMismatch;
 use sylva_runtime::{FieldError, SpatialIndex, Validate};
 
 use super::bake::BakedGrass;
@@ -281,30 +282,30 @@ impl LiveGrass {
     ///
     /// # Errors
     /// The first thing that does not fit.
-    pub fn check_state(&self, state: &LiveState) -> Result<(), String> {
+    pub fn check_state(&self, state: &LiveState) -> Result<(), StateMismatch> {
         if !state.time.is_finite() {
-            return Err(format!("live clock {} is not finite", state.time));
+            return Err(StateMismatch::new(format!("live clock {} is not finite", state.time)));
         }
         let n = self.kernel.len();
         let mut previous = None;
         for b in &state.blades {
             if b.blade as usize >= self.roots.len() || previous.is_some_and(|p| p >= b.blade) {
-                return Err(format!(
+                return Err(StateMismatch::new(format!(
                     "live blade {} is out of order or not among {}",
                     b.blade,
                     self.roots.len()
-                ));
+                )));
             }
             previous = Some(b.blade);
             if b.x.len() != n || b.v.len() != n {
-                return Err(format!(
+                return Err(StateMismatch::new(format!(
                     "live blade {} has {} particles, the shape {n}",
                     b.blade,
                     b.x.len()
-                ));
+                )));
             }
             if !(b.idle.is_finite() && b.x.iter().chain(&b.v).all(|p| p.is_finite())) {
-                return Err(format!("live blade {} is not finite", b.blade));
+                return Err(StateMismatch::new(format!("live blade {} is not finite", b.blade)));
             }
         }
         Ok(())

@@ -51,7 +51,7 @@ pub mod walkers;
 pub mod wind;
 
 pub use bake::{
-    BakeError, BakeFileError, BakeSettings, BakedGrass, MAX_BAKE_BLADES, MAX_BAKE_CELLS, MAX_BAKE_FRAMES,
+    BakeFileError, BakeSettings, BakedGrass, GrassBakeError, MAX_BAKE_BLADES, MAX_BAKE_CELLS, MAX_BAKE_FRAMES,
     MAX_BAKE_INSTANCES, MAX_BAKE_TEXELS, MAX_RECORD_EVERY, MAX_WARMUP_SECONDS, TextureLayout, bake, bake_inputs,
     species_file, texture_bytes,
 };

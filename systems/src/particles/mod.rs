@@ -12,7 +12,7 @@
 //! per-particle sums run in a fixed order, so results are bit-identical for any
 //! thread count.
 
-mod chains;
+mod hanging_chains;
 mod report;
 mod solver;
 
@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::extract::CylinderBatch;
 use sylva_runtime::{Access, App, System};
 
-pub use chains::{ChainField, spawn_chain_field};
+pub use hanging_chains::{ChainField, spawn_chain_field};
 pub use report::ParticleReport;
 pub use solver::ParticleSolver;
 

@@ -113,11 +113,34 @@ struct ChunkData {
     velocity: [Vec<f32>; 2],
 }
 
+/// Why decoded chunk data is not a terrain chunk (a snapshot or cache file that passed its
+/// checksum yet holds planes no chunk could have).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChunkDataError {
+    /// A size or slot count outside what a chunk may have.
+    #[error("terrain chunk has size {size} and {slots} layer slots")]
+    Shape {
+        /// Cells along a side.
+        size: u32,
+        /// Layer slots per column.
+        slots: u8,
+    },
+    /// A plane whose length does not fit the size and slots.
+    #[error("terrain chunk planes have the wrong length")]
+    PlaneLength,
+    /// A layer count above the slots, or a material not in the table.
+    #[error("terrain chunk has an invalid layer count or material")]
+    Layers,
+}
+
 impl TryFrom<ChunkData> for TerrainChunk {
-    type Error = String;
-    fn try_from(d: ChunkData) -> Result<Self, String> {
+    type Error = ChunkDataError;
+    fn try_from(d: ChunkData) -> Result<Self, ChunkDataError> {
         if d.size == 0 || d.size > MAX_CHUNK_SIZE || d.slots == 0 || d.slots > MAX_LAYER_SLOTS {
-            return Err(format!("terrain chunk has size {} and {} layer slots", d.size, d.slots));
+            return Err(ChunkDataError::Shape {
+                size: d.size,
+                slots: d.slots,
+            });
         }
         let n = d.size as usize * d.size as usize;
         let s = n * usize::from(d.slots);
@@ -129,10 +152,10 @@ impl TryFrom<ChunkData> for TerrainChunk {
             && d.sediment.len() == n
             && d.flux.iter().chain(&d.velocity).all(|p| p.len() == n);
         if !lens_ok {
-            return Err("terrain chunk planes have the wrong length".into());
+            return Err(ChunkDataError::PlaneLength);
         }
         if d.count.iter().any(|&c| c > d.slots) || d.material.iter().any(|&m| usize::from(m) >= MATERIAL_COUNT) {
-            return Err("terrain chunk has an invalid layer count or material".into());
+            return Err(ChunkDataError::Layers);
         }
         let mut chunk = TerrainChunk {
             coord: d.coord,

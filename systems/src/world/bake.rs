@@ -83,17 +83,33 @@ impl fmt::Display for Shard {
     }
 }
 
+/// Why text is not a [`Shard`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// Not two whole numbers around a `/`.
+    #[error("expected a shard INDEX/COUNT such as 0/4, got `{0}`")]
+    Syntax(String),
+    /// An index at or past the count (indices run from 0), or a count of 0.
+    #[error("shard {index}/{count}: the index must be below the count")]
+    Index {
+        /// The index given.
+        index: u32,
+        /// The count given.
+        count: u32,
+    },
+}
+
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ShardError;
 
     /// Parses `I/N`.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let parsed = s
             .split_once('/')
             .and_then(|(i, n)| Some((i.trim().parse().ok()?, n.trim().parse().ok()?)));
         match parsed {
-            Some((i, n)) => Shard::new(i, n).ok_or_else(|| format!("shard {i}/{n}: the index must be below the count")),
-            None => Err(format!("expected a shard INDEX/COUNT such as 0/4, got `{s}`")),
+            Some((index, count)) => Shard::new(index, count).ok_or(ShardError::Index { index, count }),
+            None => Err(ShardError::Syntax(s.to_owned())),
         }
     }
 }

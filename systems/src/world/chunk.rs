@@ -11,9 +11,9 @@ use sylva_runtime::framed;
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::across_borders::{RegionGround, place};
 use super::domains::Domains;
 use super::params::{PlacementParams, WorldParams};
-use super::placement::{RegionGround, place};
 use super::relief::{self, Reach, Shaped};
 use crate::terrain::{BARE, Eroder, TerrainBalance, TerrainChunk, TerrainParams, Transport};
 

@@ -9,7 +9,7 @@ use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 
 use super::params::WorldParams;
 use crate::grass::extraction::motion;
-use crate::grass::{BakeError, BakeSettings, bake, blade_from_grammar};
+use crate::grass::{BakeSettings, GrassBakeError, bake, blade_from_grammar};
 use crate::lsystem::LSystemError;
 use crate::placement::forest::{ForestError, Variant, grow_variant};
 use crate::tree::{BranchGraph, Leaves, model};
@@ -102,7 +102,7 @@ pub enum ContentError {
         /// Species index.
         species: usize,
         /// Why.
-        source: BakeError,
+        source: GrassBakeError,
     },
 }
 

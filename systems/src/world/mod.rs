@@ -27,13 +27,13 @@
 //!   of time into a store ([`create_store`]), one shard at a time; readers open
 //!   it with [`open_store`].
 
+pub mod across_borders;
 mod bake;
 mod chunk;
 mod content;
 mod domains;
 mod install;
 mod params;
-pub mod placement;
 mod relief;
 mod report;
 mod sites;
@@ -43,8 +43,8 @@ mod store;
 mod streamer;
 
 pub use bake::{
-    BakeError, BakePlan, BakeReport, MAX_BAKE_CHUNKS, Phase, Shard, StoreFile, VerifyReport, bake, hilbert_order,
-    verify,
+    BakeError, BakePlan, BakeReport, MAX_BAKE_CHUNKS, Phase, Shard, ShardError, StoreFile, VerifyReport, bake,
+    hilbert_order, verify,
 };
 pub use chunk::{
     ChunkPayload, DATA_VERSION, GrassPatch, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
