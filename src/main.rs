@@ -12,6 +12,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     fixed_mmap_threshold();
+    file_size_limit_is_an_error();
     let result = cli::run(cli::Cli::parse());
     cli::console::exit_code(match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -43,3 +44,18 @@ fn fixed_mmap_threshold() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn fixed_mmap_threshold() {}
+
+/// A write past the file size limit (`ulimit -f`) fails with "File too large", which the
+/// command says and whose temporary file it removes like any failed write's; by default
+/// SIGXFSZ would kill the process without a word and leave the temporary file behind.
+#[cfg(unix)]
+fn file_size_limit_is_an_error() {
+    // SAFETY: ignoring a signal installs no handler code; it is done before any other
+    // thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
+#[cfg(not(unix))]
+fn file_size_limit_is_an_error() {}

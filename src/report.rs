@@ -175,16 +175,23 @@ impl Report {
         Ok(report)
     }
 
-    /// Writes the report as pretty JSON, atomically (temporary file, then rename),
-    /// with the peak memory read now: everything the run does (a render after
-    /// [`gather`](Self::gather), say) is done by the time its report is written.
+    /// Writes the report's [`json`](Self::json) to `path` (atomically, or through a
+    /// FIFO or device; see [`write_output`](sylva_runtime::framed::write_output)).
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        sylva_runtime::framed::write_output(path, &self.json()?)
+    }
+
+    /// The report as pretty JSON and a newline, with the peak memory read now:
+    /// everything the run does (a render after [`gather`](Self::gather), say) is
+    /// done by the time its report is written.
+    pub fn json(&self) -> std::io::Result<Vec<u8>> {
         let last = Report {
             peak_rss_bytes: peak_rss_bytes().or(self.peak_rss_bytes),
             ..self.clone()
         };
-        let json = serde_json::to_string_pretty(&last).map_err(std::io::Error::other)?;
-        sylva_runtime::framed::write_atomic(path, (json + "\n").as_bytes())
+        let mut json = serde_json::to_vec_pretty(&last).map_err(std::io::Error::other)?;
+        json.push(b'\n');
+        Ok(json)
     }
 }
 

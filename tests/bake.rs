@@ -330,3 +330,263 @@ fn the_domains_a_chunk_reads_are_the_ones_a_plan_lists() {
     }
     assert!(several, "one of the chunks lies on a domain border");
 }
+
+/// `c`'s output, or a failed test (the child killed) if it runs past a minute: a
+/// reader that opens a FIFO would wait for a writer forever.
+fn within_a_minute(c: &mut Command) -> Output {
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{c:?}: still running after a minute");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A baked one-chunk region of the small world in `store`, and its chunk file.
+fn one_chunk_store(dir: &Path, store: &Path) -> (PathBuf, PathBuf) {
+    let scene = small_world(dir);
+    ok(bake(&scene, "0,0,0,0", store, &[]));
+    let chunk = store.join(format!("{:016x}.chunk", world_of(&scene).cache_key([0, 0])));
+    assert!(chunk.is_file());
+    (scene, chunk)
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_link_to_a_device_in_a_store_is_corrupt_never_read() {
+    use std::os::unix::fs::FileTypeExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let (scene, chunk) = one_chunk_store(tmp.path(), &store);
+    std::fs::remove_file(&chunk).unwrap();
+    assert!(Command::new("mkfifo").arg(&chunk).status().unwrap().success());
+    let out = within_a_minute(&mut verify(&scene, "0,0,0,0", &store));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("a FIFO, not a regular file"), "{}", text(&out));
+    let out = within_a_minute(&mut bake(&scene, "0,0,0,0", &store, &[]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("1 corrupt file redone"), "{}", text(&out));
+    assert!(
+        std::fs::symlink_metadata(&chunk).unwrap().is_file(),
+        "made again beside it"
+    );
+
+    std::fs::remove_file(&chunk).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &chunk).unwrap();
+    let out = within_a_minute(&mut verify(&scene, "0,0,0,0", &store));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("a symbolic link, not a regular file"),
+        "{}",
+        text(&out)
+    );
+    let out = within_a_minute(&mut bake(&scene, "0,0,0,0", &store, &[]));
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        std::fs::symlink_metadata(&chunk).unwrap().is_file(),
+        "the link replaced, not followed"
+    );
+    assert!(std::fs::metadata("/dev/zero").unwrap().file_type().is_char_device());
+    ok(verify(&scene, "0,0,0,0", &store));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_damaged_manifest_is_refused_never_read_whole_nor_overwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let (scene, _) = one_chunk_store(tmp.path(), &store);
+    let manifest = store.join(MANIFEST);
+    let good = std::fs::read(&manifest).unwrap();
+    type Damage = fn(&Path, &[u8]);
+    let damages: [(&str, Damage); 3] = [
+        ("cut short", |m, good| {
+            std::fs::write(m, &good[..good.len() / 2]).unwrap()
+        }),
+        // Sparse: 1.5 GB that take no disk, and that a reader must not load.
+        ("1.5 GB", |m, _| {
+            std::fs::File::create(m).unwrap().set_len(1_500_000_000).unwrap();
+        }),
+        ("a link to /dev/zero", |m, _| {
+            std::os::unix::fs::symlink("/dev/zero", m).unwrap()
+        }),
+    ];
+    for (what, damage) in damages {
+        std::fs::remove_file(&manifest).unwrap();
+        damage(&manifest, &good);
+        let before = std::fs::symlink_metadata(&manifest).unwrap();
+        let mut readers = [
+            verify(&scene, "0,0,0,0", &store),
+            bake(&scene, "0,0,0,0", &store, &["--seed", "99"]),
+            bake(&scene, "0,0,0,0", &store, &[]),
+        ];
+        for c in &mut readers {
+            let out = within_a_minute(c);
+            assert_eq!(out.status.code(), Some(1), "{what}: {c:?}: {}", text(&out));
+            assert!(text(&out).contains("damaged store manifest"), "{what}: {}", text(&out));
+        }
+        let after = std::fs::symlink_metadata(&manifest).unwrap();
+        assert_eq!(
+            (after.len(), after.file_type()),
+            (before.len(), before.file_type()),
+            "{what}: the manifest is left as it was"
+        );
+    }
+}
+
+#[test]
+fn a_region_across_the_i32_range_is_a_clean_error_before_any_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = small_world(tmp.path());
+    let store = tmp.path().join("store");
+    let corners = "-2147483648,-2147483648,2147483647,2147483647";
+    let mut terrain = sylva();
+    terrain.arg("terrain").arg(&scene).args(["--region", corners]);
+    let runs = [
+        (bake(&scene, corners, &store, &[]), "at most 16777216 per bake"),
+        (verify(&scene, corners, &store), "at most 16777216 per bake"),
+        (terrain, "over the limit of 67108864"),
+    ];
+    for (mut c, why) in runs {
+        let out = within_a_minute(&mut c);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{c:?} ended by {:?}: {}",
+            out.status,
+            text(&out)
+        );
+        assert!(text(&out).contains(why), "{c:?}: {}", text(&out));
+    }
+    assert!(!store.exists(), "a refused region leaves no store behind");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_staging_folder_is_refused_and_what_it_leads_to_survives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let (scene, chunk) = one_chunk_store(tmp.path(), &store);
+    let outside = tmp.path().join("outside");
+    let precious = outside.join("all-0-of-1").join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::remove_file(&chunk).unwrap();
+    let staging = store.join(".staging");
+    // The staging root a link, then the writer's own folder a link.
+    for (link, to) in [
+        (staging.clone(), outside.clone()),
+        (staging.join("all-0-of-1"), outside.join("all-0-of-1")),
+    ] {
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&to, &link).unwrap();
+        let out = within_a_minute(&mut bake(&scene, "0,0,0,0", &store, &[]));
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let named = format!("{}: a symbolic link, not a directory Sylva made", link.display());
+        assert!(text(&out).contains(&named), "{}", text(&out));
+        assert!(precious.is_dir(), "the folder outside the store survives");
+        std::fs::remove_file(&link).unwrap();
+    }
+    ok(bake(&scene, "0,0,0,0", &store, &[]));
+    assert!(chunk.is_file() && precious.is_dir());
+}
+
+#[cfg(unix)]
+#[test]
+fn cache_write_failures_are_heard_counted_and_fail_an_asked_for_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = small_world(tmp.path());
+    let cache = tmp.path().join("cache");
+    let report_path = tmp.path().join("fly.json");
+    // A file size limit of 200 KiB: every chunk file (megabytes) fails to be
+    // written, as on a full disk, and the few-kilobyte report is written.
+    let mut fly = Command::new("sh");
+    fly.arg("-c")
+        .arg("ulimit -f 400 && exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_sylva"))
+        .arg("fly")
+        .arg(&scene)
+        .args(["--no-render", "--speed", "10", "--seconds", "1", "--cache"])
+        .arg(&cache)
+        .arg("--report")
+        .arg(&report_path);
+    let out = within_a_minute(&mut fly);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("could not be written (first: ") && text(&out).contains("File too large"),
+        "{}",
+        text(&out)
+    );
+    let r = report(&report_path);
+    let chunks = &r["streaming"]["chunks"];
+    assert!(chunks["cache_write_failed"].as_u64().unwrap() > 0, "{chunks}");
+    assert_eq!(chunks["cache_write_failed"], chunks["generated"], "{chunks}");
+    assert!(r["streaming"]["domains"]["write_failed"].as_u64().unwrap() > 0, "{r}");
+    let left: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "no temporary file is left: {left:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_complete_store_bakes_read_only_without_writing() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let (scene, chunk) = one_chunk_store(tmp.path(), &store);
+    let baked = files(&store);
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let writable = tempfile::tempfile_in(&store).is_ok();
+    if writable {
+        std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o755)).unwrap();
+        eprintln!(
+            "SKIPPED a_complete_store_bakes_read_only_without_writing: a directory with mode 555 is still writable here (running as root)"
+        );
+        return;
+    }
+    let out = within_a_minute(&mut bake(&scene, "0,0,0,0", &store, &[]));
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("wrote 0 domains"), "{}", text(&out));
+    assert!(text(&out).contains("and 0 chunks"), "{}", text(&out));
+    assert_eq!(files(&store), baked, "nothing written");
+    assert!(chunk.is_file());
+}
+
+#[test]
+fn verify_lists_what_killed_writers_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store");
+    let (scene, _) = one_chunk_store(tmp.path(), &store);
+    let beside = store.join(".sylva-AbC123.tmp");
+    let staged = store.join(".staging").join("all-0-of-2").join(".sylva-XyZ789.tmp");
+    std::fs::create_dir_all(staged.parent().unwrap()).unwrap();
+    std::fs::write(&beside, b"part").unwrap();
+    std::fs::write(&staged, b"part").unwrap();
+    let report_path = tmp.path().join("verify.json");
+    let out = ok(verify(&scene, "0,0,0,0", &store).arg("--report").arg(&report_path));
+    assert!(text(&out).contains("2 left by killed writers"), "{}", text(&out));
+    let listed: Vec<String> = report(&report_path)["verify"]["leftovers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    let expected: Vec<String> = [&staged, &beside].iter().map(|p| p.display().to_string()).collect();
+    assert_eq!(listed, expected);
+}

@@ -411,3 +411,100 @@ fn io_errors_name_the_path_once() {
         stderr(&out)
     );
 }
+
+/// `sylva run` of the chains for one frame, its report at `report`, as a child process.
+fn report_run(report: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sylva"));
+    c.args(["run", &scene("chains.ron"), "--frames", "1", "--report", report]);
+    c
+}
+
+/// `child`'s output, or a failed test (the child killed) if it runs past `limit`.
+fn within(mut child: std::process::Child, limit: Duration, what: &str) -> Output {
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn report_dash_and_stdout_names_write_the_json_alone_to_stdout() {
+    // `/dev/fd/1` is `/dev/stdout` by another name: the same file as standard output.
+    for name in ["-", "/dev/fd/1"] {
+        let child = report_run(name)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = within(child, Duration::from_secs(60), name);
+        assert!(out.status.success(), "--report {name}: {}", stderr(&out));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "--report {name}: stdout is not the report alone ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        assert_eq!(json["frames"].as_u64(), Some(1), "{json}");
+        assert!(
+            stderr(&out).contains("frame ms mean"),
+            "the summary goes to stderr: {}",
+            stderr(&out)
+        );
+    }
+    assert!(!Path::new("-").exists(), "no file named -");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_report_into_a_fifo_reaches_its_reader_and_the_fifo_stays() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("report.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let child = report_run(fifo.to_str().unwrap())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = within(child, Duration::from_secs(60), "--report FIFO");
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Checked before joining: the reader of a FIFO replaced by a file would wait forever.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "the FIFO was replaced by {kind:?}");
+    let json: serde_json::Value = serde_json::from_slice(&reader.join().unwrap()).unwrap();
+    assert_eq!(json["frames"].as_u64(), Some(1), "{json}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_report_through_a_link_replaces_the_file_it_leads_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("runs").join("1.json");
+    std::fs::create_dir(target.parent().unwrap()).unwrap();
+    std::fs::write(&target, OLD).unwrap();
+    let link = dir.path().join("latest.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = report_run(link.to_str().unwrap()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+        "the link stays a link"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+    assert_eq!(json["frames"].as_u64(), Some(1), "{json}");
+    let dangling = dir.path().join("dangling.json");
+    std::os::unix::fs::symlink(dir.path().join("nowhere").join("x.json"), &dangling).unwrap();
+    let out = report_run(dangling.to_str().unwrap()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("a symbolic link to nothing"), "{}", stderr(&out));
+}

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::framed::{self, Frame};
+use crate::framed::{self, Frame, Links};
 
 /// Cache files: the chunk's content key is the frame's key.
 const FRAME: Frame = Frame {
@@ -104,16 +104,9 @@ impl ChunkCache {
     /// Reads the value cached under `key`.
     pub fn read<T: DeserializeOwned>(&self, key: u64) -> CacheRead<T> {
         let path = self.path(key);
-        match std::fs::metadata(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return CacheRead::Missing,
-            Err(e) => return CacheRead::Rejected(format!("{}: {e}", path.display())),
-            Ok(m) if m.len() > MAX_FILE_BYTES => {
-                return CacheRead::Rejected(format!("{}: {} bytes is too large", path.display(), m.len()));
-            }
-            Ok(_) => {}
-        }
-        let bytes = match std::fs::read(&path) {
+        let bytes = match framed::read_regular(&path, MAX_FILE_BYTES, Links::Refuse) {
             Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return CacheRead::Missing,
             Err(e) => return CacheRead::Rejected(format!("{}: {e}", path.display())),
         };
         let checked = FRAME
@@ -137,7 +130,7 @@ impl ChunkCache {
         if self.read_only {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
-                "the cache is read-only",
+                "opened read-only (a baked store being read, or a store that cannot be written)",
             ));
         }
         let payload = framed::encode(value).map_err(io::Error::other)?;
@@ -174,6 +167,18 @@ mod tests {
         assert!(matches!(cache.read::<Vec<String>>(1), CacheRead::Rejected(_)));
         cache.write(1, &vec![7u64; 100]).unwrap();
         assert!(matches!(cache.read::<Vec<u64>>(1), CacheRead::Hit(v) if v.len() == 100));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_rejected_unread_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ChunkCache::open(dir.path()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", cache.path(1)).unwrap();
+        assert!(matches!(cache.read::<u32>(1), CacheRead::Rejected(w) if w.contains("symbolic link")));
+        cache.write(1, &5u32).unwrap();
+        assert!(matches!(cache.read::<u32>(1), CacheRead::Hit(5)));
+        assert!(std::fs::symlink_metadata(cache.path(1)).unwrap().is_file());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Framed files: the header every Sylva file shares (magic, format version,
 //! key, payload length, checksum), checked in full before a payload is
-//! decoded, and the atomic write that puts a file in place only when complete.
+//! decoded, the atomic write that puts a file in place only when complete, and
+//! the capped read of a regular file ([`read_regular`]) every reader goes through.
 //!
 //! ```
 //! use sylva_runtime::framed::{Frame, FrameError};
@@ -11,7 +12,7 @@
 //! assert_eq!(frame.open(&bytes[..bytes.len() - 1]), Err(FrameError::Length { expected: 7, found: 6 }));
 //! ```
 
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -148,13 +149,156 @@ pub fn decode<'de, T: Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, CodecErro
     Ok(value)
 }
 
+/// Largest file [`read_regular`] reads where a format sets no smaller bound, bytes.
+pub const MAX_READ_BYTES: u64 = 1 << 34;
+
+/// Whether [`read_regular`] follows a symbolic link at the path itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Links {
+    /// Follow it: the user named the file (a snapshot, a grass bake).
+    Follow,
+    /// Refuse it: Sylva made the file (a store's or a cache's), and never makes a link,
+    /// so a link there was put by someone else and may lead anywhere (`/dev/zero`).
+    Refuse,
+}
+
+/// The bytes of the regular file at `path`, at most `max` of them.
+///
+/// A FIFO, device, socket or directory is refused before it is read (a FIFO would
+/// block a reader forever, a device never ends), as is a symbolic link under
+/// [`Links::Refuse`], and a file over `max` bytes. The open does not block, and
+/// the type is checked on the opened handle, so a file swapped after the check is
+/// still caught. A refusal is an [`io::ErrorKind::InvalidData`] error saying what
+/// the file is; a missing file is [`io::ErrorKind::NotFound`]. Errors carry no
+/// path: the caller names the file once.
+pub fn read_regular(path: &Path, max: u64, links: Links) -> io::Result<Vec<u8>> {
+    let seen = match links {
+        Links::Refuse => std::fs::symlink_metadata(path)?,
+        Links::Follow => std::fs::metadata(path)?,
+    };
+    // Checked before opening too: opening some devices acts on them.
+    refuse_unless_regular(&seen, max)?;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        // Without O_NONBLOCK, opening a FIFO waits for a writer.
+        let nofollow = if links == Links::Refuse { libc::O_NOFOLLOW } else { 0 };
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK | nofollow);
+    }
+    let file = open.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return not_regular("a symbolic link");
+        }
+        e
+    })?;
+    let meta = file.metadata()?;
+    refuse_unless_regular(&meta, max)?;
+    // The length is at most `max`; a file that grows meanwhile is cut off one byte past it.
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(max));
+    }
+    Ok(bytes)
+}
+
+/// `Ok` for a regular file of at most `max` bytes.
+fn refuse_unless_regular(meta: &std::fs::Metadata, max: u64) -> io::Result<()> {
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return if meta.len() > max { Err(too_large(max)) } else { Ok(()) };
+    }
+    if kind.is_symlink() {
+        return Err(not_regular("a symbolic link"));
+    }
+    if kind.is_dir() {
+        return Err(not_regular("a directory"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Err(not_regular("a FIFO"));
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return Err(not_regular("a device"));
+        }
+        if kind.is_socket() {
+            return Err(not_regular("a socket"));
+        }
+    }
+    Err(not_regular("a special file"))
+}
+
+fn not_regular(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{what}, not a regular file; refused unread"),
+    )
+}
+
+fn too_large(max: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("larger than {max} bytes; refused unread"),
+    )
+}
+
 /// Writes `bytes` to `path` atomically: a unique temporary file `.sylva-*.tmp` in the
 /// same directory, flushed to disk, renamed over `path`, and the directory flushed
 /// (so the rename itself survives a power cut). A reader sees the old file or the
 /// new one, never a part; a crash leaves at most a stray temporary file, which
 /// nothing reads. Errors carry no path: the caller names the file once.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_via(parent_dir(path), path, bytes)
+}
+
+/// Writes a file the user named (a report, an export) to `path`, by what is there:
+///
+/// - nothing or a regular file: [`write_atomic`];
+/// - a symbolic link to a regular file: the link is resolved and the file it
+///   leads to replaced atomically (the link stays a link);
+/// - a FIFO or a character device (`/dev/stdout`, a terminal, `/dev/null`):
+///   written through, never replaced, so its reader gets the bytes;
+/// - anything else (a directory, a block device, a socket, a link to nothing): refused.
+pub fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let entry = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return write_atomic(path, bytes),
+        entry => entry?,
+    };
+    let target = match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "a symbolic link to nothing; refused (remove the link or make its target)",
+            ));
+        }
+        target => target?,
+    };
+    let kind = target.file_type();
+    if kind.is_file() {
+        if entry.file_type().is_symlink() {
+            return write_atomic(&std::fs::canonicalize(path)?, bytes);
+        }
+        return write_atomic(path, bytes);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() || kind.is_char_device() {
+            // Opened through the name (a link such as /dev/stdout leads to the
+            // process's own descriptor), without creating or truncating anything.
+            let mut out = std::fs::OpenOptions::new().write(true).open(path)?;
+            out.write_all(bytes)?;
+            return out.flush();
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "neither a regular file nor a FIFO or character device; refused",
+    ))
 }
 
 /// The directory a file `path` lies in (`.` for a bare file name).
@@ -165,17 +309,21 @@ fn parent_dir(path: &Path) -> &Path {
     }
 }
 
-/// [`write_atomic`] with the temporary file in `staging`, which must be on the
-/// same file system as `path`: a writer that owns `staging` can remove what a
-/// crash of its own left there without touching another writer's files.
-pub fn write_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Checks that [`write_atomic`] can put a file in `dir`, by making one of its
+/// temporary files there and removing it.
+pub fn probe_writable(dir: &Path) -> io::Result<()> {
+    temporary_in(dir).map(drop)
+}
+
+/// A new temporary file `.sylva-*.tmp` in `dir`, removed when dropped.
+fn temporary_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
     // `make_in` with a plain open, and writes through the inner `File`: the
     // tempfile crate's own wrappers add the temporary path to every error, and
     // callers add the target path, which printed a path twice.
-    let mut tmp = tempfile::Builder::new()
+    tempfile::Builder::new()
         .prefix(".sylva-")
         .suffix(".tmp")
-        .make_in(staging, |p| {
+        .make_in(dir, |p| {
             let mut open = std::fs::OpenOptions::new();
             open.write(true).create_new(true);
             // A temporary file is usually private (0600); the file it becomes is an
@@ -183,7 +331,14 @@ pub fn write_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> std::io::R
             #[cfg(unix)]
             std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o666);
             open.open(p)
-        })?;
+        })
+}
+
+/// [`write_atomic`] with the temporary file in `staging`, which must be on the
+/// same file system as `path`: a writer that owns `staging` can remove what a
+/// crash of its own left there without touching another writer's files.
+pub fn write_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = temporary_in(staging)?;
     tmp.as_file_mut().write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -192,13 +347,13 @@ pub fn write_atomic_via(staging: &Path, path: &Path, bytes: &[u8]) -> std::io::R
 
 /// Flushes a directory's entries (a rename) to disk.
 #[cfg(unix)]
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
+fn sync_dir(dir: &Path) -> io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
 /// Directories cannot be opened as files here; the rename is as durable as the platform makes it.
 #[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> std::io::Result<()> {
+fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
@@ -259,6 +414,86 @@ mod tests {
             !message.contains("missing") && !message.contains(".sylva-"),
             "the caller names the file: {message}"
         );
+    }
+
+    #[cfg(unix)]
+    fn make_fifo(path: &Path) {
+        // coreutils' mkfifo: this crate has no unsafe code, not even in tests.
+        let made = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+        assert!(made.success(), "mkfifo {}", path.display());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn outputs_write_through_devices_and_replace_link_targets() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        make_fifo(&fifo);
+        let reading = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_output(&fifo, b"through").unwrap();
+        // Checked before joining: a reader of a replaced FIFO would wait forever.
+        assert!(
+            std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(),
+            "never replaced"
+        );
+        assert_eq!(reading.join().unwrap(), b"through");
+        let target = dir.path().join("target.json");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("latest.json");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_output(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "the link stays"
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("absent/x.json"), &dangling).unwrap();
+        let e = write_output(&dangling, b"x").unwrap_err();
+        assert!(e.to_string().contains("a symbolic link to nothing"), "{e}");
+        assert!(write_output(dir.path(), b"x").is_err());
+    }
+
+    #[test]
+    fn only_regular_files_within_the_cap_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_regular(&path, 5, Links::Refuse).unwrap(), b"12345");
+        let big = read_regular(&path, 4, Links::Refuse).unwrap_err();
+        assert_eq!(big.kind(), io::ErrorKind::InvalidData);
+        assert!(big.to_string().contains("larger than 4 bytes"), "{big}");
+        let missing = read_regular(&dir.path().join("absent"), 5, Links::Refuse).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        let folder = read_regular(dir.path(), 5, Links::Follow).unwrap_err();
+        assert!(folder.to_string().contains("a directory"), "{folder}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_fifos_and_devices_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let e = read_regular(&link, 1 << 20, Links::Refuse).unwrap_err();
+        assert!(e.to_string().contains("a symbolic link"), "{e}");
+        let e = read_regular(&link, 1 << 20, Links::Follow).unwrap_err();
+        assert!(e.to_string().contains("a device"), "{e}");
+        let fifo = dir.path().join("fifo");
+        make_fifo(&fifo);
+        // Returns at once: a blocking open would wait here for a writer forever.
+        let e = read_regular(&fifo, 1 << 20, Links::Follow).unwrap_err();
+        assert!(e.to_string().contains("a FIFO"), "{e}");
+        let regular = dir.path().join("regular");
+        std::fs::write(&regular, b"x").unwrap();
+        let to_regular = dir.path().join("to-regular");
+        std::os::unix::fs::symlink(&regular, &to_regular).unwrap();
+        assert_eq!(read_regular(&to_regular, 1, Links::Follow).unwrap(), b"x");
+        assert!(read_regular(&to_regular, 1, Links::Refuse).is_err());
     }
 
     #[test]

@@ -643,9 +643,11 @@ impl SnapshotRegistry {
 
     /// Reads a snapshot file written by [`save_file`](Self::save_file); see [`load_into`](Self::load_into).
     pub fn load_file_into(&self, path: &Path, world: &mut World, scene: &SceneKey) -> Result<Loaded, SnapshotError> {
-        let bytes = std::fs::read(path).map_err(|source| SnapshotError::Io {
-            path: path.to_owned(),
-            source,
+        let bytes = framed::read_regular(path, framed::MAX_READ_BYTES, framed::Links::Follow).map_err(|source| {
+            SnapshotError::Io {
+                path: path.to_owned(),
+                source,
+            }
         })?;
         self.load_into(&bytes, world, scene)
     }

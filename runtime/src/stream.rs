@@ -151,6 +151,8 @@ pub struct StreamStats {
     pub cache_rejected: u64,
     /// Cache files that could not be written.
     pub cache_write_failed: u64,
+    /// Why the first cache file that could not be written was not (its path and the OS error).
+    pub cache_write_error: Option<String>,
     /// Chunks handed to the host.
     pub installed: u64,
     /// Installed chunks taken back.
@@ -201,11 +203,14 @@ enum Outcome<P> {
     Cancelled,
 }
 
-#[derive(Clone, Copy)]
 enum CacheUse {
     None,
     Hit,
-    Generated { rejected: bool, write_failed: bool },
+    /// Generated, after a rejected file or none; why the new file could not be written.
+    Generated {
+        rejected: bool,
+        write_failed: Option<String>,
+    },
 }
 
 /// Streams the chunks of a [`ChunkSource`] around viewers (see the module docs).
@@ -359,7 +364,10 @@ impl<S: ChunkSource> Streamer<S> {
                         CacheUse::Generated { rejected, write_failed } => {
                             self.stats.generated += 1;
                             self.stats.cache_rejected += u64::from(rejected);
-                            self.stats.cache_write_failed += u64::from(write_failed);
+                            if let Some(why) = write_failed {
+                                self.stats.cache_write_failed += 1;
+                                self.stats.cache_write_error.get_or_insert(why);
+                            }
                         }
                     }
                     match self.slots.get_mut(&coord) {
@@ -594,7 +602,12 @@ impl<S: ChunkSource> Job<S> {
                     CacheRead::Hit(payload) => (payload, CacheUse::Hit),
                     found => {
                         let payload = self.source.generate(coord);
-                        let write_failed = !cache.is_read_only() && cache.write(key, &payload).is_err();
+                        let write_failed = if cache.is_read_only() {
+                            None
+                        } else {
+                            let written = cache.write(key, &payload);
+                            written.err().map(|e| format!("{}: {e}", cache.path(key).display()))
+                        };
                         let rejected = matches!(found, CacheRead::Rejected(_));
                         (payload, CacheUse::Generated { rejected, write_failed })
                     }

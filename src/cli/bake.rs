@@ -8,7 +8,8 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 use sylva::systems::world::{
-    BakePlan, BakeReport, Phase, Shard, VerifyReport, WorldGen, bake, create_store, finish_store, open_store, verify,
+    BakePlan, BakeReport, Phase, Shard, VerifyReport, WorldGen, bake, create_store, finish_store, leftovers,
+    open_store, verify,
 };
 
 use crate::cli::Common;
@@ -174,8 +175,9 @@ fn bake_shard(
     scene: &str,
 ) -> Result<BakeReport, String> {
     let writer = format!("{phase:?}-{}-of-{}", shard.index(), shard.count()).to_lowercase();
-    let cache = create_store(store, world, &writer).map_err(|e| e.to_string())?;
+    // The plan first: a region it refuses leaves no store behind.
     let plan = BakePlan::new(world, first, last, shard, phase).map_err(|e| e.to_string())?;
+    let cache = create_store(store, world, &writer).map_err(|e| e.to_string())?;
     println!(
         "{scene}: shard {shard} of chunks ({}, {}) to ({}, {}): {}, {} into {}",
         first[0],
@@ -212,11 +214,12 @@ fn verify_store(
     last: [i32; 2],
     scene: &str,
 ) -> Result<VerifyReport, String> {
-    let cache = open_store(store, world).map_err(|e| e.to_string())?;
     let plan = BakePlan::new(world, first, last, Shard::WHOLE, Phase::All).map_err(|e| e.to_string())?;
+    let cache = open_store(store, world).map_err(|e| e.to_string())?;
     let bar = progress::bar(plan.len() as u64, scene, "files");
-    let report = verify(world, &cache, &plan, || bar.inc(1));
+    let mut report = verify(world, &cache, &plan, || bar.inc(1));
     bar.finish_and_clear();
+    report.leftovers = leftovers(store).map_err(|e| e.to_string())?;
     let faults = report.missing.iter().map(|f| (f, "missing".to_owned()));
     let faults: Vec<_> = faults
         .chain(report.corrupt.iter().map(|(f, why)| (f, format!("corrupt: {why}"))))
@@ -227,12 +230,19 @@ fn verify_store(
     if faults.len() > LISTED {
         println!("  … and {} more (all in --report)", faults.len() - LISTED);
     }
+    for path in report.leftovers.iter().take(LISTED) {
+        println!(
+            "  {}: left by a killed writer (safe to delete once no bake runs)",
+            path.display()
+        );
+    }
     println!(
-        "{}: {} files checked, {} missing, {} corrupt",
+        "{}: {} files checked, {} missing, {} corrupt, {} left by killed writers",
         store.display(),
         report.checked,
         report.missing.len(),
-        report.corrupt.len()
+        report.corrupt.len(),
+        report.leftovers.len()
     );
     Ok(report)
 }

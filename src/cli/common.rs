@@ -7,6 +7,8 @@ use clap::Args;
 use serde::Serialize;
 use sylva::{MemoryLimit, Report, Scene};
 
+use crate::cli::output_paths;
+
 /// Flags every command takes.
 #[derive(Args, Clone)]
 pub(crate) struct Common {
@@ -93,19 +95,28 @@ pub(crate) fn load(path: &Path, common: &Common) -> Result<Scene, String> {
 /// Writes `report` where `--report` says, if it says.
 pub(crate) fn write_report(report: &Report, common: &Common) -> Result<(), String> {
     if let Some(path) = &common.report {
-        report
-            .write(path)
+        let json = report
+            .json()
             .map_err(|e| format!("{}: cannot write report: {e}", path.display()))?;
-        println!("report: {}", path.display());
+        write_json_bytes(path, &json)?;
     }
     Ok(())
 }
 
-/// Writes `value` as pretty JSON to `path`, atomically, and says so.
+/// Writes `value` as pretty JSON to `path` (see [`write_json_bytes`]).
 pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<(), String> {
-    let json = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
-    sylva::runtime::framed::write_atomic(path, &json).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("report: {}", path.display());
+    let mut json = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
+    json.push(b'\n');
+    write_json_bytes(path, &json)
+}
+
+/// Writes a report's `json` to `path` (standard output for `-`; see
+/// [`output_paths::write`]), and says where unless that is standard output.
+fn write_json_bytes(path: &Path, json: &[u8]) -> Result<(), String> {
+    output_paths::write(path, json).map_err(|e| format!("{}: cannot write report: {e}", path.display()))?;
+    if !output_paths::is_stdout(path) {
+        println!("report: {}", path.display());
+    }
     Ok(())
 }
 

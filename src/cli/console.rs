@@ -10,11 +10,14 @@
 //!   Sylva command that stopped there would report success for files it never wrote.
 //! - Any other write error (a full disk behind `>`) is said once on stderr, the rest of the
 //!   output is dropped, and [`exit_code`] turns the run's status into a failure.
+//!
+//! When standard output carries the JSON report (`--report -`), the lines go to standard error
+//! instead ([`to_stderr`]), so the report reaches its reader alone.
 
 use std::fmt;
 use std::io::{self, ErrorKind, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 const OPEN: u8 = 0;
 /// The reader closed the pipe.
@@ -23,6 +26,14 @@ const CLOSED: u8 = 1;
 const FAILED: u8 = 2;
 
 static STATE: AtomicU8 = AtomicU8::new(OPEN);
+
+/// Whether the lines go to standard error.
+static TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// Sends the lines to standard error from now on: standard output carries the report.
+pub(crate) fn to_stderr() {
+    TO_STDERR.store(true, Ordering::Relaxed);
+}
 
 /// `println!` that neither panics nor stops the command when stdout fails (see the module docs).
 macro_rules! println {
@@ -49,7 +60,12 @@ fn write(args: fmt::Arguments<'_>) {
     if STATE.load(Ordering::Relaxed) != OPEN {
         return;
     }
-    if let Err(e) = io::stdout().lock().write_fmt(args) {
+    let written = if TO_STDERR.load(Ordering::Relaxed) {
+        io::stderr().lock().write_fmt(args)
+    } else {
+        io::stdout().lock().write_fmt(args)
+    };
+    if let Err(e) = written {
         if e.kind() == ErrorKind::BrokenPipe {
             STATE.store(CLOSED, Ordering::Relaxed);
         } else {

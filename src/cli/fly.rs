@@ -11,12 +11,12 @@ use clap::Parser;
 use sylva::live::{LiveScene, Reload};
 use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
-use sylva::systems::world::WorldParams;
+use sylva::systems::world::{Domains, WorldParams};
 use sylva::vk::Renderer;
 use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
 use crate::cli::Common;
-use crate::cli::common::{adjust_scene, build, positive_f32, scene_or_default, write_report};
+use crate::cli::common::{adjust_scene, build, count, positive_f32, scene_or_default, write_report};
 use crate::cli::output_paths::{self, PNG};
 use crate::cli::progress;
 use crate::cli::screenshot::{headless, render_png, renderer_for};
@@ -149,7 +149,40 @@ pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
     print_summary(&report);
     print_streaming(report.streaming.as_ref().expect("set above"), world);
     report.render = last_picture(args, renderer.as_ref(), app)?;
-    write_report(&report, common)
+    write_report(&report, common)?;
+    cache_failures(world, args.cache.is_some())
+}
+
+/// Says once, at the end, how many files the cache could not take and why the
+/// first could not; a failure when `--cache` asked for the cache, a warning when
+/// the scene named it.
+fn cache_failures(world: &WorldStreamer, asked: bool) -> Result<(), String> {
+    let Some(cache) = world.cache() else {
+        return Ok(());
+    };
+    let chunks = world.stats().cache_write_failed;
+    let domains = world.domains().map_or(0, |d| d.counts().write_failed);
+    if chunks + domains == 0 {
+        return Ok(());
+    }
+    let first = world
+        .stats()
+        .cache_write_error
+        .clone()
+        .or_else(|| world.domains().and_then(Domains::write_error))
+        .unwrap_or_default();
+    let message = format!(
+        "cache {}: {} and {} could not be written (first: {first}); they are generated again next time",
+        cache.dir().display(),
+        count(chunks, "chunk file"),
+        count(domains, "domain file"),
+    );
+    if asked {
+        Err(message)
+    } else {
+        eprintln!("warning: {message}");
+        Ok(())
+    }
 }
 
 /// Loads the first ring of chunks around `start` behind a spinner, then starts the latencies
@@ -326,11 +359,12 @@ impl<'a> Shots<'a> {
 fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
     let c = &s.chunks;
     println!(
-        "  chunks: {} requested, {} generated, {} from cache ({} rejected), {} installed, {} evicted, {} cancelled, {} dropped; at most {} resident",
+        "  chunks: {} requested, {} generated, {} from cache ({} rejected, {} not written), {} installed, {} evicted, {} cancelled, {} dropped; at most {} resident",
         c.requested,
         c.generated,
         c.from_cache,
         c.cache_rejected,
+        c.cache_write_failed,
         c.installed,
         c.evicted,
         c.cancelled,
@@ -339,8 +373,8 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
     );
     if let Some(d) = &s.domains {
         println!(
-            "  basin domains: {} solved, {} from cache ({} rejected)",
-            d.solved, d.from_cache, d.rejected
+            "  basin domains: {} solved, {} from cache ({} rejected, {} not written)",
+            d.solved, d.from_cache, d.rejected, d.write_failed
         );
     }
     println!(

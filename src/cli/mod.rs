@@ -93,6 +93,9 @@ enum Command {
 /// Runs the command `cli` names; the bare `sylva` flies the built-in world.
 pub(crate) fn run(cli: Cli) -> Result<(), String> {
     let common = &cli.common;
+    if common.report.as_deref().is_some_and(output_paths::is_stdout) {
+        console::to_stderr();
+    }
     match cli.command {
         None => {
             println!(

@@ -1,7 +1,15 @@
-//! Output paths checked before a command does any work: a wrong extension or a
-//! missing directory fails at once, naming the flag, rather than after the run,
-//! when the work is lost and the outputs written before it are left behind.
+//! Output paths checked before a command does any work: a wrong extension, a
+//! missing or unwritable directory fails at once, naming the flag, rather than
+//! after the run, when the work is lost and the outputs written before it are
+//! left behind.
+//!
+//! `--report -` writes the report to standard output (as does any name for the
+//! file standard output is, such as `/dev/stdout`), and the command's own lines
+//! then go to standard error, so the output pipes into `jq`. Any other path is
+//! written by [`write_output`](sylva::runtime::framed::write_output): a FIFO or
+//! device written through, a link to a file resolved and that file replaced.
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::cli::Common;
@@ -21,13 +29,46 @@ pub(crate) type Output<'a> = (&'static str, Option<&'a Path>, &'static [&'static
 
 /// Checks `--report` and every output given (see [`check`]).
 pub(crate) fn check_all(common: &Common, outputs: &[Output<'_>]) -> Result<(), String> {
-    let report: Output<'_> = ("--report", common.report.as_deref(), ANY);
+    let report = common.report.as_deref().filter(|p| !is_stdout(p));
+    let report: Output<'_> = ("--report", report, ANY);
     for (flag, path, extensions) in std::iter::once(&report).chain(outputs) {
         if let Some(path) = path {
             check(flag, path, extensions)?;
         }
     }
     Ok(())
+}
+
+/// Whether `path` means standard output: `-`, or a name of the very file
+/// standard output is (`/dev/stdout`, `/proc/self/fd/1`, the file it is redirected to).
+pub(crate) fn is_stdout(path: &Path) -> bool {
+    if path.as_os_str() == "-" {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        let stdout = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata());
+        if let (Ok(named), Ok(stdout)) = (std::fs::metadata(path), stdout) {
+            return named.dev() == stdout.dev() && named.ino() == stdout.ino();
+        }
+    }
+    false
+}
+
+/// Writes an output's `bytes` to `path`: standard output when [`is_stdout`], else
+/// through [`write_output`](sylva::runtime::framed::write_output).
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if is_stdout(path) {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes)?;
+        return out.flush();
+    }
+    sylva::runtime::framed::write_output(path, bytes)
 }
 
 /// Checks that `flag`'s `path` can be written: it ends in one of `extensions`
@@ -48,13 +89,35 @@ pub(crate) fn check(flag: &str, path: &Path, extensions: &[&str]) -> Result<(), 
         _ => Path::new("."),
     };
     match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) if m.is_dir() => writable(&at, path, dir),
         Ok(_) => Err(format!("{at}: {} is not a directory", dir.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             Err(format!("{at}: directory {} does not exist", dir.display()))
         }
         Err(e) => Err(format!("{at}: directory {}: {e}", dir.display())),
     }
+}
+
+/// Checks that `path` (in `dir`) can be written as it will be: a file (or the
+/// file a link leads to) is replaced through a temporary file in its directory,
+/// so one is made there and removed. A FIFO or device is left alone: opening a
+/// FIFO would wait for its reader.
+fn writable(at: &str, path: &Path, dir: &Path) -> Result<(), String> {
+    let probe_dir = match std::fs::metadata(path) {
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => {
+            return Err(format!(
+                "{at}: a symbolic link to nothing; refused (remove the link or make its target)"
+            ));
+        }
+        Ok(m) if !m.is_file() => return Ok(()),
+        Ok(_) => std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_owned))
+            .unwrap_or_else(|| dir.to_owned()),
+        Err(_) => dir.to_owned(),
+    };
+    sylva::runtime::framed::probe_writable(&probe_dir)
+        .map_err(|e| format!("{at}: directory {} cannot be written: {e}", probe_dir.display()))
 }
 
 #[cfg(test)]

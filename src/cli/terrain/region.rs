@@ -39,8 +39,9 @@ pub(super) fn run(path: &Path, r: [i32; 4], pictures: &Pictures, common: &Common
         .build()
         .map_err(|e| e.to_string())?;
     let world = WorldGen::new(params, scene.seed);
-    let chunks = (i64::from(r[2]) - i64::from(r[0]) + 1) * (i64::from(r[3]) - i64::from(r[1]) + 1);
-    let bar = progress::bar(chunks as u64, &scene.name, "chunks");
+    // Wide: the spans of a region across the i32 range multiply past i64 (`stitch` refuses it).
+    let chunks = (i128::from(r[2]) - i128::from(r[0]) + 1) * (i128::from(r[3]) - i128::from(r[1]) + 1);
+    let bar = progress::bar(u64::try_from(chunks).unwrap_or(u64::MAX), &scene.name, "chunks");
     let stitched = pool
         .install(|| stitch(&world, [r[0], r[1]], [r[2], r[3]], || bar.inc(1)))
         .map_err(|e| e.to_string())?;

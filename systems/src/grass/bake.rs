@@ -528,9 +528,11 @@ impl BakedGrass {
 
     /// Reads a file written by [`save`](Self::save).
     pub fn load(path: &Path) -> Result<Self, GrassBakeError> {
-        let bytes = std::fs::read(path).map_err(|source| GrassBakeError::Io {
-            path: path.to_path_buf(),
-            source,
+        let bytes = framed::read_regular(path, framed::MAX_READ_BYTES, framed::Links::Follow).map_err(|source| {
+            GrassBakeError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         Self::from_bytes(&bytes).map_err(|source| GrassBakeError::File {
             path: path.to_path_buf(),

@@ -210,8 +210,9 @@ pub fn hilbert_order(first: [i32; 2], last: [i32; 2]) -> Result<Vec<[i32; 2]>, B
     if span[0] < 1 || span[1] < 1 {
         return Err(refuse("the last chunk lies before the first".into()));
     }
-    let count = span[0] as u64 * span[1] as u64;
-    if count > MAX_BAKE_CHUNKS {
+    // Wide: the spans of a region across the i32 range multiply past u64.
+    let count = span[0] as u128 * span[1] as u128;
+    if count > u128::from(MAX_BAKE_CHUNKS) {
         return Err(refuse(format!("{count} chunks; at most {MAX_BAKE_CHUNKS} per bake")));
     }
     let side = (span[0].max(span[1]) as u64).next_power_of_two();
@@ -380,6 +381,9 @@ pub struct VerifyReport {
     pub missing: Vec<StoreFile>,
     /// Files that are there but cannot be trusted, with the reason.
     pub corrupt: Vec<(StoreFile, String)>,
+    /// What killed writers left (see [`leftovers`](super::store::leftovers)):
+    /// harmless, but a sign that a bake did not finish.
+    pub leftovers: Vec<PathBuf>,
 }
 
 impl VerifyReport {
@@ -448,6 +452,8 @@ mod tests {
         assert_eq!(wide.iter().collect::<BTreeSet<_>>().len(), 30);
         assert!(hilbert_order([1, 0], [0, 0]).is_err());
         assert!(hilbert_order([0, 0], [i32::MAX, 5]).is_err());
+        let corners = hilbert_order([i32::MIN, i32::MIN], [i32::MAX, i32::MAX]).unwrap_err();
+        assert!(corners.to_string().contains("18446744073709551616 chunks"), "{corners}");
     }
 
     #[test]

@@ -63,7 +63,10 @@ pub struct Domains {
     partition: Partition,
     memo: Mutex<Memo>,
     cache: Mutex<Option<ChunkCache>>,
-    counts: [AtomicU64; 3],
+    /// Solved, from the cache, rejected, not written.
+    counts: [AtomicU64; 4],
+    /// Why the first domain that could not be written to the cache was not.
+    write_error: Mutex<Option<String>>,
 }
 
 /// How the domains needed so far were obtained.
@@ -75,6 +78,8 @@ pub struct DomainCounts {
     pub from_cache: u64,
     /// Cache files that could not be trusted, solved again.
     pub rejected: u64,
+    /// Solved domains that could not be written to the cache.
+    pub write_failed: u64,
 }
 
 /// Kept domains by cell, with when each was last asked for; `None` while one
@@ -101,6 +106,7 @@ impl Domains {
             memo: Mutex::new(Memo::default()),
             cache: Mutex::new(None),
             counts: Default::default(),
+            write_error: Mutex::new(None),
         }
     }
 
@@ -112,12 +118,19 @@ impl Domains {
 
     /// How the domains needed so far were obtained.
     pub fn counts(&self) -> DomainCounts {
-        let [solved, from_cache, rejected] = self.counts.each_ref().map(|c| c.load(Ordering::Relaxed));
+        let [solved, from_cache, rejected, write_failed] = self.counts.each_ref().map(|c| c.load(Ordering::Relaxed));
         DomainCounts {
             solved,
             from_cache,
             rejected,
+            write_failed,
         }
+    }
+
+    /// Why the first domain that could not be written to the cache was not
+    /// (its path and the OS error), if one could not.
+    pub fn write_error(&self) -> Option<String> {
+        self.write_error.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// The cache key of domain `cell`.
@@ -143,9 +156,17 @@ impl Domains {
         }
         let d = self.solve(cell);
         self.counts[0].fetch_add(1, Ordering::Relaxed);
-        // A cache that cannot be written costs a solve next time, nothing else.
-        if let Some(cache) = cache.filter(|c| !c.is_read_only()) {
-            let _ = cache.write(key, &d);
+        // A cache that cannot be written costs a solve next time; it is counted
+        // and its first error kept, for the run to say.
+        if let Some(cache) = cache.filter(|c| !c.is_read_only())
+            && let Err(e) = cache.write(key, &d)
+        {
+            self.counts[3].fetch_add(1, Ordering::Relaxed);
+            let why = format!("{}: {e}", cache.path(key).display());
+            self.write_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(why);
         }
         d
     }

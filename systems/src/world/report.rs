@@ -119,6 +119,9 @@ pub struct ChunkCounts {
     pub from_cache: u64,
     /// Cache files refused and regenerated.
     pub cache_rejected: u64,
+    /// Generated chunks that could not be written to the cache (a full disk, a
+    /// read-only directory).
+    pub cache_write_failed: u64,
     /// Installed.
     pub installed: u64,
     /// Evicted after being installed.
@@ -188,6 +191,7 @@ impl StreamingReport {
                 generated: s.generated,
                 from_cache: s.from_cache,
                 cache_rejected: s.cache_rejected,
+                cache_write_failed: s.cache_write_failed,
                 installed: s.installed,
                 evicted: s.evicted,
                 cancelled: s.cancelled,

@@ -54,7 +54,7 @@ pub enum StitchError {
     Empty(i32, i32),
     /// Too many cells.
     #[error("the region has {0} cells, over the limit of {MAX_STITCHED_CELLS}")]
-    TooLarge(u64),
+    TooLarge(u128),
 }
 
 /// Generates chunks `first..=last` of `world` on the current rayon pool,
@@ -70,10 +70,12 @@ pub fn stitch(
     }
     let n = world.params().chunk_cells as usize;
     let span = [0, 1].map(|a| (i64::from(last[a]) - i64::from(first[a]) + 1) as u64);
-    let cells = span[0] * span[1] * (n as u64).pow(2);
-    if cells > MAX_STITCHED_CELLS {
-        return Err(StitchError::TooLarge(cells));
+    // Wide: the spans of a region across the i32 range multiply past u64.
+    let wide = u128::from(span[0]) * u128::from(span[1]) * (n as u128).pow(2);
+    if wide > u128::from(MAX_STITCHED_CELLS) {
+        return Err(StitchError::TooLarge(wide));
     }
+    let cells = wide as u64;
     let coords: Vec<[i32; 2]> = (first[1]..=last[1])
         .flat_map(|z| (first[0]..=last[0]).map(move |x| [x, z]))
         .collect();
@@ -170,4 +172,17 @@ fn borders(chunks: &[ChunkPayload], coords: &[[i32; 2]], size: f32, cell: f32) -
         }
     }
     (mismatches, matched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::WorldParams;
+
+    #[test]
+    fn a_region_across_the_i32_range_is_refused_before_any_chunk() {
+        let world = WorldGen::new(WorldParams::default(), 1);
+        let refused = stitch(&world, [i32::MIN; 2], [i32::MAX; 2], || panic!("no chunk is made"));
+        assert!(matches!(refused, Err(StitchError::TooLarge(c)) if c > u128::from(u64::MAX)));
+    }
 }

@@ -7,13 +7,21 @@
 //! it. Its bytes depend on the world alone, so every shard of a bake writes
 //! the same manifest. Readers open a store read-only: what is missing or
 //! corrupt is generated in memory, never written back.
+//!
+//! A manifest that is there but cannot be read as one (cut short, junk, too
+//! large, a FIFO or a link) is a damaged store: refused, and never written
+//! over, so a bake of another world does not take the store over. Sylva reads
+//! a store's files only as regular files it made, never through a symbolic
+//! link (see [`read_regular`]), and writes and deletes only under
+//! [`STAGING`] folders it made itself: a link or other file in their place is
+//! refused, naming it, and nothing is removed through it.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sylva_runtime::chunk_cache::ChunkCache;
-use sylva_runtime::framed::write_atomic;
+use sylva_runtime::framed::{Links, read_regular, write_atomic};
 
 use super::chunk::{DATA_VERSION, WorldGen};
 
@@ -22,6 +30,9 @@ pub const MANIFEST: &str = "sylva-store.json";
 
 /// The directory inside a store where each writer stages its temporary files.
 pub const STAGING: &str = ".staging";
+
+/// Largest manifest read, bytes (one is about 150).
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 10;
 
 /// Layout version of the manifest.
 const FORMAT: u32 = 1;
@@ -69,9 +80,26 @@ pub enum StoreError {
         /// The scene's world key.
         expected: String,
     },
-    /// The directory has no readable manifest.
-    #[error("{0}: not a baked store (no readable {MANIFEST}); bake one with `sylva bake`")]
+    /// The directory has no manifest.
+    #[error("{0}: not a baked store (no {MANIFEST}); bake one with `sylva bake`")]
     NotAStore(PathBuf),
+    /// The manifest is there but is not one: the store is damaged.
+    #[error("{path}: damaged store manifest: {why}; left as it is (move the store aside or delete it to bake afresh)")]
+    Damaged {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A folder Sylva writes or deletes in is not a real directory it made
+    /// (a symbolic link, which may lead out of the store, or a file).
+    #[error("{path}: {what}, not a directory Sylva made; refused (remove it to bake here)")]
+    NotOwnDirectory {
+        /// The folder.
+        path: PathBuf,
+        /// What is there instead.
+        what: &'static str,
+    },
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -81,22 +109,27 @@ fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
     }
 }
 
-/// Whether `dir` is a baked store (it has a manifest).
+/// Whether `dir` is a baked store: it has a manifest, even a damaged one (which
+/// [`open_store`] then refuses rather than the directory being taken for a cache).
 pub fn is_store(dir: &Path) -> bool {
-    dir.join(MANIFEST).is_file()
+    std::fs::symlink_metadata(dir.join(MANIFEST)).is_ok()
 }
 
-/// Checks that the store in `dir` holds `world` (a missing or unreadable manifest is no store).
+/// Checks that the store in `dir` holds `world` (a missing manifest is no store,
+/// one that cannot be read as a manifest is a damaged store).
 fn check(dir: &Path, world: &WorldGen) -> Result<(), StoreError> {
     let path = dir.join(MANIFEST);
-    let bytes = match std::fs::read(&path) {
+    let damaged = |why: String| StoreError::Damaged {
+        path: path.clone(),
+        why,
+    };
+    let bytes = match read_regular(&path, MAX_MANIFEST_BYTES, Links::Refuse) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(StoreError::NotAStore(dir.to_owned())),
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => return Err(damaged(e.to_string())),
         Err(e) => return Err(io_error(&path)(e)),
     };
-    let Ok(found) = serde_json::from_slice::<Manifest>(&bytes) else {
-        return Err(StoreError::NotAStore(dir.to_owned()));
-    };
+    let found = serde_json::from_slice::<Manifest>(&bytes).map_err(|e| damaged(e.to_string()))?;
     let expected = Manifest::of(world);
     if found != expected {
         return Err(StoreError::OtherWorld {
@@ -118,6 +151,9 @@ pub fn open_store(dir: &Path, world: &WorldGen) -> Result<ChunkCache, StoreError
 /// writer `writer` (a shard's name): writes the manifest unless an equal one
 /// is there, and stages the writer's temporary files in a directory of its
 /// own, cleared of what a killed run of the same writer left.
+///
+/// A complete store on a read-only file system or directory opens read-only
+/// (a bake then writes nothing, and fails only if a file is missing).
 pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<ChunkCache, StoreError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     let fresh = match check(dir, world) {
@@ -132,22 +168,96 @@ pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<ChunkC
         write_atomic(&path, &bytes).map_err(io_error(&path))?;
     }
     let staging = staging_dir(dir, writer);
-    match std::fs::remove_dir_all(&staging) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&staging)(e)),
+    let staged = own_dir(&dir.join(STAGING)).and_then(|()| {
+        if std::fs::symlink_metadata(&staging).is_ok() {
+            // `own_dir` refuses a link here, and `remove_dir_all` never follows one inside.
+            own_dir(&staging)?;
+            std::fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+        }
+        own_dir(&staging)
+    });
+    match staged {
+        Err(StoreError::Io { source, .. }) if !fresh && is_unwritable(&source) => {
+            ChunkCache::open_read_only(dir).map_err(io_error(dir))
+        }
+        Err(e) => Err(e),
+        Ok(()) => Ok(ChunkCache::open(dir).map_err(io_error(dir))?.staged_in(&staging)),
+    }
+}
+
+/// Makes the folder `path` unless it is there, and checks that it is a real
+/// directory, not a link (which may lead out of the store) or a file.
+fn own_dir(path: &Path) -> Result<(), StoreError> {
+    match std::fs::create_dir(path) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(io_error(path)(e)),
         _ => {}
     }
-    std::fs::create_dir_all(&staging).map_err(io_error(&staging))?;
-    Ok(ChunkCache::open(dir).map_err(io_error(dir))?.staged_in(&staging))
+    let kind = std::fs::symlink_metadata(path).map_err(io_error(path))?.file_type();
+    let what = if kind.is_dir() {
+        return Ok(());
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a file"
+    };
+    Err(StoreError::NotOwnDirectory {
+        path: path.to_owned(),
+        what,
+    })
+}
+
+/// Whether `e` says a directory cannot be written to at all.
+fn is_unwritable(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// Removes the staging directory of `writer` after a complete bake (and the
-/// staging root when no other writer has one).
+/// staging root when no other writer has one); a store opened read-only has none.
 pub fn finish_store(dir: &Path, writer: &str) -> Result<(), StoreError> {
     let staging = staging_dir(dir, writer);
-    std::fs::remove_dir(&staging).map_err(io_error(&staging))?;
+    match std::fs::remove_dir(&staging) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&staging)(e)),
+        _ => {}
+    }
     // Another writer still staging keeps the root; that is not an error.
     let _ = std::fs::remove_dir(dir.join(STAGING));
     Ok(())
+}
+
+/// What killed writers left in the store `dir`: temporary files `.sylva-*.tmp`
+/// beside the files, and whatever is in writers' staging folders (a finished
+/// writer removes its folder). Nothing reads them; each is safe to delete once
+/// no bake of the store runs. Links are listed, never followed.
+pub fn leftovers(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_error(dir))? {
+        let path = entry.map_err(io_error(dir))?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.starts_with(".sylva-") && name.ends_with(".tmp") {
+            found.push(path);
+        }
+    }
+    let root = dir.join(STAGING);
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_dir()) {
+        for writer in std::fs::read_dir(&root).map_err(io_error(&root))? {
+            let writer = writer.map_err(io_error(&root))?.path();
+            if !std::fs::symlink_metadata(&writer).is_ok_and(|m| m.is_dir()) {
+                found.push(writer);
+                continue;
+            }
+            for entry in std::fs::read_dir(&writer).map_err(io_error(&writer))? {
+                found.push(entry.map_err(io_error(&writer))?.path());
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 fn staging_dir(dir: &Path, writer: &str) -> PathBuf {
