@@ -3,6 +3,7 @@
 //! process; a finished shard rerun writes nothing; `--verify` finds a corrupt
 //! or missing file and a rerun redoes it; a flight over the baked region reads
 //! every chunk from the store and sees the chunks a generating flight sees.
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
+use support::sylva;
 use sylva::Scene;
 use sylva::systems::world::{BakePlan, MANIFEST, Phase, Shard, WorldGen};
 
@@ -29,12 +31,6 @@ fn small_world(dir: &Path) -> PathBuf {
     let path = dir.join("small-world.ron");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn sylva() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sylva"));
-    c.env_remove("JOB_COMPLETION_INDEX").env_remove("SLURM_ARRAY_TASK_ID");
-    c
 }
 
 fn bake(scene: &Path, region: &str, store: &Path, extra: &[&str]) -> Command {

@@ -1,20 +1,10 @@
 //! The `sylva` binary as a user runs it.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn sylva(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sylva-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use support::{run as sylva, temp};
 
 /// Writes the small test scene to a file of its own: tests run in parallel, and
 /// one test rewriting a file another is reading makes the reader fail at random.
@@ -230,7 +220,7 @@ fn a_closed_stdout_is_not_a_failure() {
     let export = temp("closed.obj");
     let _ = std::fs::remove_file(&export);
     let run = |read_first_line: bool| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sylva"))
+        let mut child = support::sylva()
             .args(["tree", scene, "--export", export.to_str().unwrap()])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -262,7 +252,7 @@ fn a_closed_stdout_is_not_a_failure() {
     #[cfg(target_os = "linux")]
     {
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+        let out = support::sylva()
             .args(["tree", scene])
             .stdout(full)
             .output()
@@ -596,7 +586,7 @@ fn view_under_xvfb(scene: &std::path::Path, args: &[&str], drive: impl FnOnce(&d
         return None;
     }
     let (mut xvfb, display) = start_xvfb();
-    let mut view = Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let mut view = support::sylva()
         .args(["view", scene.to_str().unwrap(), "--frames", "100000"])
         .args(args)
         .env("DISPLAY", &display)
@@ -652,7 +642,7 @@ fn fly_watch_reloads_an_edit_mid_flight() {
     let scene = small_world("watched.ron");
     let text = std::fs::read_to_string(&scene).unwrap();
     let s = scene.to_str().unwrap();
-    let mut fly = Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let mut fly = support::sylva()
         .args([
             "fly",
             s,
@@ -724,7 +714,7 @@ fn completions_and_the_man_page_are_printed() {
 /// Without a display, `view` says what it needs in words, not winit's source path.
 #[test]
 fn view_without_a_display_says_what_it_needs() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let out = support::sylva()
         .args([
             "view",
             concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron"),
@@ -760,10 +750,7 @@ fn a_headless_run_extracts_only_its_last_frame_and_ends_in_the_same_state() {
 /// `sylva scenes` lists every bundled scene with what it shows.
 #[test]
 fn scenes_lists_the_bundled_scenes_with_what_they_show() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .arg("scenes")
-        .output()
-        .unwrap();
+    let out = support::sylva().arg("scenes").output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis"))

@@ -1,6 +1,8 @@
 //! Forest scenes: many species placed by Poisson-disk scattering, deterministic, on terrain by
 //! the rules, with clear errors.
 
+mod support;
+
 use std::path::Path;
 
 use sylva::Scene;
@@ -116,11 +118,11 @@ fn single_tree_scenes_still_load_and_have_no_forest() {
 
 #[test]
 fn tree_command_grows_colonization_scenes_and_reports_the_run() {
-    let dir = std::env::temp_dir().join(format!("sylva-colonize-tree-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let report = dir.join("report.json");
     let glb = dir.join("tree.glb");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let out = support::sylva()
         .args([
             "tree",
             concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig5_11a.ron"),

@@ -2,8 +2,7 @@
 //! refused with an error at the field that costs the most, in its file, with
 //! the estimate of every part; a forest is checked once its variants are grown,
 //! before its segments are spawned.
-
-use std::process::Command;
+mod support;
 
 use sylva::memory::{self, MemoryLimit, estimate};
 use sylva::{BuildError, Scene, SceneError};
@@ -81,7 +80,7 @@ fn the_cli_takes_a_limit_and_refuses_over_it() {
     let scene = dir.path().join("t.ron");
     std::fs::write(&scene, "(\n  terrain: (size: 1024, max_layers: 8),\n)").unwrap();
     let run = |limit: &str| {
-        Command::new(env!("CARGO_BIN_EXE_sylva"))
+        support::sylva()
             .args(["run", scene.to_str().unwrap(), "--frames", "1", "--memory-limit", limit])
             .output()
             .unwrap()

@@ -4,29 +4,20 @@
 //!
 //! A process killed mid-write leaves at most a temporary file `.sylva-*.tmp` beside
 //! the target: harmless, never read by Sylva, and safe to delete.
+mod support;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::{run as sylva, stderr};
 
 const SCENES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes");
 
 /// What a target holds before a killed write: a complete file of known bytes.
 const OLD: &[u8] = b"the old file, complete\n";
 
-fn sylva(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
 fn scene(rel: &str) -> String {
     format!("{SCENES}/{rel}")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// splitmix64: reproducible "random" kill points.
@@ -78,7 +69,7 @@ impl Kind {
     }
 
     fn command(&self, target: &Path) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_sylva"));
+        let mut c = support::sylva();
         c.args(
             self.args
                 .iter()
@@ -318,7 +309,7 @@ fn an_asked_for_screenshot_without_a_driver_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("x.png");
     // The Vulkan loader then finds no driver, whether the machine has one or not.
-    let out = Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let out = support::sylva()
         .args([
             "run",
             &scene("chains.ron"),
@@ -414,7 +405,7 @@ fn io_errors_name_the_path_once() {
 
 /// `sylva run` of the chains for one frame, its report at `report`, as a child process.
 fn report_run(report: &str) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_sylva"));
+    let mut c = support::sylva();
     c.args(["run", &scene("chains.ron"), "--frames", "1", "--report", report]);
     c
 }

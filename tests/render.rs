@@ -6,6 +6,7 @@
 //! and passes, unless `SYLVA_REQUIRE_VULKAN=1` (CI sets it), which makes a
 //! missing driver a failure. `SYLVA_BLESS=1` rewrites the golden images from
 //! the current output (look at them before committing).
+mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -435,10 +436,10 @@ fn no_driver(output: &str, test: &str) -> bool {
 
 #[test]
 fn run_with_screenshot_writes_the_png_and_the_render_report() {
-    let dir = std::env::temp_dir().join(format!("sylva-render-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let (png, json) = (dir.join("shot.png"), dir.join("report.json"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let out = support::sylva()
         .args([
             "run",
             concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron"),
@@ -484,7 +485,7 @@ fn run_with_screenshot_writes_the_png_and_the_render_report() {
 fn a_rendered_flight_times_its_first_frame_apart_from_the_flight() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("fly.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let out = support::sylva()
         .args(["fly", "--speed", "60", "--seconds", "0.3", "--hz", "10"])
         .args(["--width", "64", "--height", "36", "--report"])
         .arg(&json)

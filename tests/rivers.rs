@@ -1,9 +1,9 @@
 //! Rivers as a user meets them: the valley scene drains into one
 //! dendritic network, and `sylva terrain --region` stitches a world's chunks
 //! into one map whose rivers cross chunk borders unbroken.
+mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use sylva::Scene;
 use sylva::runtime::App;
@@ -49,7 +49,7 @@ fn terrain_region_stitches_measures_and_draws() {
     .unwrap();
     let out = |name: &str| dir.path().join(name);
     let run = |region: &str| {
-        Command::new(env!("CARGO_BIN_EXE_sylva"))
+        support::sylva()
             .args(["terrain", path.to_str().unwrap(), "--region", region, "--threads", "2"])
             .args(["--heightmap", out("h.png").to_str().unwrap()])
             .args(["--false-colour", out("f.png").to_str().unwrap()])

@@ -1,24 +1,13 @@
 //! `sylva run --save` and `--resume` as a user runs them: a snapshot resumes only the
 //! scene and seed it was saved from, and a resumed run reports what it ran itself.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
-
-fn sylva(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sylva"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-/// A path in this process's own directory: tests run in parallel.
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sylva-snapshots-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use support::{run as sylva, temp};
 
 fn scene(name: &str, text: &str) -> String {
     let path = temp(name);

@@ -1,6 +1,6 @@
 //! Trees end to end: scene file → grammar → turtle → radii → mesh → entities → export.
 
-use std::process::Command;
+mod support;
 
 use sylva::Scene;
 use sylva::systems::tree::{BranchDepth, Segment, SegmentParent, Tree, TreeBatch};
@@ -92,14 +92,14 @@ fn segment_entities_are_a_connected_tree_in_world_space() {
 
 #[test]
 fn tree_command_exports_glb_and_obj_and_reports() {
-    let dir = std::env::temp_dir().join(format!("sylva-trees-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/fig5_3a.ron");
     let glb = dir.join("tree.glb");
     let obj = dir.join("tree.obj");
     let report = dir.join("tree.json");
     let run = |export: &std::path::Path| {
-        Command::new(env!("CARGO_BIN_EXE_sylva"))
+        support::sylva()
             .args([
                 "tree",
                 scene,
@@ -145,13 +145,13 @@ fn tree_command_exports_glb_and_obj_and_reports() {
     let text = std::fs::read_to_string(&obj).unwrap();
     assert_eq!(text.lines().filter(|l| l.starts_with("v ")).count(), vertices);
 
-    let bad = Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let bad = support::sylva()
         .args(["tree", scene, "--export", dir.join("tree.fbx").to_str().unwrap()])
         .output()
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected a .glb or .obj file"));
-    let no_tree = Command::new(env!("CARGO_BIN_EXE_sylva"))
+    let no_tree = support::sylva()
         .args(["tree", concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron")])
         .output()
         .unwrap();
