@@ -146,7 +146,6 @@ fn tree_command_grows_colonization_scenes_and_reports_the_run() {
     assert!(c["grow_ms"].as_f64().unwrap() > 0.0);
     assert!(r["tree"]["segments"].as_u64().unwrap() > 100);
     assert_eq!(r["tree"]["modules"], 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 const GROWING: &str = r#"(

@@ -156,7 +156,6 @@ fn tree_command_exports_glb_and_obj_and_reports() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&no_tree.stderr).contains("has no `tree` section"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
