@@ -1,7 +1,7 @@
 //! Sylva: procedural nature at game scale.
 //!
 //! This crate is the facade an application uses: load a [`Scene`], [`build`]
-//! an [`App`](runtime::App) from it, step it with your own clock, read
+//! an [`App`] from it, step it with your own clock, read
 //! the extraction batches, and write a [`Report`]. The `sylva` binary is a thin
 //! command-line layer over the same calls.
 //!
@@ -30,7 +30,7 @@ pub use domains::{BladeError, BladeSource, GrassScene, GrassSpecies, TreeScene};
 pub use flight::Flight;
 pub use memory::MemoryLimit;
 pub use report::{RenderReport, Report};
-pub use scene::{CHAINS, GRASS_PRESETS, Scene, SceneError, SceneSource, Simulation, WORLD};
+pub use scene::{CHAINS, GRASS_PRESETS, MAX_STEPS_PER_FRAME, Scene, SceneError, SceneSource, Simulation, WORLD};
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
 pub use sylva_systems::colonize::TreeReport;

@@ -1,5 +1,5 @@
 //! A disk cache of generated chunks: one framed file per key (see
-//! [`framed`](crate::framed)), written atomically, checked completely before
+//! [`crate::framed`]), written atomically, checked completely before
 //! it is trusted.
 //!
 //! The key is a hash of everything the content depends on (the generation

@@ -50,7 +50,7 @@ const FRAME: Frame = Frame {
 };
 
 /// Entity slots any snapshot may use, however small.
-const MIN_ENTITY_SLOTS: u64 = 1 << 20;
+pub const MIN_ENTITY_SLOTS: u64 = 1 << 20;
 
 /// The entity indices a snapshot of `payload_len` bytes may use: at least
 /// [`MIN_ENTITY_SLOTS`], and one per payload byte beyond that.

@@ -14,7 +14,7 @@
 //!    RK4 at a fixed step, the length constraint; [`lanes`] runs it on a block
 //!    of blades at once (in the vector types of [`lane`]), [`field`] on a dense
 //!    SoA field of blades.
-//! 4. [`bake`]: an N × N field, k blades per cell averaged, detected warm-up,
+//! 4. [`bake()`]: an N × N field, k blades per cell averaged, detected warm-up,
 //!    T frames with a cross-faded loop seam, per-particle 3D textures (RGBA16F,
 //!    or the thesis's RGB8), a versioned, checksummed file.
 //! 5. [`extraction`]: bakes into the render contract's `GrassMotion`.
@@ -22,7 +22,7 @@
 //! 7. [`interaction`]: pushers switch nearby blades to live simulation with a
 //!    collision constraint; they fade back to the bake afterwards.
 //!
-//! Blade structures can be written as L-systems ([`grammar`]); [`install`] puts
+//! Blade structures can be written as L-systems ([`grammar`]); [`install()`] puts
 //! grass into an app (structures, baked species, scattered instances, walkers as
 //! [`walkers::WalkPath`] pushers, [`WALK_SYSTEM`], [`LIVE_SYSTEM`], [`EXTRACT_SYSTEM`]);
 //! [`GrassReport`] reports it.

@@ -8,7 +8,7 @@
 //! `1 / frequency` seconds apart in time; node values are `N(0, deviation)`
 //! clamped to [−1, 1], mapped to [0, 1] for strength. One octave.
 //!
-//! The field stepper samples [`LANES`] blades at once ([`WindField::plan`] takes
+//! The field stepper samples [`LANES`] blades at once (`WindField::plan` takes
 //! what depends on time only, once per step); it and the scalar samplers call the
 //! same per-blade arithmetic — sines and cosines included, which are a fixed
 //! polynomial rather than the platform's library — so they agree to the bit.

@@ -8,7 +8,7 @@
 //! 3. [`build_mesh`], which builds [`Chains`], ring normals and rotation angles itself;
 //!
 //! [`prepare_graph`] runs steps 1 and 2. The mesh goes to [`write_obj`] or [`write_glb`]; for
-//! instanced rendering, [`CylinderBatch::push_graph`] takes the prepared graph instead.
+//! instanced rendering, [`push_cylinders`] takes the prepared graph instead.
 //!
 //! The thesis's Fig. 6.1b counts (13,121 segments, 9,841 chains, 206,658 vertices) need the
 //! 10-unit vertical root stub that the thesis code's L-system actor puts below the first `F`.

@@ -13,7 +13,7 @@
 //!   `relief` upsamples them under the generator's detail (sampled in world
 //!   cells) and carves the rivers, and [`WorldGen::region`] erodes the chunk
 //!   with an apron wide enough that it equals a monolithic run. Placement uses
-//!   hashed priorities over the 3 × 3 neighbourhood ([`placement`]).
+//!   hashed priorities over the 3 × 3 neighbourhood ([`across_borders`]).
 //! - [`stitch`]: a rectangle of chunks as one map, with river measures.
 //! - [`grow_content`]: the few tree variants per species and one grass bake per
 //!   species, grown once and instanced by every chunk.

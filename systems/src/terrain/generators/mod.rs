@@ -313,7 +313,7 @@ impl GeneratorParams {
     /// lays its basins and rivers under the generator's detail. `shape` may
     /// return a bed per cell (NaN: none): a column that the layers stacked
     /// higher is cut down to it with a sand layer on top (see
-    /// [`TerrainChunk::lay_beds`]), so no layer drawn as a map fills a river's channel.
+    /// `TerrainChunk::lay_beds`), so no layer drawn as a map fills a river's channel.
     pub fn generate_region_shaped(
         &self,
         seed: u64,
