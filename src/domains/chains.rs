@@ -1,9 +1,9 @@
 //! The particle solver and its hanging chains (scene sections `particles` and `chains`).
 
-use sylva_runtime::{App, FieldError, Validate};
+use sylva_runtime::{App, FieldError};
 use sylva_systems::particles::{self, ParticleReport, Pinned, Position, Spring};
 
-use super::{Building, Domain, Invalid};
+use super::{Building, Domain, Invalid, check_section};
 use crate::memory::{Estimate, PARTICLE};
 use crate::{BuildError, Report, Scene};
 
@@ -15,10 +15,7 @@ impl Domain for ChainsDomain {
         FieldError::check(scene.particles.gravity.is_finite(), "particles.gravity", || {
             "must be finite".into()
         })?;
-        if let Some(chains) = &scene.chains {
-            chains.validate().map_err(|e| e.within("chains"))?;
-        }
-        Ok(())
+        check_section(scene.chains.as_ref(), "chains")
     }
 
     fn estimate(&self, scene: &Scene, estimate: &mut Estimate) {

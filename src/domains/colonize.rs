@@ -1,9 +1,9 @@
 //! Trees grown by space colonization (scene section `colonize`).
 
-use sylva_runtime::{App, Validate};
+use sylva_runtime::App;
 use sylva_systems::colonize::{self, Attractor};
 
-use super::{Building, Domain, Invalid, colonize_error};
+use super::{Building, Domain, Invalid, check_section, colonize_error};
 use crate::memory::{ATTRACTOR, Estimate};
 use crate::{BuildError, Report, Scene};
 
@@ -13,10 +13,7 @@ pub(crate) struct ColonizeDomain;
 
 impl Domain for ColonizeDomain {
     fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
-        if let Some(colonize) = &scene.colonize {
-            colonize.validate().map_err(|e| e.within("colonize"))?;
-        }
-        Ok(())
+        check_section(scene.colonize.as_ref(), "colonize")
     }
 
     fn estimate(&self, scene: &Scene, estimate: &mut Estimate) {

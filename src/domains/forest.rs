@@ -1,10 +1,10 @@
 //! A forest (scene section `forest`): species grown as variants and placed by Poisson-disk
 //! scattering on the ground built so far.
 
-use sylva_runtime::{App, Validate};
+use sylva_runtime::App;
 use sylva_systems::placement::forest::{self, ForestError, ForestStats};
 
-use super::{Building, Domain, Invalid, colonize_error, grow_error, tree_error, under};
+use super::{Building, Domain, Invalid, check_section, colonize_error, grow_error, tree_error, under};
 use crate::{BuildError, Report, Scene, memory};
 
 /// The forest: its variants grown, then (once its segments are known and fit the memory limit)
@@ -13,10 +13,7 @@ pub(crate) struct ForestDomain;
 
 impl Domain for ForestDomain {
     fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
-        if let Some(forest) = &scene.forest {
-            forest.validate().map_err(|e| e.within("forest"))?;
-        }
-        Ok(())
+        check_section(scene.forest.as_ref(), "forest")
     }
 
     fn build(&self, scene: &Scene, building: &mut Building) -> Result<(), BuildError> {

@@ -24,7 +24,7 @@ mod world;
 pub use grass::{BladeError, BladeSource, GrassScene, GrassSpecies};
 pub use tree::TreeScene;
 
-use sylva_runtime::{App, FieldError};
+use sylva_runtime::{App, FieldError, Validate};
 use sylva_systems::colonize::ColonizeError;
 use sylva_systems::lsystem::LSystemError;
 use sylva_systems::placement::AppGround;
@@ -123,6 +123,14 @@ impl Building {
     /// The ground things are planted on: the terrain built so far (flat ground without one).
     pub fn ground(&self) -> AppGround {
         AppGround::of(&self.app)
+    }
+}
+
+/// Checks the scene section `name` when the scene has it.
+fn check_section(section: Option<&impl Validate>, name: &str) -> Result<(), Invalid> {
+    match section {
+        Some(s) => s.validate().map_err(|e| Invalid::Field(e.within(name))),
+        None => Ok(()),
     }
 }
 

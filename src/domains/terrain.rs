@@ -1,9 +1,9 @@
 //! Layered terrain shaped by erosion (scene section `terrain`).
 
-use sylva_runtime::{App, Validate};
+use sylva_runtime::App;
 use sylva_systems::terrain::{self, TerrainChunk, TerrainReport};
 
-use super::{Building, Domain, Invalid};
+use super::{Building, Domain, Invalid, check_section};
 use crate::memory::{Estimate, TERRAIN_CELL, TERRAIN_SLOT};
 use crate::{BuildError, Report, Scene};
 
@@ -12,10 +12,7 @@ pub(crate) struct TerrainDomain;
 
 impl Domain for TerrainDomain {
     fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
-        if let Some(terrain) = &scene.terrain {
-            terrain.validate().map_err(|e| e.within("terrain"))?;
-        }
-        Ok(())
+        check_section(scene.terrain.as_ref(), "terrain")
     }
 
     fn estimate(&self, scene: &Scene, estimate: &mut Estimate) {

@@ -2,11 +2,11 @@
 //! chunk around viewers, through the [`WorldStreamer`](sylva_systems::world::WorldStreamer)
 //! the build hands back.
 
-use sylva_runtime::{FieldError, Validate};
+use sylva_runtime::FieldError;
 use sylva_systems::world::{self, ContentError, WorldError};
 
 use super::forest::species_error;
-use super::{Building, Domain, Invalid};
+use super::{Building, Domain, Invalid, check_section};
 use crate::memory::{self, Estimate, WORLD_CELL, WORLD_SLOT};
 use crate::{BuildError, Scene};
 
@@ -15,10 +15,7 @@ pub(crate) struct WorldDomain;
 
 impl Domain for WorldDomain {
     fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
-        if let Some(world) = &scene.world {
-            world.validate().map_err(|e| e.within("world"))?;
-        }
-        Ok(())
+        check_section(scene.world.as_ref(), "world")
     }
 
     fn estimate(&self, scene: &Scene, estimate: &mut Estimate) {
