@@ -768,3 +768,26 @@ fn scenes_lists_the_bundled_scenes_with_what_they_show() {
             .any(|l| l.starts_with("scenes/world.ron") && l.contains("archipelago"))
     );
 }
+
+/// A count of a few zeros too many costs a few steps, not months: the first steps are timed
+/// and a run past twelve hours stops with its estimate unless forced.
+#[test]
+fn runs_estimated_past_the_ceiling_stop_with_their_estimate() {
+    let landscape = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/thesis/landscape1.ron");
+    let chains = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/chains.ron");
+    for (line, unit) in [
+        (
+            ["terrain", landscape, "--iterations", "4000000000"],
+            "4000000000 iterations would take about",
+        ),
+        (
+            ["run", chains, "--frames", "4000000000"],
+            "4000000000 frames would take about",
+        ),
+    ] {
+        let out = sylva(&line);
+        assert!(!out.status.success(), "{line:?} ran");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(unit) && stderr.contains("--force"), "{stderr}");
+    }
+}

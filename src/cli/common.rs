@@ -25,6 +25,10 @@ pub(crate) struct Common {
     /// (default: 3/4 of this machine's memory).
     #[arg(long, global = true, value_name = "SIZE", value_parser = parse_memory_limit, default_value = "machine", hide_default_value = true)]
     pub(crate) memory_limit: MemoryLimit,
+    /// Run frames or iterations that would take longer than 12 hours at the pace of the
+    /// first few (without it, such a run stops there with its estimate).
+    #[arg(long, global = true)]
+    pub(crate) force: bool,
 }
 
 impl Common {

@@ -15,6 +15,7 @@ mod bake;
 mod bench;
 mod common;
 mod completions;
+mod estimate;
 mod fly;
 mod grass;
 mod output_paths;

@@ -12,9 +12,9 @@ use sylva::{Report, Scene};
 use crate::cli::Common;
 use crate::cli::common::{build, scene_or_default, write_report};
 use crate::cli::output_paths::{self, ANY, PNG};
-use crate::cli::progress;
 use crate::cli::screenshot::{render_png, renderer_for};
 use crate::cli::summary::print_summary;
+use crate::cli::{estimate, progress};
 
 /// The flags of `sylva run`.
 #[derive(Args)]
@@ -130,21 +130,28 @@ pub(crate) fn simulate(
     let bar = progress::bar(u64::from(frames), &scene.name, "frames");
     let t0 = Instant::now();
     let steps = scene.simulation.steps_per_frame;
+    let viewer = sylva::Flight::straight(&scene.camera, 1.0, 0.0, 0.0).viewer(0.0);
     if let Some(world) = &mut world {
         // A world streams around the scene's camera; the run starts once its first ring is in.
-        let viewer = sylva::Flight::straight(&scene.camera, 1.0, 0.0, 0.0).viewer(0.0);
         world.settle(&mut app, &[viewer], |_| {});
-        for _ in 0..frames {
-            world.update(&mut app, &[viewer]);
-            app.advance(steps);
-            bar.inc(1);
+    }
+    let paced = Instant::now();
+    for frame in 1..=frames {
+        if frame == estimate::PROBE_STEPS + 1 {
+            let took = paced.elapsed();
+            bar.suspend(|| estimate::check(frames.into(), "frames", (frame - 1).into(), took, common.force))?;
         }
-    } else {
-        let step = match extract {
-            Extract::Every => sylva::simulate,
-            Extract::Last => sylva::simulate_headless,
-        };
-        step(&mut app, frames, steps, &mut |_| bar.inc(1));
+        match &mut world {
+            Some(world) => {
+                world.update(&mut app, &[viewer]);
+                app.advance(steps);
+            }
+            // A benchmark measures frames as a renderer would run them, extraction included;
+            // a run extracts only its last, for its screenshot or report.
+            None if extract == Extract::Every || frame == frames => app.advance(steps),
+            None => app.advance_headless(steps),
+        }
+        bar.inc(1);
     }
     let wall = t0.elapsed();
     bar.finish_and_clear();

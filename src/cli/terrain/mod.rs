@@ -14,7 +14,7 @@ use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use crate::cli::Common;
 use crate::cli::common::{build, count, load, parse_region, write_report};
 use crate::cli::output_paths::{self, Output, PNG};
-use crate::cli::progress;
+use crate::cli::{estimate, progress};
 
 /// The flags of `sylva terrain`.
 #[derive(Args)]
@@ -54,7 +54,20 @@ fn scene_terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Com
     let t0 = Instant::now();
     let mut app = build(&scene, common)?.app;
     let bar = progress::bar(u64::from(iterations), &scene.name, "iterations");
-    sylva::simulate_headless(&mut app, iterations, 1, |_| bar.inc(1));
+    let paced = Instant::now();
+    for iteration in 1..=iterations {
+        if iteration == estimate::PROBE_STEPS + 1 {
+            let (total, done, took) = (iterations.into(), (iteration - 1).into(), paced.elapsed());
+            bar.suspend(|| estimate::check(total, "iterations", done, took, common.force))?;
+        }
+        // Only the last iteration is extracted, for the pictures and the report.
+        if iteration == iterations {
+            app.advance(1);
+        } else {
+            app.advance_headless(1);
+        }
+        bar.inc(1);
+    }
     bar.finish_and_clear();
     let wall = t0.elapsed();
     let report = Report::gather(&app, &scene.name, wall).map_err(|e| e.to_string())?;
