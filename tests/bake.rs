@@ -586,3 +586,28 @@ fn verify_lists_what_killed_writers_left() {
     let expected: Vec<String> = [&staged, &beside].iter().map(|p| p.display().to_string()).collect();
     assert_eq!(listed, expected);
 }
+
+/// A second run of the same shard (a retried job whose first run still goes on) is refused
+/// while the first holds the shard's lock, naming who holds it; other shards bake beside it,
+/// and the shard bakes once the first run ends.
+#[test]
+fn a_second_writer_of_one_shard_is_refused_while_the_first_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (scene, store) = (small_world(tmp.path()), tmp.path().join("store"));
+    let first = sylva::systems::world::create_store(&store, &world_of(&scene), "all-0-of-2").unwrap();
+    let second = bake(&scene, "0,0,1,0", &store, &["--shard", "0/2"]).output().unwrap();
+    assert!(!second.status.success(), "a second writer of shard 0/2 ran");
+    let said = text(&second);
+    let holder = format!("process {}", std::process::id());
+    assert!(
+        said.contains("another bake of this shard is writing the store") && said.contains(&holder),
+        "{said}"
+    );
+    ok(bake(&scene, "0,0,1,0", &store, &["--shard", "1/2"]));
+    first.finish().unwrap();
+    ok(bake(&scene, "0,0,1,0", &store, &["--shard", "0/2"]));
+    assert!(
+        !store.join(".staging").exists(),
+        "finished writers leave no staging folder"
+    );
+}

@@ -8,8 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 use sylva::systems::world::{
-    BakePlan, BakeReport, Phase, Shard, VerifyReport, WorldGen, bake, create_store, finish_store, leftovers,
-    open_store, verify,
+    BakePlan, BakeReport, Phase, Shard, VerifyReport, WorldGen, bake, create_store, leftovers, open_store, verify,
 };
 
 use crate::cli::Common;
@@ -177,7 +176,7 @@ fn bake_shard(
     let writer = format!("{phase:?}-{}-of-{}", shard.index(), shard.count()).to_lowercase();
     // The plan first: a region it refuses leaves no store behind.
     let plan = BakePlan::new(world, first, last, shard, phase).map_err(|e| e.to_string())?;
-    let cache = create_store(store, world, &writer).map_err(|e| e.to_string())?;
+    let writing = create_store(store, world, &writer).map_err(|e| e.to_string())?;
     println!(
         "{scene}: shard {shard} of chunks ({}, {}) to ({}, {}): {}, {} into {}",
         first[0],
@@ -189,9 +188,9 @@ fn bake_shard(
         store.display()
     );
     let bar = progress::bar(plan.len() as u64, scene, "files");
-    let report = bake(world, &cache, &plan, || bar.inc(1)).map_err(|e| e.to_string())?;
+    let report = bake(world, &writing.cache, &plan, || bar.inc(1)).map_err(|e| e.to_string())?;
     bar.finish_and_clear();
-    finish_store(store, &writer).map_err(|e| e.to_string())?;
+    writing.finish().map_err(|e| e.to_string())?;
     println!(
         "  wrote {} in {:.2} s and {} in {:.2} s ({:.2} chunks/s on {}), {:.1} MiB; {} skipped, {} redone",
         count(report.domains, "domain"),

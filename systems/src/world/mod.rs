@@ -63,5 +63,5 @@ pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
 pub use source::{ReadyChunk, WorldSource};
 pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, stitch};
-pub use store::{MANIFEST, STAGING, StoreError, create_store, finish_store, is_store, leftovers, open_store};
+pub use store::{MANIFEST, STAGING, StoreError, StoreWriter, create_store, is_store, leftovers, open_store};
 pub use streamer::{WorldError, WorldStreamer, build};

@@ -16,7 +16,8 @@
 //! [`STAGING`] folders it made itself: a link or other file in their place is
 //! refused, naming it, and nothing is removed through it.
 
-use std::io;
+use std::fs::{File, TryLockError};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -91,6 +92,14 @@ pub enum StoreError {
         /// What is wrong with it.
         why: String,
     },
+    /// Another run of the same writer (shard and phase) holds the store's lock for it.
+    #[error("{path}: another bake of this shard is writing the store ({holder}); wait for it to end, or stop it")]
+    Busy {
+        /// The writer's lock file.
+        path: PathBuf,
+        /// Who holds it, as the holder wrote it.
+        holder: String,
+    },
     /// A folder Sylva writes or deletes in is not a real directory it made
     /// (a symbolic link, which may lead out of the store, or a file).
     #[error("{path}: {what}, not a directory Sylva made; refused (remove it to bake here)")]
@@ -147,14 +156,28 @@ pub fn open_store(dir: &Path, world: &WorldGen) -> Result<ChunkCache, StoreError
     ChunkCache::open_read_only(dir).map_err(io_error(dir))
 }
 
+/// A store opened for one writer's bake: the cache it writes through and, unless the store
+/// opened read-only, the writer's lock, which keeps a second run of the same shard out of
+/// the store (where it would clear and fill the staging folder under the first) until
+/// [`finish`](Self::finish) or drop.
+pub struct StoreWriter {
+    /// The cache the bake reads and writes through.
+    pub cache: ChunkCache,
+    dir: PathBuf,
+    writer: String,
+    lock: Option<File>,
+}
+
 /// Opens (creating it if needed) the store `dir` for a bake of `world` by the
 /// writer `writer` (a shard's name): writes the manifest unless an equal one
-/// is there, and stages the writer's temporary files in a directory of its
-/// own, cleared of what a killed run of the same writer left.
+/// is there, takes the writer's lock (`.staging/WRITER.lock`; held by another
+/// process, the store is [`StoreError::Busy`]), and stages the writer's temporary
+/// files in a directory of its own, cleared of what a killed run of the same
+/// writer left: with the lock held, nothing else can be writing there.
 ///
 /// A complete store on a read-only file system or directory opens read-only
 /// (a bake then writes nothing, and fails only if a file is missing).
-pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<ChunkCache, StoreError> {
+pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<StoreWriter, StoreError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     let fresh = match check(dir, world) {
         Ok(()) => false,
@@ -168,21 +191,92 @@ pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<ChunkC
         write_atomic(&path, &bytes).map_err(io_error(&path))?;
     }
     let staging = staging_dir(dir, writer);
-    let staged = own_dir(&dir.join(STAGING)).and_then(|()| {
+    let locked = own_dir(&dir.join(STAGING)).and_then(|()| {
+        let lock = lock_writer(dir, writer)?;
         if std::fs::symlink_metadata(&staging).is_ok() {
             // `own_dir` refuses a link here, and `remove_dir_all` never follows one inside.
             own_dir(&staging)?;
             std::fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
         }
-        own_dir(&staging)
+        own_dir(&staging)?;
+        Ok(lock)
     });
-    match staged {
+    let (cache, lock) = match locked {
         Err(StoreError::Io { source, .. }) if !fresh && is_unwritable(&source) => {
-            ChunkCache::open_read_only(dir).map_err(io_error(dir))
+            (ChunkCache::open_read_only(dir).map_err(io_error(dir))?, None)
         }
-        Err(e) => Err(e),
-        Ok(()) => Ok(ChunkCache::open(dir).map_err(io_error(dir))?.staged_in(&staging)),
+        Err(e) => return Err(e),
+        Ok(lock) => (
+            ChunkCache::open(dir).map_err(io_error(dir))?.staged_in(&staging),
+            Some(lock),
+        ),
+    };
+    Ok(StoreWriter {
+        cache,
+        dir: dir.to_owned(),
+        writer: writer.to_owned(),
+        lock,
+    })
+}
+
+/// Takes the lock of `writer` in the store `dir`, and writes into it who holds it.
+fn lock_writer(dir: &Path, writer: &str) -> Result<File, StoreError> {
+    let path = lock_path(dir, writer);
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        // A link in its place may lead anywhere, and a FIFO would block the open.
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
+    let mut file = open.open(&path).map_err(|e| match e.raw_os_error() {
+        #[cfg(unix)]
+        Some(libc::ELOOP) => StoreError::NotOwnDirectory {
+            path: path.clone(),
+            what: "a symbolic link",
+        },
+        _ => io_error(&path)(e),
+    })?;
+    if !file.metadata().map_err(io_error(&path))?.is_file() {
+        return Err(StoreError::NotOwnDirectory {
+            path,
+            what: "a special file",
+        });
+    }
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            // What the holder wrote is only shown: any bytes, at most a line's worth.
+            let _ = (&file).take(256).read_to_string(&mut holder);
+            let holder = holder.trim();
+            return Err(StoreError::Busy {
+                path,
+                holder: if holder.is_empty() {
+                    "unknown".into()
+                } else {
+                    holder.to_owned()
+                },
+            });
+        }
+        Err(TryLockError::Error(e)) => return Err(io_error(&path)(e)),
+    }
+    let me = format!("process {} on {}", std::process::id(), host_name());
+    file.set_len(0)
+        .and_then(|()| file.write_all(me.as_bytes()))
+        .map_err(io_error(&path))?;
+    Ok(file)
+}
+
+/// This machine's name, for a lock's holder (Slurm and Kubernetes run shards on many).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "this machine".into())
+}
+
+fn lock_path(dir: &Path, writer: &str) -> PathBuf {
+    dir.join(STAGING).join(format!("{writer}.lock"))
 }
 
 /// Makes the folder `path` unless it is there, and checks that it is a real
@@ -214,17 +308,25 @@ fn is_unwritable(e: &io::Error) -> bool {
     )
 }
 
-/// Removes the staging directory of `writer` after a complete bake (and the
-/// staging root when no other writer has one); a store opened read-only has none.
-pub fn finish_store(dir: &Path, writer: &str) -> Result<(), StoreError> {
-    let staging = staging_dir(dir, writer);
-    match std::fs::remove_dir(&staging) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&staging)(e)),
-        _ => {}
+impl StoreWriter {
+    /// Ends a complete bake: removes the writer's staging folder, its lock (and the staging
+    /// root when no other writer has one there); a store opened read-only has none.
+    pub fn finish(self) -> Result<(), StoreError> {
+        if self.lock.is_none() {
+            return Ok(());
+        }
+        let staging = staging_dir(&self.dir, &self.writer);
+        match std::fs::remove_dir(&staging) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&staging)(e)),
+            _ => {}
+        }
+        // Removed while held: a writer that opens the name after this takes a lock of its own.
+        let lock = lock_path(&self.dir, &self.writer);
+        std::fs::remove_file(&lock).map_err(io_error(&lock))?;
+        // Another writer still staging keeps the root; that is not an error.
+        let _ = std::fs::remove_dir(self.dir.join(STAGING));
+        Ok(())
     }
-    // Another writer still staging keeps the root; that is not an error.
-    let _ = std::fs::remove_dir(dir.join(STAGING));
-    Ok(())
 }
 
 /// What killed writers left in the store `dir`: temporary files `.sylva-*.tmp`
