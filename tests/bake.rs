@@ -611,3 +611,28 @@ fn a_second_writer_of_one_shard_is_refused_while_the_first_runs() {
         "finished writers leave no staging folder"
     );
 }
+
+/// A shard killed and never rerun leaves its staging folder; the next bake of the store
+/// removes it once it can take that writer's lock (nobody runs it), and leaves a running
+/// writer's folder alone.
+#[test]
+fn staging_folders_of_ended_writers_are_swept_and_running_ones_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (scene, store) = (small_world(tmp.path()), tmp.path().join("store"));
+    let world = world_of(&scene);
+    let running = sylva::systems::world::create_store(&store, &world, "all-1-of-3").unwrap();
+    let running_tmp = store.join(".staging/all-1-of-3/.sylva-Run123.tmp");
+    std::fs::write(&running_tmp, b"part").unwrap();
+    // A killed writer: its folder and lock file stay, its lock ends with its process.
+    let killed = sylva::systems::world::create_store(&store, &world, "all-2-of-3").unwrap();
+    let killed_tmp = store.join(".staging/all-2-of-3/.sylva-Dead45.tmp");
+    std::fs::write(&killed_tmp, b"part").unwrap();
+    drop(killed);
+    ok(bake(&scene, "0,0,2,0", &store, &["--shard", "0/3"]));
+    assert!(
+        !killed_tmp.exists() && !store.join(".staging/all-2-of-3").exists(),
+        "the ended writer's files stay"
+    );
+    assert!(running_tmp.exists(), "a running writer's file was removed");
+    drop(running);
+}

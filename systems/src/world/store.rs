@@ -193,12 +193,9 @@ pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<StoreW
     let staging = staging_dir(dir, writer);
     let locked = own_dir(&dir.join(STAGING)).and_then(|()| {
         let lock = lock_writer(dir, writer)?;
-        if std::fs::symlink_metadata(&staging).is_ok() {
-            // `own_dir` refuses a link here, and `remove_dir_all` never follows one inside.
-            own_dir(&staging)?;
-            std::fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
-        }
+        clear_staging(dir, writer)?;
         own_dir(&staging)?;
+        sweep_orphans(dir, writer)?;
         Ok(lock)
     });
     let (cache, lock) = match locked {
@@ -217,6 +214,43 @@ pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<StoreW
         writer: writer.to_owned(),
         lock,
     })
+}
+
+/// Removes what a killed run of `writer` left in its staging folder; the caller holds the
+/// writer's lock, so nothing else writes there.
+fn clear_staging(dir: &Path, writer: &str) -> Result<(), StoreError> {
+    let staging = staging_dir(dir, writer);
+    if std::fs::symlink_metadata(&staging).is_ok() {
+        // `own_dir` refuses a link here, and `remove_dir_all` never follows one inside.
+        own_dir(&staging)?;
+        std::fs::remove_dir_all(&staging).map_err(io_error(&staging))?;
+    }
+    Ok(())
+}
+
+/// Removes the staging folders of other writers that have ended without finishing (killed
+/// shards that will not be rerun): a folder whose writer's lock this process can take has
+/// no writer. A folder whose lock is held, or that has no lock file, is left alone.
+fn sweep_orphans(dir: &Path, me: &str) -> Result<(), StoreError> {
+    let root = dir.join(STAGING);
+    for entry in std::fs::read_dir(&root).map_err(io_error(&root))? {
+        let entry = entry.map_err(io_error(&root))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if name == me || !is_dir || std::fs::symlink_metadata(lock_path(dir, &name)).is_err() {
+            continue;
+        }
+        match lock_writer(dir, &name) {
+            Ok(_held) => {
+                clear_staging(dir, &name)?;
+                let lock = lock_path(dir, &name);
+                std::fs::remove_file(&lock).map_err(io_error(&lock))?;
+            }
+            Err(StoreError::Busy { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Takes the lock of `writer` in the store `dir`, and writes into it who holds it.
