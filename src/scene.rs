@@ -377,12 +377,19 @@ fn parse_error(file: &str, text: &str, e: &ron::error::SpannedError) -> SceneErr
         ron::Error::DuplicateStructField { field, .. } => Some((*field).to_owned()),
         _ => None,
     };
+    let message = match &e.code {
+        // RON's own words advise its API; the user of a scene needs to know what to change.
+        ron::Error::ExceededRecursionLimit => {
+            "nested too deeply (RON reads at most 128 levels of brackets; no scene field needs that many)".to_owned()
+        }
+        code => code.to_string(),
+    };
     SceneError {
         file: file.to_owned(),
         line: e.span.start.line,
         column: e.span.start.col,
         field,
-        message: e.code.to_string(),
+        message,
     }
 }
 
@@ -591,6 +598,20 @@ mod tests {
         let e = err("(\n name: \"x\",\n chains: (columns: 100000, rows: 100000),\n)");
         assert_eq!(e.field.as_deref(), Some("chains.links"));
         assert_eq!((e.line, e.column), (3, 2));
+    }
+
+    /// RON's recursion limit, met by a scene nested past it, is said in the scene's words.
+    #[test]
+    fn over_deep_nesting_is_said_in_the_scenes_words() {
+        use ron::error::{Position, Span, SpannedError};
+        let at = Position { line: 1, col: 9 };
+        let e = SpannedError {
+            code: ron::Error::ExceededRecursionLimit,
+            span: Span { start: at, end: at },
+        };
+        let message = parse_error("deep.ron", "(world: [[[[", &e).to_string();
+        assert!(message.starts_with("deep.ron:1:9: nested too deeply"), "{message}");
+        assert!(!message.contains("serde_stacker"), "{message}");
     }
 
     #[test]
