@@ -20,7 +20,8 @@ use rayon::prelude::*;
 use sylva_runtime::{FieldError, Validate};
 
 use super::grid::AttractorGrid;
-use super::params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, WeightedGrowth, within_bounds};
+use super::limits::{MAX_ATTRACTORS, MAX_COORDINATE, within_bounds};
+use super::params::{ColonizeParams, WeightedGrowth};
 use super::regions::{load_points, sample_regions};
 use super::smooth::smooth_branching;
 use super::{ColonizeError, Termination};

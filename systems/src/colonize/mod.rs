@@ -35,6 +35,7 @@ mod build;
 mod entities;
 mod grid;
 mod grow;
+mod limits;
 #[doc(hidden)]
 pub mod oracle;
 mod params;
@@ -48,7 +49,8 @@ pub use entities::{
     Attractor, AttractorBatch, Colonizing, EXTRACT_SYSTEM, GROW_SYSTEM, GrownSegment, install, spawn_colonizing,
 };
 pub use grow::Colonizer;
-pub use params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, MAX_ITERATIONS, WeightedGrowth};
+pub use limits::{MAX_ATTRACTORS, MAX_COORDINATE};
+pub use params::{ColonizeParams, MAX_ITERATIONS, WeightedGrowth};
 pub use regions::{MAX_POINT_LINE, Region, Sampling, Shape, load_points, parse_points, sample_regions};
 pub use report::TreeReport;
 pub use smooth::smooth_branching;

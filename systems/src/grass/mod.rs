@@ -37,14 +37,14 @@
 
 pub mod bake;
 pub mod blade;
+pub mod block_step;
 pub mod dynamics;
 pub mod extraction;
 pub mod field;
 pub mod grammar;
 pub mod install;
 pub mod interaction;
-pub mod lane;
-pub mod lanes;
+pub mod lane_vectors;
 mod report;
 pub mod sampler;
 pub mod walkers;

@@ -195,11 +195,14 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         let ager = (aging_in(n, s) == Some(AgingIn::Water))
             .then(|| aging::Ager::new(&p.aging, s.aging_every, Registers::best()));
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
+            let tick = hydraulic::Tick {
+                seed: t.seed,
+                iteration: t.tick,
+            };
             hydraulic::step(
                 chunk,
                 &p,
-                t.seed,
-                t.tick,
+                tick,
                 &mut scratch,
                 &mut books,
                 Registers::best(),
@@ -263,11 +266,14 @@ impl Eroder {
         let ager =
             |pass| (ages_in == Some(pass)).then(|| aging::Ager::new(&params.aging, s.aging_every, self.registers));
         if due(iteration, s.water_every) {
+            let tick = hydraulic::Tick {
+                seed,
+                iteration: iteration.saturating_sub(1),
+            };
             hydraulic::step(
                 chunk,
                 params,
-                seed,
-                iteration.saturating_sub(1),
+                tick,
                 &mut self.water,
                 books,
                 self.registers,
@@ -354,7 +360,11 @@ mod tests {
                 let s = &p.schedule;
                 hosts.push(aging_in(it, s));
                 if due(it, s.water_every) {
-                    hydraulic::step(&mut apart, &p, 5, it - 1, &mut water, &mut apart_books, registers, None);
+                    let tick = hydraulic::Tick {
+                        seed: 5,
+                        iteration: it - 1,
+                    };
+                    hydraulic::step(&mut apart, &p, tick, &mut water, &mut apart_books, registers, None);
                 }
                 if due(it, s.thermal_every) {
                     thermal::step(&mut apart, &p, &mut thermal, registers, None);
