@@ -275,6 +275,7 @@ fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
 /// read: a loop that also wrote `K` of them would not vectorize for seven
 /// slots or more (too many slices to check for overlap). Returns how many
 /// cells are left slow.
+// Long by design: one loop body of selects, so a cell's dissolve and deposit vectorize together.
 #[inline(always)]
 fn exchange<const K: usize>(
     lanes: &Lanes<'_>,

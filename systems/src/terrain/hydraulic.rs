@@ -474,35 +474,8 @@ fn water_sweep<T: Carry, S: Stand>(
     registers: Registers,
     ager: Option<&Ager>,
 ) {
-    let h = &p.hydraulic;
     let n = pipes.grid.n;
-    let l = p.cell_length;
-    let sweep = Sweep {
-        ctx: CellCtx {
-            dt: h.time_step,
-            l,
-            area: l * l,
-            per_area: 1.0 / (l * l),
-            z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
-            min_depth: h.min_depth,
-            capacity: h.capacity,
-            min_tilt: h.min_tilt,
-            threshold: p.standing_water.threshold,
-            stand_depth: p.standing_water.min_depth,
-            drain: h.boundary == Boundary::Drain,
-        },
-        pipes,
-        edges: &s.edges,
-        rates: Rates {
-            ks: p.materials.lut(|m| m.ks),
-            deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
-        },
-        kv: h.evaporation * h.time_step,
-        num_dt: if T::TIMED { h.time_step } else { 1.0 },
-        per_cell: h.time_step / l,
-        registers,
-        ager,
-    };
+    let sweep = Sweep::new::<T>(p, pipes, &s.edges, registers, ager);
     let block = WATER_ROWS * n;
     let parts = chunk.parts(block);
     let [fl, fr, fb, ff] = parts.flux;
@@ -569,6 +542,46 @@ struct Sweep<'a> {
     /// Ages each band's rows after their exchange, where aging is due in
     /// the same iteration and nothing runs between.
     ager: Option<&'a Ager>,
+}
+
+impl<'a> Sweep<'a> {
+    /// The sweep of transport `T` with the constants of `p`.
+    fn new<T: Carry>(
+        p: &TerrainParams,
+        pipes: &'a Pipes,
+        edges: &'a [[EdgeRow; 2]],
+        registers: Registers,
+        ager: Option<&'a Ager>,
+    ) -> Self {
+        let h = &p.hydraulic;
+        let l = p.cell_length;
+        Sweep {
+            ctx: CellCtx {
+                dt: h.time_step,
+                l,
+                area: l * l,
+                per_area: 1.0 / (l * l),
+                z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
+                min_depth: h.min_depth,
+                capacity: h.capacity,
+                min_tilt: h.min_tilt,
+                threshold: p.standing_water.threshold,
+                stand_depth: p.standing_water.min_depth,
+                drain: h.boundary == Boundary::Drain,
+            },
+            pipes,
+            edges,
+            rates: Rates {
+                ks: p.materials.lut(|m| m.ks),
+                deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
+            },
+            kv: h.evaporation * h.time_step,
+            num_dt: if T::TIMED { h.time_step } else { 1.0 },
+            per_cell: h.time_step / l,
+            registers,
+            ager,
+        }
+    }
 }
 
 /// The rows of a block of the water sweep.

@@ -152,16 +152,7 @@ pub fn build(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> {
 /// second registration (panics).
 pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> {
     params.validate()?;
-    let seed = app.time().seed;
-    for cz in 0..params.chunks[1] {
-        for cx in 0..params.chunks[0] {
-            let coord = [cx as i32, cz as i32];
-            if let Some(chunk) = app.in_pool(|| params.generator.generate(seed, coord, params.size, params.max_layers))
-            {
-                app.world.entities.spawn((chunk,));
-            }
-        }
-    }
+    spawn_chunks(app, params);
     let (water, rock, suspended) = stats::totals(&app.world.entities);
     let initial_score = Heightfield::from_world(&app.world.entities)
         .and_then(|h| erosion_score(&h.ground, h.width, ScoreMode::Thesis))
@@ -176,14 +167,38 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
     app.snapshot_registry_mut()
         .component::<TerrainChunk>("terrain.chunk")
         .resource::<TerrainBalance>("terrain.balance");
-    let access = || {
-        Access::new()
-            .write::<TerrainChunk>()
-            .read_res::<TerrainParams>()
-            .write_res::<TerrainBalance>()
-    };
+    app.add_system(water_system());
+    app.add_system(thermal_system());
+    app.add_system(aging_system());
+    Ok(())
+}
+
+/// Spawns the chunks of `params`, generated from the app's seed.
+fn spawn_chunks(app: &mut App, params: &TerrainParams) {
+    let seed = app.time().seed;
+    for cz in 0..params.chunks[1] {
+        for cx in 0..params.chunks[0] {
+            let coord = [cx as i32, cz as i32];
+            if let Some(chunk) = app.in_pool(|| params.generator.generate(seed, coord, params.size, params.max_layers))
+            {
+                app.world.entities.spawn((chunk,));
+            }
+        }
+    }
+}
+
+/// What every erosion system touches.
+fn access() -> Access {
+    Access::new()
+        .write::<TerrainChunk>()
+        .read_res::<TerrainParams>()
+        .write_res::<TerrainBalance>()
+}
+
+/// [`WATER_SYSTEM`]: a water iteration on every chunk, where one is due.
+fn water_system() -> System {
     let mut scratch = hydraulic::Scratch::default();
-    app.add_system(System::new(WATER_SYSTEM, access(), move |ctx| {
+    System::new(WATER_SYSTEM, access(), move |ctx| {
         let p = ctx.res::<TerrainParams>();
         let mut books = ctx.res_mut::<TerrainBalance>();
         let t = ctx.time();
@@ -194,11 +209,11 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         }
         let ager = (aging_in(n, s) == Some(AgingIn::Water))
             .then(|| aging::Ager::new(&p.aging, s.aging_every, Registers::best()));
+        let tick = hydraulic::Tick {
+            seed: t.seed,
+            iteration: t.tick,
+        };
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
-            let tick = hydraulic::Tick {
-                seed: t.seed,
-                iteration: t.tick,
-            };
             hydraulic::step(
                 chunk,
                 &p,
@@ -209,9 +224,13 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
                 ager.as_ref(),
             );
         }
-    }));
+    })
+}
+
+/// [`THERMAL_SYSTEM`]: a thermal pass on every chunk, where one is due.
+fn thermal_system() -> System {
     let mut scratch = thermal::ThermalScratch::default();
-    app.add_system(System::new(THERMAL_SYSTEM, access(), move |ctx| {
+    System::new(THERMAL_SYSTEM, access(), move |ctx| {
         let p = ctx.res::<TerrainParams>();
         let (n, s) = (ctx.time().tick + 1, &p.schedule);
         if !due(n, s.thermal_every) {
@@ -223,8 +242,12 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
             books.compacted += thermal::step(chunk, &p, &mut scratch, Registers::best(), ager.as_ref());
         }
-    }));
-    app.add_system(System::new(AGING_SYSTEM, access(), |ctx| {
+    })
+}
+
+/// [`AGING_SYSTEM`]: an aging pass of its own on every chunk, where one is due.
+fn aging_system() -> System {
+    System::new(AGING_SYSTEM, access(), |ctx| {
         let p = ctx.res::<TerrainParams>();
         if aging_in(ctx.time().tick + 1, &p.schedule) != Some(AgingIn::Own) {
             return;
@@ -233,8 +256,7 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
             books.compacted += aging::step(chunk, &p.aging, p.schedule.aging_every, Registers::best());
         }
-    }));
-    Ok(())
+    })
 }
 
 /// Runs terrain iterations on chunks outside an app (tools, tests, offline
