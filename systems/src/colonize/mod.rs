@@ -1,5 +1,16 @@
 //! Space colonization (Runions et al. 2007, with the thesis's extensions).
 //!
+//! ```
+//! use sylva_systems::colonize::{ColonizeParams, Colonizer};
+//!
+//! let mut colonizer = Colonizer::new(&ColonizeParams::default(), 7)?;
+//! colonizer.run();
+//! let trees = colonizer.finish()?;
+//! assert_eq!(trees.len(), 1); // one graph per root
+//! assert!(trees[0].len() > 10);
+//! # Ok::<(), sylva_systems::colonize::ColonizeError>(())
+//! ```
+//!
 //! [`Colonizer`] samples attractors from [`Region`]s (or a point file), grows one trunk per root
 //! toward the nearest region, then iterates: every live attractor steers its nearest node within
 //! d_i, each growing node with attractors gains a successor D away (unless a rule refuses it),

@@ -2,6 +2,21 @@
 //! columns, generators of the primordial landscape, and the processes that
 //! age it — flowing water, standing water, thermal erosion and the rock cycle.
 //!
+//! ```
+//! use sylva_runtime::{App, AppConfig};
+//! use sylva_systems::terrain::{self, TerrainParams, TerrainReport};
+//!
+//! let mut app = App::new(AppConfig::default())?;
+//! let params = TerrainParams { size: 32, ..TerrainParams::default() };
+//! terrain::install(&mut app, &params)?;
+//! app.advance(4);
+//! let report = TerrainReport::of(&app).expect("a chunk was spawned");
+//! assert_eq!((report.chunks, report.iterations), (1, 4));
+//! // The books balance: the water held is what was there and came in, less what left.
+//! assert!(report.water_balance_error.is_some_and(|e| e.abs() < 1e-3));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! - [`TerrainChunk`]: an ECS component holding a chunk's columns as
 //!   structure-of-arrays planes (its docs give the memory per cell and the
 //!   layer rules); [`Column`] reads one column.
