@@ -28,9 +28,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut app = sylva::build(&scene, 2)?;
     println!("scene `{}`: {} entities", scene.name, app.world.entities.len());
+    add_low_water(&mut app)?;
+    run_for(&mut app, Duration::from_millis(500));
+    println!(
+        "lowest point reached: {:.3} m",
+        app.world.resources.get::<Lowest>().unwrap().0
+    );
+    pendulum()
+}
 
-    // 2. Our own components and system. The system declares what it touches;
-    //    the schedule runs it after `particles.step`, which writes Position.
+/// 2. Our own components and system. The system declares what it touches;
+///    the schedule runs it after `particles.step`, which writes Position.
+fn add_low_water(app: &mut App) -> Result<(), hecs::NoSuchEntity> {
     let tagged: Vec<_> = app
         .world
         .entities
@@ -58,12 +67,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ctx.res_mut::<Lowest>().0 = lowest;
         },
     ));
+    Ok(())
+}
 
-    // 3. Our own main loop: variable frame times, fixed simulation steps inside.
+/// 3. Our own main loop: variable frame times, fixed simulation steps inside.
+fn run_for(app: &mut App, time: Duration) {
     let started = Instant::now();
     let mut last = started;
     let mut frames = 0;
-    while started.elapsed() < Duration::from_millis(500) {
+    while started.elapsed() < time {
         // Stands in for waiting on the display's vertical sync.
         std::thread::sleep(Duration::from_millis(16));
         let now = Instant::now();
@@ -86,12 +98,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
-    println!(
-        "lowest point reached: {:.3} m",
-        app.world.resources.get::<Lowest>().unwrap().0
-    );
+}
 
-    // 5. A world built from code instead of a file: one pendulum.
+/// 5. A world built from code instead of a file: one pendulum.
+fn pendulum() -> Result<(), Box<dyn std::error::Error>> {
     let mut custom = App::new(AppConfig {
         seed: 1,
         threads: 1,

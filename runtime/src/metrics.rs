@@ -1,4 +1,17 @@
 //! Timings that feed `--report`: per-system calls and durations, frame times, peak memory.
+//!
+//! ```
+//! use std::time::Duration;
+//! use sylva_runtime::metrics::Histogram;
+//!
+//! let mut h = Histogram::default();
+//! for ms in 1..=100 {
+//!     h.record(Duration::from_millis(ms));
+//! }
+//! assert_eq!(h.count(), 100);
+//! // Buckets are 1 % wide, so the median of 1..=100 ms is 50 ms within 1 %.
+//! assert!((h.quantile_ms(0.5) / 50.0 - 1.0).abs() <= 0.011);
+//! ```
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -54,147 +54,196 @@ struct Frame {
 
 /// Every mark of `text`, and the steps leading to byte offset `stop` (empty past the end).
 fn scan(text: &str, stop: usize) -> (Vec<Mark<'_>>, Vec<Step<'_>>) {
-    let bytes = text.as_bytes();
-    let mut marks = Vec::new();
-    let mut steps: Vec<Step> = Vec::new();
+    let mut s = Scanner {
+        text,
+        bytes: text.as_bytes(),
+        marks: Vec::new(),
+        steps: Vec::new(),
+        frames: Vec::new(),
+        ident: None,
+        i: 0,
+        line: 1,
+        line_start: 0,
+    };
     let mut at_stop = None;
-    let mut frames: Vec<Frame> = Vec::new();
-    // An identifier not followed by `:`, which names the variant when `(` follows.
-    let mut ident: Option<&str> = None;
-    let (mut i, mut line, mut line_start) = (0, 1, 0);
-    while i < bytes.len() {
-        let c = bytes[i];
+    while s.i < s.bytes.len() {
+        let c = s.bytes[s.i];
+        s.start_element(c);
+        if s.i >= stop && at_stop.is_none() {
+            at_stop = Some(s.steps.clone());
+        }
+        s.token(c);
+    }
+    (s.marks, at_stop.unwrap_or_default())
+}
+
+/// The scanner's state: what it has found, where it is, and the nesting around it.
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    marks: Vec<Mark<'a>>,
+    steps: Vec<Step<'a>>,
+    frames: Vec<Frame>,
+    /// An identifier not followed by `:`, which names the variant when `(` follows.
+    ident: Option<&'a str>,
+    /// The byte offset.
+    i: usize,
+    line: usize,
+    /// The byte offset of the line's start.
+    line_start: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// Marks the start of a list element at the first token after its `[` or `,`.
+    fn start_element(&mut self, c: u8) {
+        let (bytes, i) = (self.bytes, self.i);
         let blank = c.is_ascii_whitespace()
             || (c == b'/' && matches!(bytes.get(i + 1), Some(b'/' | b'*')))
             || matches!(c, b']' | b',');
         if !blank
-            && let Some(f) = frames.last_mut()
+            && let Some(f) = self.frames.last_mut()
             && let Some(k) = f.list
             && !f.started
         {
             f.started = true;
-            steps.truncate(f.base);
-            steps.push(Step::Index(k));
-            marks.push(Mark {
-                steps: steps.clone(),
-                line,
-                column: text[line_start..i].chars().count() + 1,
+            self.steps.truncate(f.base);
+            self.steps.push(Step::Index(k));
+            self.marks.push(Mark {
+                steps: self.steps.clone(),
+                line: self.line,
+                column: self.text[self.line_start..i].chars().count() + 1,
             });
         }
-        if i >= stop && at_stop.is_none() {
-            at_stop = Some(steps.clone());
-        }
+    }
+
+    /// Reads the token at `c`, moving past it.
+    fn token(&mut self, c: u8) {
+        let bytes = self.bytes;
         match c {
             b'\n' => {
-                line += 1;
-                line_start = i + 1;
-                i += 1;
+                self.newline(self.i);
+                self.i += 1;
             }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
+            b'/' if bytes.get(self.i + 1) == Some(&b'/') => {
+                while self.i < bytes.len() && bytes[self.i] != b'\n' {
+                    self.i += 1;
                 }
             }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < bytes.len() && !(bytes[i] == b'*' && bytes.get(i + 1) == Some(&b'/')) {
-                    if bytes[i] == b'\n' {
-                        line += 1;
-                        line_start = i + 1;
-                    }
-                    i += 1;
-                }
-                i += 2;
-            }
-            b'"' => {
-                ident = None;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    if bytes[i] == b'\\' {
-                        i += 1;
-                    } else if bytes[i] == b'\n' {
-                        line += 1;
-                        line_start = i + 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            b'r' if bytes.get(i + 1).is_some_and(|&b| b == b'#' || b == b'"') => {
-                ident = None;
-                let end = raw_string_end(text, i);
-                for (j, &b) in bytes[i..end].iter().enumerate() {
+            b'/' if bytes.get(self.i + 1) == Some(&b'*') => self.block_comment(),
+            b'"' => self.string(),
+            b'r' if bytes.get(self.i + 1).is_some_and(|&b| b == b'#' || b == b'"') => {
+                self.ident = None;
+                let end = raw_string_end(self.text, self.i);
+                for (j, &b) in bytes.iter().enumerate().take(end).skip(self.i) {
                     if b == b'\n' {
-                        line += 1;
-                        line_start = i + j + 1;
+                        self.newline(j);
                     }
                 }
-                i = end;
+                self.i = end;
             }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                let mut j = i;
-                while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
-                    j += 1;
-                }
-                ident = None;
-                if bytes.get(j) == Some(&b':') {
-                    if let Some(f) = frames.last() {
-                        steps.truncate(f.base);
-                    }
-                    steps.push(Step::Field(&text[start..i]));
-                    marks.push(Mark {
-                        steps: steps.clone(),
-                        line,
-                        column: start - line_start + 1,
-                    });
-                } else {
-                    ident = Some(&text[start..i]);
-                }
-            }
+            c if c.is_ascii_alphabetic() || c == b'_' => self.word(),
             b'(' | b'[' | b'{' => {
-                let outer = steps.len();
-                if let (b'(', Some(name)) = (c, ident.take()) {
-                    steps.push(Step::Variant(name));
+                let outer = self.steps.len();
+                if let (b'(', Some(name)) = (c, self.ident.take()) {
+                    self.steps.push(Step::Variant(name));
                 }
-                frames.push(Frame {
+                self.frames.push(Frame {
                     outer,
-                    base: steps.len(),
+                    base: self.steps.len(),
                     list: (c == b'[').then_some(0),
                     started: false,
                 });
-                i += 1;
+                self.i += 1;
             }
             b')' | b']' | b'}' => {
-                ident = None;
-                if let Some(f) = frames.pop() {
-                    steps.truncate(f.outer);
+                self.ident = None;
+                if let Some(f) = self.frames.pop() {
+                    self.steps.truncate(f.outer);
                 }
-                i += 1;
+                self.i += 1;
             }
             b',' => {
-                ident = None;
-                if let Some(f) = frames.last_mut() {
-                    steps.truncate(f.base);
+                self.ident = None;
+                if let Some(f) = self.frames.last_mut() {
+                    self.steps.truncate(f.base);
                     if let Some(k) = &mut f.list {
                         *k += 1;
                         f.started = false;
                     }
                 }
-                i += 1;
+                self.i += 1;
             }
             c => {
                 if !c.is_ascii_whitespace() {
-                    ident = None;
+                    self.ident = None;
                 }
-                i += 1;
+                self.i += 1;
             }
         }
     }
-    (marks, at_stop.unwrap_or_default())
+
+    /// A line starts after the newline at byte `j`.
+    fn newline(&mut self, j: usize) {
+        self.line += 1;
+        self.line_start = j + 1;
+    }
+
+    /// Skips a `/* … */` comment.
+    fn block_comment(&mut self) {
+        let bytes = self.bytes;
+        self.i += 2;
+        while self.i < bytes.len() && !(bytes[self.i] == b'*' && bytes.get(self.i + 1) == Some(&b'/')) {
+            if bytes[self.i] == b'\n' {
+                self.newline(self.i);
+            }
+            self.i += 1;
+        }
+        self.i += 2;
+    }
+
+    /// Skips a `"…"` string.
+    fn string(&mut self) {
+        let bytes = self.bytes;
+        self.ident = None;
+        self.i += 1;
+        while self.i < bytes.len() && bytes[self.i] != b'"' {
+            if bytes[self.i] == b'\\' {
+                self.i += 1;
+            } else if bytes[self.i] == b'\n' {
+                self.newline(self.i);
+            }
+            self.i += 1;
+        }
+        self.i += 1;
+    }
+
+    /// An identifier: a key when `:` follows, else perhaps a variant's name.
+    fn word(&mut self) {
+        let bytes = self.bytes;
+        let start = self.i;
+        while self.i < bytes.len() && (bytes[self.i].is_ascii_alphanumeric() || bytes[self.i] == b'_') {
+            self.i += 1;
+        }
+        let mut j = self.i;
+        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+            j += 1;
+        }
+        self.ident = None;
+        let name = &self.text[start..self.i];
+        if bytes.get(j) == Some(&b':') {
+            if let Some(f) = self.frames.last() {
+                self.steps.truncate(f.base);
+            }
+            self.steps.push(Step::Field(name));
+            self.marks.push(Mark {
+                steps: self.steps.clone(),
+                line: self.line,
+                column: start - self.line_start + 1,
+            });
+        } else {
+            self.ident = Some(name);
+        }
+    }
 }
 
 /// The byte offset just past the raw string `r#"..."#` that starts at `start`.

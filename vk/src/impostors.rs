@@ -420,82 +420,8 @@ impl Impostors {
         let Some((atlas, depth_image)) = self.atlas.as_ref().and_then(|a| Some((a, a.depth.as_ref()?))) else {
             return;
         };
+        begin_bake(rec, atlas, depth_image);
         let (d, cmd) = (rec.device, rec.cmd);
-        let extent = vk::Extent2D {
-            width: COLUMNS * CELL_TEXELS,
-            height: atlas.rows * CELL_TEXELS,
-        };
-        let to_attachment = |image: &Image| {
-            layout_barrier(
-                image.raw(),
-                vk::ImageAspectFlags::COLOR,
-                (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
-                (vk::AccessFlags::empty(), vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
-            )
-        };
-        let before = [
-            to_attachment(&atlas.colour),
-            to_attachment(&atlas.normal),
-            layout_barrier(
-                depth_image.raw(),
-                vk::ImageAspectFlags::DEPTH,
-                (vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
-                (
-                    vk::AccessFlags::empty(),
-                    vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
-                ),
-            ),
-        ];
-        let clear = |c: [f32; 4]| vk::ClearValue {
-            color: vk::ClearColorValue { float32: c },
-        };
-        let attachment = |image: &Image, c: [f32; 4]| {
-            vk::RenderingAttachmentInfo::default()
-                .image_view(image.view())
-                .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
-                .load_op(vk::AttachmentLoadOp::CLEAR)
-                .store_op(vk::AttachmentStoreOp::STORE)
-                .clear_value(clear(c))
-        };
-        // Clear: transparent black, and a zero normal that is no leaf (0.5 packs 0): filtered
-        // with the clear texels around, the outline's colour, normal and leaf flag are all
-        // weighted by coverage, which the card shader divides out.
-        let colours = [
-            attachment(&atlas.colour, [0.0; 4]),
-            attachment(&atlas.normal, [0.5, 0.5, 0.5, 0.0]),
-        ];
-        let depth = vk::RenderingAttachmentInfo::default()
-            .image_view(depth_image.view())
-            .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .clear_value(vk::ClearValue {
-                depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
-            });
-        let info = vk::RenderingInfo::default()
-            .render_area(vk::Rect2D {
-                offset: vk::Offset2D::default(),
-                extent,
-            })
-            .layer_count(1)
-            .color_attachments(&colours)
-            .depth_attachment(&depth);
-        // SAFETY: `cmd` is recording outside rendering; the images are this device's and the
-        // barriers leave them in the layouts rendering names.
-        unsafe {
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
-                    | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
-                    | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &before,
-            );
-            d.cmd_begin_rendering(cmd, &info);
-        }
         self.bake_cylinders.bind(rec);
         self.tube.bind(rec);
         self.each_cell(rec, &self.bake_cylinders, |m| {
@@ -512,31 +438,7 @@ impl Impostors {
             // SAFETY: as above, with the leaf pipeline and the model's leaves bound.
             unsafe { d.cmd_draw(cmd, 6, n, 0, 0) };
         });
-        let to_sampled = |image: &Image| {
-            layout_barrier(
-                image.raw(),
-                vk::ImageAspectFlags::COLOR,
-                (
-                    vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-                    vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
-                ),
-                (vk::AccessFlags::COLOR_ATTACHMENT_WRITE, vk::AccessFlags::SHADER_READ),
-            )
-        };
-        let after = [to_sampled(&atlas.colour), to_sampled(&atlas.normal)];
-        // SAFETY: `cmd` is recording inside the rendering begun above.
-        unsafe {
-            d.cmd_end_rendering(cmd);
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-                vk::PipelineStageFlags::FRAGMENT_SHADER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &after,
-            );
-        }
+        end_bake(rec, atlas);
     }
 
     /// Records, for every model and atlas column, the cell's viewport, the view's push
@@ -728,6 +630,116 @@ fn linear_sampler(device: &Arc<crate::device::Device>) -> Result<Owned<vk::Sampl
         .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE);
     // SAFETY: valid create info on a live device; the guard is the sampler's one owner.
     unsafe { Owned::new(device, "vkCreateSampler", device.raw.create_sampler(&info, None)) }
+}
+
+/// Starts rendering into `atlas`: its images made attachments and cleared.
+fn begin_bake(rec: &Recording<'_>, atlas: &Atlas, depth_image: &Image) {
+    let (d, cmd) = (rec.device, rec.cmd);
+    let extent = vk::Extent2D {
+        width: COLUMNS * CELL_TEXELS,
+        height: atlas.rows * CELL_TEXELS,
+    };
+    let to_attachment = |image: &Image| {
+        layout_barrier(
+            image.raw(),
+            vk::ImageAspectFlags::COLOR,
+            (vk::ImageLayout::UNDEFINED, vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL),
+            (vk::AccessFlags::empty(), vk::AccessFlags::COLOR_ATTACHMENT_WRITE),
+        )
+    };
+    let before = [
+        to_attachment(&atlas.colour),
+        to_attachment(&atlas.normal),
+        layout_barrier(
+            depth_image.raw(),
+            vk::ImageAspectFlags::DEPTH,
+            (vk::ImageLayout::UNDEFINED, vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL),
+            (
+                vk::AccessFlags::empty(),
+                vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_READ | vk::AccessFlags::DEPTH_STENCIL_ATTACHMENT_WRITE,
+            ),
+        ),
+    ];
+    let clear = |c: [f32; 4]| vk::ClearValue {
+        color: vk::ClearColorValue { float32: c },
+    };
+    let attachment = |image: &Image, c: [f32; 4]| {
+        vk::RenderingAttachmentInfo::default()
+            .image_view(image.view())
+            .image_layout(vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .clear_value(clear(c))
+    };
+    // Clear: transparent black, and a zero normal that is no leaf (0.5 packs 0): filtered
+    // with the clear texels around, the outline's colour, normal and leaf flag are all
+    // weighted by coverage, which the card shader divides out.
+    let colours = [
+        attachment(&atlas.colour, [0.0; 4]),
+        attachment(&atlas.normal, [0.5, 0.5, 0.5, 0.0]),
+    ];
+    let depth = vk::RenderingAttachmentInfo::default()
+        .image_view(depth_image.view())
+        .image_layout(vk::ImageLayout::DEPTH_ATTACHMENT_OPTIMAL)
+        .load_op(vk::AttachmentLoadOp::CLEAR)
+        .store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .clear_value(vk::ClearValue {
+            depth_stencil: vk::ClearDepthStencilValue { depth: 1.0, stencil: 0 },
+        });
+    let info = vk::RenderingInfo::default()
+        .render_area(vk::Rect2D {
+            offset: vk::Offset2D::default(),
+            extent,
+        })
+        .layer_count(1)
+        .color_attachments(&colours)
+        .depth_attachment(&depth);
+    // SAFETY: `cmd` is recording outside rendering; the images are this device's and the
+    // barriers leave them in the layouts rendering names.
+    unsafe {
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TOP_OF_PIPE,
+            vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+                | vk::PipelineStageFlags::EARLY_FRAGMENT_TESTS
+                | vk::PipelineStageFlags::LATE_FRAGMENT_TESTS,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &before,
+        );
+        d.cmd_begin_rendering(cmd, &info);
+    }
+}
+
+/// Ends rendering into `atlas`, its images then sampled by the card shader.
+fn end_bake(rec: &Recording<'_>, atlas: &Atlas) {
+    let (d, cmd) = (rec.device, rec.cmd);
+    let to_sampled = |image: &Image| {
+        layout_barrier(
+            image.raw(),
+            vk::ImageAspectFlags::COLOR,
+            (
+                vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            ),
+            (vk::AccessFlags::COLOR_ATTACHMENT_WRITE, vk::AccessFlags::SHADER_READ),
+        )
+    };
+    let after = [to_sampled(&atlas.colour), to_sampled(&atlas.normal)];
+    // SAFETY: `cmd` is recording inside the rendering begun above.
+    unsafe {
+        d.cmd_end_rendering(cmd);
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            vk::PipelineStageFlags::FRAGMENT_SHADER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &after,
+        );
+    }
 }
 
 #[cfg(test)]

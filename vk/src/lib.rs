@@ -70,6 +70,7 @@ pub mod testing;
 mod upload;
 mod validation;
 mod wind;
+mod wind_probe;
 pub mod window;
 
 pub use cull::{Aabb, Frustum};

@@ -34,7 +34,8 @@ use crate::target::{Target, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
 use crate::validation::ValidationLog;
-use crate::wind::{WindBlock, WindGrid, WindProbe};
+use crate::wind::{WindBlock, WindGrid};
+use crate::wind_probe::WindProbe;
 
 /// Totals over the renderer's life, for reports.
 #[derive(Clone, Debug, Default, PartialEq)]

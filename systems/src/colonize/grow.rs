@@ -20,7 +20,8 @@ use rayon::prelude::*;
 use sylva_runtime::{FieldError, Validate};
 
 use super::grid::AttractorGrid;
-use super::params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, WeightedGrowth, within_bounds};
+use super::limits::{MAX_ATTRACTORS, MAX_COORDINATE, within_bounds};
+use super::params::{ColonizeParams, WeightedGrowth};
 use super::regions::{load_points, sample_regions};
 use super::smooth::smooth_branching;
 use super::{ColonizeError, Termination};
@@ -437,6 +438,13 @@ impl Colonizer {
         } else {
             hits.iter_mut().enumerate().for_each(query);
         }
+        self.apply_hits(chunks, [di2, dk2, gap2]);
+    }
+
+    /// Applies the first `chunks` lists of hits in order: attractors within the kill distance
+    /// die, crown gaps are claimed, and each live attractor keeps its nearest node within the
+    /// influence radius. The squared distances are `[influence, kill, crown gap]`.
+    fn apply_hits(&mut self, chunks: usize, [di2, dk2, gap2]: [f32; 3]) {
         let all_hits = std::mem::take(&mut self.hits);
         for hits in &all_hits[..chunks] {
             for &(a, node, d2) in hits {

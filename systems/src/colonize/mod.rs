@@ -1,5 +1,16 @@
 //! Space colonization (Runions et al. 2007, with the thesis's extensions).
 //!
+//! ```
+//! use sylva_systems::colonize::{ColonizeParams, Colonizer};
+//!
+//! let mut colonizer = Colonizer::new(&ColonizeParams::default(), 7)?;
+//! colonizer.run();
+//! let trees = colonizer.finish()?;
+//! assert_eq!(trees.len(), 1); // one graph per root
+//! assert!(trees[0].len() > 10);
+//! # Ok::<(), sylva_systems::colonize::ColonizeError>(())
+//! ```
+//!
 //! [`Colonizer`] samples attractors from [`Region`]s (or a point file), grows one trunk per root
 //! toward the nearest region, then iterates: every live attractor steers its nearest node within
 //! d_i, each growing node with attractors gains a successor D away (unless a rule refuses it),
@@ -35,6 +46,7 @@ mod build;
 mod entities;
 mod grid;
 mod grow;
+mod limits;
 #[doc(hidden)]
 pub mod oracle;
 mod params;
@@ -48,7 +60,8 @@ pub use entities::{
     Attractor, AttractorBatch, Colonizing, EXTRACT_SYSTEM, GROW_SYSTEM, GrownSegment, install, spawn_colonizing,
 };
 pub use grow::Colonizer;
-pub use params::{ColonizeParams, MAX_ATTRACTORS, MAX_COORDINATE, MAX_ITERATIONS, WeightedGrowth};
+pub use limits::{MAX_ATTRACTORS, MAX_COORDINATE};
+pub use params::{ColonizeParams, MAX_ITERATIONS, WeightedGrowth};
 pub use regions::{MAX_POINT_LINE, PointLineError, Region, Sampling, Shape, load_points, parse_points, sample_regions};
 pub use report::TreeReport;
 pub use smooth::smooth_branching;

@@ -6,16 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use sylva_runtime::{FieldError, Validate};
 
+use super::limits::{MAX_ATTRACTORS, MAX_COORDINATE, within_bounds};
 use super::regions::{Region, Shape, validate_shapes};
-
-/// Most attractors one tree may sample (about 240 MB of points and state).
-pub const MAX_ATTRACTORS: u32 = 20_000_000;
-
-/// Largest |coordinate| of a region, root or attractor, and largest length parameter (plant
-/// units: 10 km at the scenes' centimetres). It keeps every position, difference and squared
-/// distance of a run well inside f32 (f32 steps are 0.06 units out there), and the attractor
-/// grid's extent far below the 2³² cells per axis that once overflowed its cell arithmetic.
-pub const MAX_COORDINATE: f32 = 1e6;
 
 /// Largest iteration limit N_I (the thesis's trees take 20 to 80): each iteration, and each trunk
 /// extension, costs at least a scan of the growing nodes.
@@ -177,9 +169,4 @@ impl ColonizeParams {
             None => Ok(()),
         }
     }
-}
-
-/// Whether `p` is finite and within [`MAX_COORDINATE`] on every axis.
-pub(crate) fn within_bounds(p: Vec3) -> bool {
-    p.is_finite() && p.abs().max_element() <= MAX_COORDINATE
 }

@@ -19,7 +19,7 @@ use sylva_runtime::rng::{StreamKey, Xoshiro256PlusPlus, stream};
 use sylva_runtime::{FieldError, Validate};
 
 use super::ColonizeError;
-use super::params::{MAX_ATTRACTORS, MAX_COORDINATE, within_bounds};
+use super::limits::{MAX_ATTRACTORS, MAX_COORDINATE, within_bounds};
 
 /// Redraws allowed per point before the regions count as (nearly) fully excluded.
 const MAX_ATTEMPTS: u32 = 10_000;

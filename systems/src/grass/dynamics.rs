@@ -1,7 +1,8 @@
 //! The force law, RK4 and the length constraint (thesis §7.3): the model's
 //! constants ([`Dynamics`]) and a blade shape compiled for stepping
-//! ([`BladeKernel`]), whose arithmetic runs on a block of blades at once
-//! ([`super::lanes`]); [`super::field`] steps many blades of one shape.
+//! ([`BladeKernel`]), whose arithmetic runs on a block of blades at once (the
+//! block step, `block_step.rs`); [`BladeField`](super::BladeField) steps many
+//! blades of one shape.
 //!
 //! Force on particle `i` with parent `p` (positions relative to the blade root):
 //!
@@ -23,7 +24,7 @@
 //! the reverse of the thesis's printed formula; docs/design/grass.md, "Stiffness restores the
 //! length") and removes the same fraction of the radial relative velocity.
 //!
-//! `R_p` is applied in closed form (Rodrigues, see [`super::lanes`]); a rest link
+//! `R_p` is applied in closed form (Rodrigues, in the block step); a rest link
 //! parallel to its parent's rest link needs no rotation at all: `D_R = ±|D_R|·D_p/|D_p|`.
 
 use glam::Vec3;

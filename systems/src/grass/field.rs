@@ -1,6 +1,6 @@
 //! Many blades of one shape, stepped together: a field is stored as blocks
 //! of [`LANES`] blades — per particle, per coordinate, one value per blade —
-//! and the arithmetic of [`super::lanes`] runs on a whole block at once.
+//! and the arithmetic of [`super::block_step`] runs on a whole block at once.
 //! Blocks are stepped in parallel over fixed chunks (bit-identical for any
 //! thread count).
 //!
@@ -10,9 +10,9 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use super::block_step::Scratch;
 use super::dynamics::BladeKernel;
-use super::lane::{LANES, V3};
-use super::lanes::Scratch;
+use super::lane_vectors::{LANES, V3};
 use super::wind::{WindField, WindLanes, WindStep};
 use crate::registers::Registers;
 

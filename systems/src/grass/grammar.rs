@@ -88,29 +88,8 @@ pub fn blade_from_grammar(grammar: &str, iterations: u32) -> Result<BladeShape, 
         };
         match name {
             "S" => {
-                if params.len() > 5 {
-                    return Err(fail(format!(
-                        "`S` takes at most 5 parameters (length, width, mass, stiffness, angular), got {}",
-                        params.len()
-                    )));
-                }
-                if shape.len() == MAX_PARTICLES {
-                    return Err(fail(format!(
-                        "a blade may have at most {MAX_PARTICLES} particles (root included)"
-                    )));
-                }
-                let parent = shape.segment[turtle.node as usize];
-                let get = |i: usize, inherited: f32| params.get(i).copied().unwrap_or(inherited);
-                let segment = Segment {
-                    length: get(0, parent.length),
-                    width: get(1, parent.width),
-                    mass: get(2, parent.mass),
-                    stiffness: get(3, parent.stiffness),
-                    angular_stiffness: get(4, parent.angular_stiffness),
-                };
-                if !(segment.length > 0.0 && segment.length.is_finite()) {
-                    return Err(fail(format!("segment length must be positive, got {}", segment.length)));
-                }
+                let full = shape.len() == MAX_PARTICLES;
+                let segment = segment(params, shape.segment[turtle.node as usize], full).map_err(fail)?;
                 turtle.position += turtle.orientation * Vec3::Y * segment.length;
                 shape.parent.push(turtle.node);
                 shape.rest.push(turtle.position);
@@ -143,6 +122,34 @@ pub fn blade_from_grammar(grammar: &str, iterations: u32) -> Result<BladeShape, 
         },
     })?;
     Ok(shape)
+}
+
+/// The segment of an `S` with `params`, those missing inherited from its `parent`; none
+/// where the blade is `full`.
+fn segment(params: &[f32], parent: Segment, full: bool) -> Result<Segment, String> {
+    if params.len() > 5 {
+        return Err(format!(
+            "`S` takes at most 5 parameters (length, width, mass, stiffness, angular), got {}",
+            params.len()
+        ));
+    }
+    if full {
+        return Err(format!(
+            "a blade may have at most {MAX_PARTICLES} particles (root included)"
+        ));
+    }
+    let get = |i: usize, inherited: f32| params.get(i).copied().unwrap_or(inherited);
+    let segment = Segment {
+        length: get(0, parent.length),
+        width: get(1, parent.width),
+        mass: get(2, parent.mass),
+        stiffness: get(3, parent.stiffness),
+        angular_stiffness: get(4, parent.angular_stiffness),
+    };
+    if !(segment.length > 0.0 && segment.length.is_finite()) {
+        return Err(format!("segment length must be positive, got {}", segment.length));
+    }
+    Ok(segment)
 }
 
 /// Position, orientation (turtle frame → world) and the particle stood on.

@@ -272,56 +272,16 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
     let mut stats = GrassStats::default();
     let mut species = Vec::with_capacity(settings.species.len());
     for (k, sp) in settings.species.iter().enumerate() {
-        let bake_settings = BakeSettings {
-            seed: hash_words(&[seed, k as u64, settings.bake.seed]),
-            ..settings.bake
-        };
-        let started = Instant::now();
-        let baked = match &settings.bake_file {
-            Some(path) => {
-                validate_inputs(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings).and_then(|()| {
-                    let inputs = bake_inputs(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings);
-                    BakedGrass::load_for(&species_file(path, k), inputs)
-                })
-            }
-            None => app
-                .in_pool(|| bake(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings))
-                .map(|(baked, _ms)| baked),
-        }
-        .map_err(|error| GrassError::Bake { species: k, error })?;
-        if settings.bake_file.is_some() {
-            stats.loaded_bakes += 1;
-        } else {
-            stats.bake_ms += started.elapsed().as_secs_f64() * 1e3;
-            let field_blades = u64::from(bake_settings.cells).pow(2) * u64::from(bake_settings.instances);
-            stats.bake_blade_steps += field_blades
-                * (baked.warmup_steps + u64::from(bake_settings.frames) * u64::from(bake_settings.record_every));
-        }
-        stats.baked_frames += u64::from(baked.frames);
-        stats.texture_bytes += baked.texture_bytes();
+        let baked = species_bake(app, settings, k, &mut stats)?;
         let roots = app
             .in_pool(|| placement::scatter(&sp.scatter, ground, hash_words(&[seed, k as u64, 0x67726173])))
             .map_err(|error| GrassError::Scatter { species: k, error })?;
-        let (mut yaw, mut scale) = (Vec::with_capacity(roots.len()), Vec::with_capacity(roots.len()));
-        let mut rng = stream(seed, StreamKey::Index(k as u64), "grass.instances");
-        for _ in &roots {
-            yaw.push(rng.random::<f32>() * std::f32::consts::TAU);
-            scale.push(sp.scale.0 + (sp.scale.1 - sp.scale.0) * rng.random::<f32>());
-        }
+        let (yaw, scale) = instances(seed, k, sp, roots.len());
         stats.blades += roots.len();
         stats.particles += roots.len() * sp.shape.len();
         stats.springs += roots.len() * sp.shape.links();
         spawn_structure(app, k as u32, &sp.shape);
-        let kernel = BladeKernel::new(&sp.shape, &settings.dynamics);
-        let needed = substeps_needed(&kernel, settings.live.step_seconds);
-        if needed > MAX_LIVE_SUBSTEPS as f32 {
-            let message = format!(
-                "species {k}'s blade needs {needed} RK4 substeps per live step (its stable step is {:e} s), \
-                 at most {MAX_LIVE_SUBSTEPS}: give its segments more mass or less stiffness",
-                kernel.stable_step()
-            );
-            return Err(GrassError::Live(FieldError::new("step_seconds", message)));
-        }
+        let kernel = live_kernel(k, &sp.shape, settings)?;
         species.push(GrassSpecies {
             shape: GrassShape {
                 parent: sp.shape.parent.clone(),
@@ -363,6 +323,70 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
         .resource_state::<GrassLayers>("grass.live");
     add_systems(app);
     Ok(())
+}
+
+/// Species `k`'s bake: loaded from the settings' bake file, or baked on the app's pool;
+/// counted in `stats`.
+fn species_bake(
+    app: &App,
+    settings: &GrassSettings,
+    k: usize,
+    stats: &mut GrassStats,
+) -> Result<BakedGrass, GrassError> {
+    let (sp, seed) = (&settings.species[k], app.time().seed);
+    let bake_settings = BakeSettings {
+        seed: hash_words(&[seed, k as u64, settings.bake.seed]),
+        ..settings.bake
+    };
+    let started = Instant::now();
+    let baked = match &settings.bake_file {
+        Some(path) => validate_inputs(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings).and_then(|()| {
+            let inputs = bake_inputs(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings);
+            BakedGrass::load_for(&species_file(path, k), inputs)
+        }),
+        None => app
+            .in_pool(|| bake(&sp.shape, &settings.dynamics, &settings.wind, &bake_settings))
+            .map(|(baked, _ms)| baked),
+    }
+    .map_err(|error| GrassError::Bake { species: k, error })?;
+    if settings.bake_file.is_some() {
+        stats.loaded_bakes += 1;
+    } else {
+        stats.bake_ms += started.elapsed().as_secs_f64() * 1e3;
+        let field_blades = u64::from(bake_settings.cells).pow(2) * u64::from(bake_settings.instances);
+        stats.bake_blade_steps += field_blades
+            * (baked.warmup_steps + u64::from(bake_settings.frames) * u64::from(bake_settings.record_every));
+    }
+    stats.baked_frames += u64::from(baked.frames);
+    stats.texture_bytes += baked.texture_bytes();
+    Ok(baked)
+}
+
+/// Each of species `k`'s `count` blades' yaw and scale.
+fn instances(seed: u64, k: usize, sp: &SpeciesSettings, count: usize) -> (Vec<f32>, Vec<f32>) {
+    let (mut yaw, mut scale) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    let mut rng = stream(seed, StreamKey::Index(k as u64), "grass.instances");
+    for _ in 0..count {
+        yaw.push(rng.random::<f32>() * std::f32::consts::TAU);
+        scale.push(sp.scale.0 + (sp.scale.1 - sp.scale.0) * rng.random::<f32>());
+    }
+    (yaw, scale)
+}
+
+/// The kernel species `k`'s live blades step with; an error where a live step would need
+/// more than [`MAX_LIVE_SUBSTEPS`] substeps.
+fn live_kernel(k: usize, shape: &BladeShape, settings: &GrassSettings) -> Result<BladeKernel, GrassError> {
+    let kernel = BladeKernel::new(shape, &settings.dynamics);
+    let needed = substeps_needed(&kernel, settings.live.step_seconds);
+    if needed > MAX_LIVE_SUBSTEPS as f32 {
+        let message = format!(
+            "species {k}'s blade needs {needed} RK4 substeps per live step (its stable step is {:e} s), \
+             at most {MAX_LIVE_SUBSTEPS}: give its segments more mass or less stiffness",
+            kernel.stable_step()
+        );
+        return Err(GrassError::Live(FieldError::new("step_seconds", message)));
+    }
+    Ok(kernel)
 }
 
 /// The structure of species `species` as particle and link entities.

@@ -25,9 +25,9 @@ use sylva_runtime::{FieldError, SpatialIndex, Validate};
 
 use super::bake::BakedGrass;
 use super::blade::MAX_PARTICLES;
+use super::block_step::Scratch;
 use super::dynamics::BladeKernel;
-use super::lane::{LANES, V3};
-use super::lanes::Scratch;
+use super::lane_vectors::{LANES, V3};
 use super::wind::{WindCache, WindField};
 
 /// A moving sphere that pushes grass aside (e.g. a walking character's feet).

@@ -1,6 +1,15 @@
 //! Grass moved by wind (after Selig's thesis): precomputed looping motion played
 //! back by field position and time, plus live interaction.
 //!
+//! ```
+//! use sylva_systems::grass::blade_from_grammar;
+//!
+//! // A blade of four segments, each turned 10° further than the one below it.
+//! let shape = blade_from_grammar("axiom: S(0.1, 0.01) A\nA -> +(10) S A", 3)?;
+//! assert_eq!(shape.len(), 5); // the root and one particle per segment
+//! # Ok::<(), sylva_systems::lsystem::LSystemError>(())
+//! ```
+//!
 //! The pipeline, one file per stage:
 //!
 //! 1. [`blade`]: a plant structure — a massless fixed root and particles, each
@@ -11,8 +20,8 @@
 //!    azimuth deflection; winds sum; gusts add local, time-limited pushes.
 //! 3. [`dynamics`]: the force law `F = (D_R − D)·s − v·d` with the rest vector
 //!    turned with the parent link and weighted by angular stiffness, gravity,
-//!    RK4 at a fixed step, the length constraint; [`lanes`] runs it on a block
-//!    of blades at once (in the vector types of [`lane`]), [`field`] on a dense
+//!    RK4 at a fixed step, the length constraint; [`block_step`] runs it on a block
+//!    of blades at once (in the vector types of [`lane_vectors`]), [`field`] on a dense
 //!    SoA field of blades.
 //! 4. [`bake()`]: an N × N field, k blades per cell averaged, detected warm-up,
 //!    T frames with a cross-faded loop seam, per-particle 3D textures (RGBA16F,
@@ -37,14 +46,14 @@
 
 pub mod bake;
 pub mod blade;
+pub mod block_step;
 pub mod dynamics;
 pub mod extraction;
 pub mod field;
 pub mod grammar;
 pub mod install;
 pub mod interaction;
-pub mod lane;
-pub mod lanes;
+pub mod lane_vectors;
 mod report;
 pub mod sampler;
 pub mod walkers;

@@ -19,7 +19,7 @@ use sylva_runtime::extract::{SWAY_WINDS, SwayGust, SwayNoise, SwayWind};
 use sylva_runtime::rng::{hash_words, unit_f32};
 use sylva_runtime::{FieldError, Validate};
 
-use super::lane::{LANES, Lane, V3};
+use super::lane_vectors::{LANES, Lane, V3};
 
 /// Most winds a field may hold (per-blade caches are fixed-size arrays).
 pub const MAX_WINDS: usize = 4;

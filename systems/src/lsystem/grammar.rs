@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::error::{LSystemError, Position};
+use super::error::Position;
 use super::expr::Expr;
 use super::module::{ModuleBuffer, SymbolId, SymbolTable};
 
@@ -88,11 +88,6 @@ pub struct LSystem {
 }
 
 impl LSystem {
-    /// Parses and compiles grammar text.
-    pub fn parse(text: &str) -> Result<Self, LSystemError> {
-        super::parser::parse(text)
-    }
-
     /// The axiom (ω), with its parameters evaluated.
     pub fn axiom(&self) -> &ModuleBuffer {
         &self.axiom

@@ -55,7 +55,14 @@ struct Parser {
     has_cut: bool,
 }
 
-pub(crate) fn parse(text: &str) -> Result<LSystem, LSystemError> {
+impl LSystem {
+    /// Parses and compiles grammar text.
+    pub fn parse(text: &str) -> Result<Self, LSystemError> {
+        parse(text)
+    }
+}
+
+fn parse(text: &str) -> Result<LSystem, LSystemError> {
     let mut p = Parser::default();
     let mut last_line = 0;
     for (index, line) in text.lines().enumerate() {

@@ -188,18 +188,7 @@ fn draw_word(
     let capacity = layout.draws + usize::from(stub);
     graph.reserve(capacity);
     out.widths.reserve(capacity);
-    let mut slots = Slots {
-        start: &mut graph.start.spare_capacity_mut()[..capacity],
-        end: &mut graph.end.spare_capacity_mut()[..capacity],
-        start_radius: &mut graph.start_radius.spare_capacity_mut()[..capacity],
-        end_radius: &mut graph.end_radius.spare_capacity_mut()[..capacity],
-        parent: &mut graph.parent.spare_capacity_mut()[..capacity],
-        depth: &mut graph.depth.spare_capacity_mut()[..capacity],
-        widths: &mut out.widths.spare_capacity_mut()[..capacity],
-        first: 0,
-        written: 0,
-    };
-
+    let mut slots = Slots::spare(graph, &mut out.widths, capacity);
     let mut state = State {
         pos: Vec3A::ZERO,
         h: INITIAL_HEADING.into(),
@@ -213,16 +202,7 @@ fn draw_word(
         state.node = slots.push(Vec3::ZERO, end, NO_PARENT, 0, state.width);
         state.pos = end.into();
     }
-    let bend = opts.tropism * opts.tropism_strength;
-    let turtle = Turtle {
-        word,
-        opts,
-        bend,
-        thesis_bend: opts.tropism_mode == TropismMode::Thesis && bend != Vec3::ZERO,
-        abop_bend: opts.tropism_mode == TropismMode::Abop && bend != Vec3::ZERO,
-        default_angle: opts.angle.to_radians().sin_cos(),
-        leafy,
-    };
+    let turtle = Turtle::new(word, opts);
     let whole = Branch {
         modules: 0..word.len(),
         depth: 0,
@@ -388,6 +368,21 @@ struct Slots<'a> {
 }
 
 impl<'a> Slots<'a> {
+    /// The first `capacity` spare slots of `graph` and `widths`, which have room for them.
+    fn spare(graph: &'a mut BranchGraph, widths: &'a mut Vec<f32>, capacity: usize) -> Slots<'a> {
+        Slots {
+            start: &mut graph.start.spare_capacity_mut()[..capacity],
+            end: &mut graph.end.spare_capacity_mut()[..capacity],
+            start_radius: &mut graph.start_radius.spare_capacity_mut()[..capacity],
+            end_radius: &mut graph.end_radius.spare_capacity_mut()[..capacity],
+            parent: &mut graph.parent.spare_capacity_mut()[..capacity],
+            depth: &mut graph.depth.spare_capacity_mut()[..capacity],
+            widths: &mut widths.spare_capacity_mut()[..capacity],
+            first: 0,
+            written: 0,
+        }
+    }
+
     /// Writes the next segment, with zero radii, and returns its index.
     fn push(&mut self, start: Vec3, end: Vec3, parent: u32, depth: u32, width: f32) -> u32 {
         let k = self.written;
@@ -442,6 +437,22 @@ struct Turtle<'a> {
     leafy: bool,
 }
 
+impl<'a> Turtle<'a> {
+    /// The settings of drawing `word` with `opts`.
+    fn new(word: &'a ModuleBuffer, opts: &'a TurtleOptions) -> Self {
+        let bend = opts.tropism * opts.tropism_strength;
+        Turtle {
+            word,
+            opts,
+            bend,
+            thesis_bend: opts.tropism_mode == TropismMode::Thesis && bend != Vec3::ZERO,
+            abop_bend: opts.tropism_mode == TropismMode::Abop && bend != Vec3::ZERO,
+            default_angle: opts.angle.to_radians().sin_cos(),
+            leafy: opts.leaf_symbols.any(),
+        }
+    }
+}
+
 impl Turtle<'_> {
     /// Walks `branch` from `start`, writing its segments into `slots`; with `tasks`, spawns
     /// its branch tasks, each with the slots of its segments.
@@ -468,39 +479,16 @@ impl Turtle<'_> {
             let symbol = word.command(i);
             if symbol > sym::CUT {
                 if self.leafy {
-                    let arg = word.params(i).first().copied();
-                    if let Some(length) = foliage.symbol(symbol, arg, opts.step, state.frame(), leaves) {
-                        let pos = polygon_move(&state, length, i)?;
-                        state.pos = pos.into();
-                        foliage.moved(pos);
-                    }
+                    self.leaf_symbol(i, &mut state, &mut foliage, leaves)?;
                 }
                 i += 1;
                 continue;
             }
-            let params = word.params(i);
-            let arg = match *params {
-                [] => None,
-                [v] if v.is_finite() => Some(v),
-                [_] => return Err(turtle_error(i, "parameter is not finite")),
-                _ => return Err(turtle_error(i, "turtle symbols take at most one parameter")),
-            };
+            let arg = argument(word.params(i), i)?;
             let mut angle = || arg.map_or(self.default_angle, |d| angles.sin_cos(d));
             match symbol {
                 sym::DRAW | sym::MOVE => {
-                    let length = arg.unwrap_or(opts.step);
-                    let h = Vec3::from(state.h);
-                    let dir = if self.thesis_bend {
-                        (h + bend).try_normalize().unwrap_or(h)
-                    } else {
-                        h
-                    };
-                    let end = Vec3::from(state.pos) + length * dir;
-                    // Finite parameters can still add up past f32's range; an
-                    // infinite point would poison radii, meshes and exports.
-                    if !end.is_finite() {
-                        return Err(turtle_error(i, "position leaves the f32 range (steps too long)"));
-                    }
+                    let end = self.step_end(&state, arg.unwrap_or(opts.step), i)?;
                     if symbol == sym::DRAW {
                         let depth = branch.depth + stack.len() as u32;
                         state.node = slots.push(state.pos.into(), end, state.node, depth, state.width);
@@ -522,26 +510,9 @@ impl Turtle<'_> {
                 sym::TURN_AROUND => state.turn((0.0, -1.0)),
                 sym::PUSH => match tasks {
                     Some(tasks) if branch.groups.get(next).is_some_and(|g| g.open == i) => {
-                        let group = branch.groups[next];
-                        // The task's own branch tasks are the ones inside it, which follow it.
-                        let after = next + 1 + branch.groups[next + 1..].partition_point(|g| g.open < group.close);
-                        let inner_groups = &branch.groups[next + 1..after];
-                        next = after;
-                        let mut own = slots.take(group.draws as usize);
-                        debug_assert_eq!(own.first, group.before + u32::from(opts.root_stub > 0.0));
-                        let inside = Branch {
-                            modules: group.open + 1..group.close,
-                            depth: branch.depth + stack.len() as u32 + 1,
-                            groups: inner_groups,
-                        };
-                        let failure = tasks.failure;
-                        tasks.spawn(move |tasks| {
-                            if let Err(e) = self.draw(inside, state, &mut own, &mut Leaves::new(), Some(tasks)) {
-                                failure.record(e);
-                            }
-                        });
+                        let depth = branch.depth + stack.len() as u32 + 1;
                         // Its `]` restores the state the branch started from.
-                        i = group.close;
+                        (next, i) = self.spawn(&branch, next, depth, state, slots, tasks);
                     }
                     _ => stack.push(state),
                 },
@@ -551,19 +522,7 @@ impl Turtle<'_> {
                 },
                 sym::WIDTH => state.width = arg.unwrap_or(state.width * opts.width_factor),
                 sym::VERTICAL => state.roll_to_vertical(),
-                sym::CUT => {
-                    // Skip to the `]` that closes this branch; it is then executed.
-                    let mut depth = 0usize;
-                    while i + 1 < n {
-                        match word.symbol(i + 1) {
-                            sym::PUSH => depth += 1,
-                            sym::POP if depth == 0 => break,
-                            sym::POP => depth -= 1,
-                            _ => {}
-                        }
-                        i += 1;
-                    }
-                }
+                sym::CUT => i = cut(word, i, n),
                 _ => {}
             }
             i += 1;
@@ -574,6 +533,104 @@ impl Turtle<'_> {
         );
         Ok(())
     }
+
+    /// A foliage symbol at module `i`: a polygon's vertex or a leaf, or a `G` moving the
+    /// turtle inside a polygon.
+    #[inline(always)]
+    fn leaf_symbol(
+        &self,
+        i: usize,
+        state: &mut State,
+        foliage: &mut LeafTurtle,
+        leaves: &mut Leaves,
+    ) -> Result<(), LSystemError> {
+        let (symbol, arg) = (self.word.command(i), self.word.params(i).first().copied());
+        if let Some(length) = foliage.symbol(symbol, arg, self.opts.step, state.frame(), leaves) {
+            let pos = polygon_move(state, length, i)?;
+            state.pos = pos.into();
+            foliage.moved(pos);
+        }
+        Ok(())
+    }
+
+    /// Where an `F` or `f` of `length` at module `i` takes the turtle from `state` (with the
+    /// thesis's tropism, bent toward it).
+    #[inline(always)]
+    fn step_end(&self, state: &State, length: f32, i: usize) -> Result<Vec3, LSystemError> {
+        let h = Vec3::from(state.h);
+        let dir = if self.thesis_bend {
+            (h + self.bend).try_normalize().unwrap_or(h)
+        } else {
+            h
+        };
+        let end = Vec3::from(state.pos) + length * dir;
+        // Finite parameters can still add up past f32's range; an
+        // infinite point would poison radii, meshes and exports.
+        if !end.is_finite() {
+            return Err(turtle_error(i, "position leaves the f32 range (steps too long)"));
+        }
+        Ok(end)
+    }
+
+    /// Spawns `branch`'s task `next`, at branch depth `depth` from `state`, with the slots of
+    /// its segments split off `slots`; returns the next task after it and inside it, and the
+    /// index of its `]`. Rare (a few per tree) and kept out of the walk's loop, which
+    /// inlined it took more instructions per module.
+    #[inline(never)]
+    fn spawn<'a: 'f, 'f>(
+        &'a self,
+        branch: &Branch<'a>,
+        next: usize,
+        depth: u32,
+        state: State,
+        slots: &mut Slots<'a>,
+        tasks: Tasks<'_, 'f>,
+    ) -> (usize, usize) {
+        let group = branch.groups[next];
+        // The task's own branch tasks are the ones inside it, which follow it.
+        let after = next + 1 + branch.groups[next + 1..].partition_point(|g| g.open < group.close);
+        let mut own = slots.take(group.draws as usize);
+        debug_assert_eq!(own.first, group.before + u32::from(self.opts.root_stub > 0.0));
+        let inside = Branch {
+            modules: group.open + 1..group.close,
+            depth,
+            groups: &branch.groups[next + 1..after],
+        };
+        let failure = tasks.failure;
+        tasks.spawn(move |tasks| {
+            if let Err(e) = self.draw(inside, state, &mut own, &mut Leaves::new(), Some(tasks)) {
+                failure.record(e);
+            }
+        });
+        (after, group.close)
+    }
+}
+
+/// The one parameter a turtle symbol at module `i` may have.
+#[inline(always)]
+fn argument(params: &[f32], i: usize) -> Result<Option<f32>, LSystemError> {
+    match *params {
+        [] => Ok(None),
+        [v] if v.is_finite() => Ok(Some(v)),
+        [_] => Err(turtle_error(i, "parameter is not finite")),
+        _ => Err(turtle_error(i, "turtle symbols take at most one parameter")),
+    }
+}
+
+/// The module before the `]` that closes the branch a cut at module `i` is in (or before
+/// `n`): the cut skips to it, and the `]` is then executed.
+fn cut(word: &ModuleBuffer, mut i: usize, n: usize) -> usize {
+    let mut depth = 0usize;
+    while i + 1 < n {
+        match word.symbol(i + 1) {
+            sym::PUSH => depth += 1,
+            sym::POP if depth == 0 => break,
+            sym::POP => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
 }
 
 /// Where a `G` of `length` inside a polygon takes the turtle (no segment, no tropism).

@@ -46,7 +46,6 @@ pub(crate) struct RowInput<'a> {
 /// The exchange of cell `i` of `layers` (the per-column path), then
 /// standing-water erosion where `stand`: changes the layers, the suspended
 /// sediment `sed` and the water `water`; returns the water absorbed.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn column(
     layers: &mut Layers<'_>,
     i: usize,
@@ -237,19 +236,28 @@ impl Lanes<'_> {
         value: &mut [f32],
     ) -> u32 {
         let cells = start..start + sed.len();
-        let material: [&[u8]; K] = std::array::from_fn(|k| &layers.material[k][cells.clone()]);
-        let thickness: [&[f32]; K] = std::array::from_fn(|k| &layers.thickness[k][cells.clone()]);
+        let slots = Slots::<K> {
+            material: std::array::from_fn(|k| &layers.material[k][cells.clone()]),
+            thickness: std::array::from_fn(|k| &layers.thickness[k][cells.clone()]),
+        };
         exchange(
             self,
+            slots,
             &mut layers.count[cells.clone()],
-            material,
-            thickness,
             &mut layers.ground[cells],
             sed,
             out,
             value,
         )
     }
+}
+
+/// The first `K` slots of a row's stacks, which the lanes only read.
+struct Slots<'a, const K: usize> {
+    /// Each slot's material per cell.
+    material: [&'a [u8]; K],
+    /// Each slot's thickness per cell.
+    thickness: [&'a [f32]; K],
 }
 
 /// `table[m]` for a material `m` ([`by_material`]). Materials are below 7,
@@ -267,18 +275,18 @@ fn lookup(table: &[f32; MATERIAL_COUNT], m: u32) -> f32 {
 /// read: a loop that also wrote `K` of them would not vectorize for seven
 /// slots or more (too many slices to check for overlap). Returns how many
 /// cells are left slow.
-#[allow(clippy::too_many_arguments)]
+// Long by design: one loop body of selects, so a cell's dissolve and deposit vectorize together.
 #[inline(always)]
 fn exchange<const K: usize>(
     lanes: &Lanes<'_>,
+    slots: Slots<'_, K>,
     count: &mut [u8],
-    material: [&[u8]; K],
-    thickness: [&[f32]; K],
     ground: &mut [f32],
     sed: &mut [f32],
     [slot, fill, slow]: [&mut [u32]; 3],
     value: &mut [f32],
 ) -> u32 {
+    let Slots { material, thickness } = slots;
     let n = sed.len();
     let input = lanes.input;
     let (cap, rim, floor, stand) = (&input.cap[..n], &input.rim[..n], &input.floor[..n], &input.stand[..n]);

@@ -106,8 +106,17 @@ struct EdgeRow {
     bounds: Bounds,
 }
 
+/// Which water iteration of which scene runs: the rain's stream is keyed on both.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tick {
+    /// The scene's seed.
+    pub(crate) seed: u64,
+    /// The 0-based iteration.
+    pub(crate) iteration: u64,
+}
+
 /// Adds rain and spring water; returns the volume added.
-fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, seed: u64, iteration: u64) -> f64 {
+fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, Tick { seed, iteration }: Tick) -> f64 {
     let h = &p.hydraulic;
     let dt = h.time_step;
     let n = chunk.size() as usize;
@@ -155,12 +164,10 @@ fn sources(chunk: &mut TerrainChunk, p: &TerrainParams, seed: u64, iteration: u6
 /// semi-Lagrangian transport of the rows two behind; then the rest of the
 /// sediment transport. With an `ager`, the second sweep also ages each band's
 /// layers after their exchange, booking the thickness lost as compacted.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn step(
     chunk: &mut TerrainChunk,
     p: &TerrainParams,
-    seed: u64,
-    iteration: u64,
+    tick: Tick,
     s: &mut Scratch,
     books: &mut TerrainBalance,
     registers: Registers,
@@ -171,7 +178,7 @@ pub(crate) fn step(
         n,
         boundary: p.hydraulic.boundary,
     };
-    books.water_added += sources(chunk, p, seed, iteration);
+    books.water_added += sources(chunk, p, tick);
     // Every cell of both is written before it is read. `next` trades places
     // with the sediment every step, so it gets the chunk's pages.
     for plane in [&mut s.ratio, &mut s.next] {
@@ -467,35 +474,8 @@ fn water_sweep<T: Carry, S: Stand>(
     registers: Registers,
     ager: Option<&Ager>,
 ) {
-    let h = &p.hydraulic;
     let n = pipes.grid.n;
-    let l = p.cell_length;
-    let sweep = Sweep {
-        ctx: CellCtx {
-            dt: h.time_step,
-            l,
-            area: l * l,
-            per_area: 1.0 / (l * l),
-            z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
-            min_depth: h.min_depth,
-            capacity: h.capacity,
-            min_tilt: h.min_tilt,
-            threshold: p.standing_water.threshold,
-            stand_depth: p.standing_water.min_depth,
-            drain: h.boundary == Boundary::Drain,
-        },
-        pipes,
-        edges: &s.edges,
-        rates: Rates {
-            ks: p.materials.lut(|m| m.ks),
-            deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
-        },
-        kv: h.evaporation * h.time_step,
-        num_dt: if T::TIMED { h.time_step } else { 1.0 },
-        per_cell: h.time_step / l,
-        registers,
-        ager,
-    };
+    let sweep = Sweep::new::<T>(p, pipes, &s.edges, registers, ager);
     let block = WATER_ROWS * n;
     let parts = chunk.parts(block);
     let [fl, fr, fb, ff] = parts.flux;
@@ -562,6 +542,46 @@ struct Sweep<'a> {
     /// Ages each band's rows after their exchange, where aging is due in
     /// the same iteration and nothing runs between.
     ager: Option<&'a Ager>,
+}
+
+impl<'a> Sweep<'a> {
+    /// The sweep of transport `T` with the constants of `p`.
+    fn new<T: Carry>(
+        p: &TerrainParams,
+        pipes: &'a Pipes,
+        edges: &'a [[EdgeRow; 2]],
+        registers: Registers,
+        ager: Option<&'a Ager>,
+    ) -> Self {
+        let h = &p.hydraulic;
+        let l = p.cell_length;
+        Sweep {
+            ctx: CellCtx {
+                dt: h.time_step,
+                l,
+                area: l * l,
+                per_area: 1.0 / (l * l),
+                z_sign: if h.thesis_velocity_sign { -1.0 } else { 1.0 },
+                min_depth: h.min_depth,
+                capacity: h.capacity,
+                min_tilt: h.min_tilt,
+                threshold: p.standing_water.threshold,
+                stand_depth: p.standing_water.min_depth,
+                drain: h.boundary == Boundary::Drain,
+            },
+            pipes,
+            edges,
+            rates: Rates {
+                ks: p.materials.lut(|m| m.ks),
+                deposit: p.materials.lut(|m| if h.thesis_deposit { m.ks } else { m.deposit }),
+            },
+            kv: h.evaporation * h.time_step,
+            num_dt: if T::TIMED { h.time_step } else { 1.0 },
+            per_cell: h.time_step / l,
+            registers,
+            ager,
+        }
+    }
 }
 
 /// The rows of a block of the water sweep.
@@ -911,24 +931,40 @@ impl<T: Carry, S: Stand> Kernel for CellRow<'_, T, S> {
             modes: PhantomData,
         } = self;
         let CellOut { w, u, v, ra, ca, st } = cells;
-        cell_interior::<T, S>(inflow, outflow, g2, w, u, v, ra, ca, st, c);
+        let input = CellIn { inflow, outflow, g2, c };
+        cell_interior::<T, S>(input, w, u, v, ra, ca, st);
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What [`cell_interior`] reads; the planes it writes are its own
+/// parameters (see [`CellRow`]).
+struct CellIn<'a> {
+    /// The row's inflows from the left, right, back and front.
+    inflow: [&'a [f32]; 4],
+    /// The row's outflows to the left, right, back and front.
+    outflow: [&'a [f32]; 4],
+    /// The squared gradient per cell.
+    g2: &'a [f32],
+    /// The constants of the step.
+    c: &'a CellCtx,
+}
+
 #[inline(always)]
 fn cell_interior<T: Carry, S: Stand>(
-    inflow: [&[f32]; 4],
-    out: [&[f32]; 4],
-    g2: &[f32],
+    input: CellIn<'_>,
     w: &mut [f32],
     u: &mut [f32],
     v: &mut [f32],
     ra: &mut [f32],
     ca: &mut [f32],
     st: &mut [u8],
-    c: &CellCtx,
 ) {
+    let CellIn {
+        inflow,
+        outflow: out,
+        g2,
+        c,
+    } = input;
     let m = w.len();
     let (g2, u, v, ra, ca, st) = (
         &g2[..m],

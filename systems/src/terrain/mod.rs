@@ -2,6 +2,21 @@
 //! columns, generators of the primordial landscape, and the processes that
 //! age it — flowing water, standing water, thermal erosion and the rock cycle.
 //!
+//! ```
+//! use sylva_runtime::{App, AppConfig};
+//! use sylva_systems::terrain::{self, TerrainParams, TerrainReport};
+//!
+//! let mut app = App::new(AppConfig::default())?;
+//! let params = TerrainParams { size: 32, ..TerrainParams::default() };
+//! terrain::install(&mut app, &params)?;
+//! app.advance(4);
+//! let report = TerrainReport::of(&app).expect("a chunk was spawned");
+//! assert_eq!((report.chunks, report.iterations), (1, 4));
+//! // The books balance: the water held is what was there and came in, less what left.
+//! assert!(report.water_balance_error.is_some_and(|e| e.abs() < 1e-3));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! - [`TerrainChunk`]: an ECS component holding a chunk's columns as
 //!   structure-of-arrays planes (its docs give the memory per cell and the
 //!   layer rules); [`Column`] reads one column.
@@ -152,16 +167,7 @@ pub fn build(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> {
 /// second registration (panics).
 pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> {
     params.validate()?;
-    let seed = app.time().seed;
-    for cz in 0..params.chunks[1] {
-        for cx in 0..params.chunks[0] {
-            let coord = [cx as i32, cz as i32];
-            if let Some(chunk) = app.in_pool(|| params.generator.generate(seed, coord, params.size, params.max_layers))
-            {
-                app.world.entities.spawn((chunk,));
-            }
-        }
-    }
+    spawn_chunks(app, params);
     let (water, rock, suspended) = stats::totals(&app.world.entities);
     let initial_score = Heightfield::from_world(&app.world.entities)
         .and_then(|h| erosion_score(&h.ground, h.width, ScoreMode::Thesis))
@@ -176,14 +182,38 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
     app.snapshot_registry_mut()
         .component::<TerrainChunk>("terrain.chunk")
         .resource::<TerrainBalance>("terrain.balance");
-    let access = || {
-        Access::new()
-            .write::<TerrainChunk>()
-            .read_res::<TerrainParams>()
-            .write_res::<TerrainBalance>()
-    };
+    app.add_system(water_system());
+    app.add_system(thermal_system());
+    app.add_system(aging_system());
+    Ok(())
+}
+
+/// Spawns the chunks of `params`, generated from the app's seed.
+fn spawn_chunks(app: &mut App, params: &TerrainParams) {
+    let seed = app.time().seed;
+    for cz in 0..params.chunks[1] {
+        for cx in 0..params.chunks[0] {
+            let coord = [cx as i32, cz as i32];
+            if let Some(chunk) = app.in_pool(|| params.generator.generate(seed, coord, params.size, params.max_layers))
+            {
+                app.world.entities.spawn((chunk,));
+            }
+        }
+    }
+}
+
+/// What every erosion system touches.
+fn access() -> Access {
+    Access::new()
+        .write::<TerrainChunk>()
+        .read_res::<TerrainParams>()
+        .write_res::<TerrainBalance>()
+}
+
+/// [`WATER_SYSTEM`]: a water iteration on every chunk, where one is due.
+fn water_system() -> System {
     let mut scratch = hydraulic::Scratch::default();
-    app.add_system(System::new(WATER_SYSTEM, access(), move |ctx| {
+    System::new(WATER_SYSTEM, access(), move |ctx| {
         let p = ctx.res::<TerrainParams>();
         let mut books = ctx.res_mut::<TerrainBalance>();
         let t = ctx.time();
@@ -194,21 +224,28 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         }
         let ager = (aging_in(n, s) == Some(AgingIn::Water))
             .then(|| aging::Ager::new(&p.aging, s.aging_every, Registers::best()));
+        let tick = hydraulic::Tick {
+            seed: t.seed,
+            iteration: t.tick,
+        };
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
             hydraulic::step(
                 chunk,
                 &p,
-                t.seed,
-                t.tick,
+                tick,
                 &mut scratch,
                 &mut books,
                 Registers::best(),
                 ager.as_ref(),
             );
         }
-    }));
+    })
+}
+
+/// [`THERMAL_SYSTEM`]: a thermal pass on every chunk, where one is due.
+fn thermal_system() -> System {
     let mut scratch = thermal::ThermalScratch::default();
-    app.add_system(System::new(THERMAL_SYSTEM, access(), move |ctx| {
+    System::new(THERMAL_SYSTEM, access(), move |ctx| {
         let p = ctx.res::<TerrainParams>();
         let (n, s) = (ctx.time().tick + 1, &p.schedule);
         if !due(n, s.thermal_every) {
@@ -220,8 +257,12 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
             books.compacted += thermal::step(chunk, &p, &mut scratch, Registers::best(), ager.as_ref());
         }
-    }));
-    app.add_system(System::new(AGING_SYSTEM, access(), |ctx| {
+    })
+}
+
+/// [`AGING_SYSTEM`]: an aging pass of its own on every chunk, where one is due.
+fn aging_system() -> System {
+    System::new(AGING_SYSTEM, access(), |ctx| {
         let p = ctx.res::<TerrainParams>();
         if aging_in(ctx.time().tick + 1, &p.schedule) != Some(AgingIn::Own) {
             return;
@@ -230,8 +271,7 @@ pub fn install(app: &mut App, params: &TerrainParams) -> Result<(), FieldError> 
         for chunk in ctx.query::<&mut TerrainChunk>().iter() {
             books.compacted += aging::step(chunk, &p.aging, p.schedule.aging_every, Registers::best());
         }
-    }));
-    Ok(())
+    })
 }
 
 /// Runs terrain iterations on chunks outside an app (tools, tests, offline
@@ -263,11 +303,14 @@ impl Eroder {
         let ager =
             |pass| (ages_in == Some(pass)).then(|| aging::Ager::new(&params.aging, s.aging_every, self.registers));
         if due(iteration, s.water_every) {
+            let tick = hydraulic::Tick {
+                seed,
+                iteration: iteration.saturating_sub(1),
+            };
             hydraulic::step(
                 chunk,
                 params,
-                seed,
-                iteration.saturating_sub(1),
+                tick,
                 &mut self.water,
                 books,
                 self.registers,
@@ -354,7 +397,11 @@ mod tests {
                 let s = &p.schedule;
                 hosts.push(aging_in(it, s));
                 if due(it, s.water_every) {
-                    hydraulic::step(&mut apart, &p, 5, it - 1, &mut water, &mut apart_books, registers, None);
+                    let tick = hydraulic::Tick {
+                        seed: 5,
+                        iteration: it - 1,
+                    };
+                    hydraulic::step(&mut apart, &p, tick, &mut water, &mut apart_books, registers, None);
                 }
                 if due(it, s.thermal_every) {
                     thermal::step(&mut apart, &p, &mut thermal, registers, None);

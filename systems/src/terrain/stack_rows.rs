@@ -111,13 +111,16 @@ impl StackRows {
             self.loaded = k;
             let cells = k * n..(k + 1) * n;
             let [taking, done, _] = &mut self.lanes;
+            let round = TakeRound {
+                top: k as u32 + 1,
+                thickness: &layers.thickness[k][start..][..n],
+                amount,
+            };
             let [changed, taking] = take_slot(
-                k as u32 + 1,
-                &layers.thickness[k][start..][..n],
+                round,
                 &mut self.thickness[cells.clone()],
                 &mut self.fresh[cells],
                 &mut self.count,
-                amount,
                 removed,
                 taking,
                 done,
@@ -152,15 +155,18 @@ impl StackRows {
         let [pushing, joined, _] = &mut self.lanes;
         for k in from..to {
             let cells = k * n..(k + 1) * n;
-            let [filled, changed] = push_slot(
-                k as u32,
+            let round = PushRound {
+                k: k as u32,
                 m,
+                count: &self.count,
+                amount,
+                pushing,
+            };
+            let [filled, changed] = push_slot(
+                round,
                 &mut self.material[cells.clone()],
                 &mut self.thickness[cells.clone()],
                 &mut self.fresh[cells],
-                &self.count,
-                amount,
-                pushing,
                 joined,
             );
             self.filled |= u32::from(filled) << k;
@@ -280,23 +286,33 @@ fn start_take(active: &[u32], amount: &[f32], removed: &mut [f32], taking: &mut 
     }
 }
 
-/// One round of `take`'s loop for the columns whose top is slot `top − 1`:
-/// the slot's `thickness` becomes `new`, and `fresh` is set where it
-/// thinned. Returns whether any column thinned the slot, and whether any
-/// takes on below it.
-#[allow(clippy::too_many_arguments)]
+/// What one round of `take`'s loop reads. The lanes it writes are
+/// `take_slot`'s parameters of their own: as parameters, the compiler knows
+/// they alias nothing, and the loop vectorizes without checks.
+struct TakeRound<'a> {
+    /// The round's columns are those whose top is slot `top − 1`.
+    top: u32,
+    /// The slot's thickness in the planes.
+    thickness: &'a [f32],
+    /// What each column gives up.
+    amount: &'a [f32],
+}
+
+/// One round of `take`'s loop for the columns whose top is slot
+/// `round.top − 1`: the slot's thickness becomes `new`, and `fresh` is set
+/// where it thinned. Returns whether any column thinned the slot, and
+/// whether any takes on below it.
 #[inline(always)]
 fn take_slot(
-    top: u32,
-    thickness: &[f32],
+    round: TakeRound<'_>,
     new: &mut [f32],
     fresh: &mut [u32],
     count: &mut [u32],
-    amount: &[f32],
     removed: &mut [f32],
     taking: &mut [u32],
     done: &mut [u32],
 ) -> [bool; 2] {
+    let TakeRound { top, thickness, amount } = round;
     let n = new.len();
     let (thickness, fresh, count, amount) = (&thickness[..n], &mut fresh[..n], &mut count[..n], &amount[..n]);
     let (removed, taking, done) = (&mut removed[..n], &mut taking[..n], &mut done[..n]);
@@ -343,22 +359,39 @@ fn start_push(active: &[u32], amount: &[f32], pushing: &mut [u32], joined: &mut 
     }
 }
 
-/// `push`'s change to slot `k`: the amount joins a top of the same material,
-/// or fills the slot above a top of another. Returns whether any column
-/// filled it, and whether any changed it.
-#[allow(clippy::too_many_arguments)]
+/// What `push`'s change to one slot reads (the lanes it writes are
+/// `push_slot`'s own parameters, as for [`TakeRound`]).
+struct PushRound<'a> {
+    /// The slot.
+    k: u32,
+    /// The material pushed.
+    m: u32,
+    /// Layer count per column.
+    count: &'a [u32],
+    /// What each column receives.
+    amount: &'a [f32],
+    /// 1 where the column pushes.
+    pushing: &'a [u32],
+}
+
+/// `push`'s change to slot `round.k`: the amount of material `round.m`
+/// joins a top of the same material, or fills the slot above a top of
+/// another. Returns whether any column filled it, and whether any changed it.
 #[inline(always)]
 fn push_slot(
-    k: u32,
-    m: u32,
+    round: PushRound<'_>,
     material: &mut [u32],
     thickness: &mut [f32],
     fresh: &mut [u32],
-    count: &[u32],
-    amount: &[f32],
-    pushing: &[u32],
     joined: &mut [u32],
 ) -> [bool; 2] {
+    let PushRound {
+        k,
+        m,
+        count,
+        amount,
+        pushing,
+    } = round;
     let n = material.len();
     let (thickness, fresh, count, amount) = (&mut thickness[..n], &mut fresh[..n], &count[..n], &amount[..n]);
     let (pushing, joined) = (&pushing[..n], &mut joined[..n]);

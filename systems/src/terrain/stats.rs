@@ -7,6 +7,7 @@ use sylva_runtime::metrics::Histogram;
 use super::basin::{Drainage, drainage};
 use super::columns::TerrainChunk;
 use super::export::Heightfield;
+use super::params::ScheduleParams;
 use super::score::{ScoreMode, erosion_score};
 use super::{AGING_SYSTEM, THERMAL_SYSTEM, WATER_SYSTEM, lone_aging_passes};
 
@@ -159,67 +160,20 @@ pub fn report(app: &App) -> TerrainReport {
     let entities = &app.world.entities;
     let kept = app.world.resources.get::<TerrainBalance>().map(|b| b.clone());
     let books = kept.clone().unwrap_or_default();
-    let (water, rock, suspended) = totals(entities);
-    let (mut chunks, mut cells, mut layers) = (0, 0, 0);
-    for c in entities.query::<&TerrainChunk>().iter() {
-        chunks += 1;
-        cells += u64::from(c.size()).pow(2);
-        layers += c.layer_count();
-    }
+    let Extent { chunks, cells, layers } = Extent::of(entities);
     let hf = Heightfield::from_world(entities);
     let score = |mode| {
         hf.as_ref()
             .and_then(|h| erosion_score(&h.ground, h.width, mode))
             .unwrap_or(0.0)
     };
-    let expected_water =
-        books.initial_water + books.water_added - books.water_evaporated - books.water_drained - books.water_absorbed;
     let (schedule, cell_length) = app
         .world
         .resources
         .get::<super::params::TerrainParams>()
         .map_or((Default::default(), 1.0), |p| (p.schedule, p.cell_length));
-    // A system is called every tick but works only in the iterations it is due. The
-    // timings are this process's: after a resume, the passes the snapshot ran do not count.
-    let resumed = app.origin().steps;
-    let passes = |every: u32| {
-        if every == 0 {
-            0
-        } else {
-            (books.iterations / u64::from(every)).saturating_sub(resumed / u64::from(every))
-        }
-    };
-    let timings = |name: &str, passes: u64| {
-        app.metrics()
-            .system(name)
-            .filter(|_| passes > 0)
-            .map_or(PassTimes::default(), |h| PassTimes::of(h, passes))
-    };
-    let water = kept.as_ref().map(|books| WaterBalance {
-        initial: books.initial_water,
-        added: books.water_added,
-        evaporated: books.water_evaporated,
-        drained: books.water_drained,
-        absorbed: books.water_absorbed,
-        stored: water,
-        error: water - expected_water,
-    });
-    let material = kept.as_ref().map(|books| MaterialBalance {
-        initial: books.initial_material,
-        rock,
-        suspended,
-        drained: books.sediment_drained,
-        compacted: books.compacted,
-        error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
-    });
-    let [hydraulic, thermal, aging] = [
-        timings(WATER_SYSTEM, passes(schedule.water_every)),
-        timings(THERMAL_SYSTEM, passes(schedule.thermal_every)),
-        timings(
-            AGING_SYSTEM,
-            lone_aging_passes(&schedule, resumed, books.iterations.max(resumed)),
-        ),
-    ];
+    let (water, material) = kept.as_ref().map(|books| balances(books, entities)).unzip();
+    let [hydraulic, thermal, aging] = kernel_times(app, &books, &schedule);
     let each = |f: fn(&PassTimes) -> f64| KernelRates {
         hydraulic: f(&hydraulic),
         thermal: f(&thermal),
@@ -259,6 +213,83 @@ pub fn report(app: &App) -> TerrainReport {
             )
         }),
     }
+}
+
+/// How much terrain there is: chunks, their cells and their layers.
+struct Extent {
+    chunks: usize,
+    cells: u64,
+    layers: u64,
+}
+
+impl Extent {
+    fn of(entities: &hecs::World) -> Extent {
+        let mut extent = Extent {
+            chunks: 0,
+            cells: 0,
+            layers: 0,
+        };
+        for c in entities.query::<&TerrainChunk>().iter() {
+            extent.chunks += 1;
+            extent.cells += u64::from(c.size()).pow(2);
+            extent.layers += c.layer_count();
+        }
+        extent
+    }
+}
+
+/// The water and material books of `books` checked against what the chunks
+/// of `entities` hold now.
+fn balances(books: &TerrainBalance, entities: &hecs::World) -> (WaterBalance, MaterialBalance) {
+    let (water, rock, suspended) = totals(entities);
+    let expected_water =
+        books.initial_water + books.water_added - books.water_evaporated - books.water_drained - books.water_absorbed;
+    let water = WaterBalance {
+        initial: books.initial_water,
+        added: books.water_added,
+        evaporated: books.water_evaporated,
+        drained: books.water_drained,
+        absorbed: books.water_absorbed,
+        stored: water,
+        error: water - expected_water,
+    };
+    let material = MaterialBalance {
+        initial: books.initial_material,
+        rock,
+        suspended,
+        drained: books.sediment_drained,
+        compacted: books.compacted,
+        error: rock + suspended + books.sediment_drained + books.compacted - books.initial_material,
+    };
+    (water, material)
+}
+
+/// The pass times of the water, thermal and aging kernels in this process.
+fn kernel_times(app: &App, books: &TerrainBalance, schedule: &ScheduleParams) -> [PassTimes; 3] {
+    // A system is called every tick but works only in the iterations it is due. The
+    // timings are this process's: after a resume, the passes the snapshot ran do not count.
+    let resumed = app.origin().steps;
+    let passes = |every: u32| {
+        if every == 0 {
+            0
+        } else {
+            (books.iterations / u64::from(every)).saturating_sub(resumed / u64::from(every))
+        }
+    };
+    let timings = |name: &str, passes: u64| {
+        app.metrics()
+            .system(name)
+            .filter(|_| passes > 0)
+            .map_or(PassTimes::default(), |h| PassTimes::of(h, passes))
+    };
+    [
+        timings(WATER_SYSTEM, passes(schedule.water_every)),
+        timings(THERMAL_SYSTEM, passes(schedule.thermal_every)),
+        timings(
+            AGING_SYSTEM,
+            lone_aging_passes(schedule, resumed, books.iterations.max(resumed)),
+        ),
+    ]
 }
 
 /// One kernel's passes: mean, median and 99th percentile, in milliseconds.

@@ -317,6 +317,8 @@ impl Kernel for SweepBlock<'_, '_> {
     /// The thickness aging took off the block.
     type Output = f64;
 
+    // Long by design: a block's whole sweep (plan, move, age each row while it is in the caches)
+    // is one kernel body, compiled again per register build, over the rows and plans it borrows.
     #[inline(always)]
     fn run(self) -> f64 {
         let Self {

@@ -88,7 +88,7 @@ fn along_outflows(chunk: &TerrainChunk, grid: Grid, ratio: &[f32], next: &mut [f
                     (Some(zb), Some(zf)) if n >= 3 => {
                         next[0] = moved(0, z, &mut lost);
                         next[n - 1] = moved(n - 1, z, &mut lost);
-                        flux_interior(flux, sed, ratio, n, z, zb, zf, &mut next[1..n - 1]);
+                        flux_interior(flux, sed, ratio, n, [zb, z, zf], &mut next[1..n - 1]);
                     }
                     _ => {
                         for (x, out) in next.iter_mut().enumerate() {
@@ -104,17 +104,15 @@ fn along_outflows(chunk: &TerrainChunk, grid: Grid, ratio: &[f32], next: &mut [f
         .sum()
 }
 
-/// The flux transport on cells 1..n−1 of row `z` (all four neighbours exist),
-/// in the same order of operations as the edge cells.
-#[allow(clippy::too_many_arguments)]
+/// The flux transport on cells 1..n−1 of row `z` (all four neighbours exist,
+/// the back row `zb` and the front row `zf`), in the same order of
+/// operations as the edge cells.
 fn flux_interior(
     flux: &[Vec<f32>; 4],
     sed: &[f32],
     ratio: &[f32],
     n: usize,
-    z: usize,
-    zb: usize,
-    zf: usize,
+    [zb, z, zf]: [usize; 3],
     next: &mut [f32],
 ) {
     let m = n - 2;

@@ -178,21 +178,6 @@ fn add_per_row(out: &mut [f32], origin: [i64; 2], size: usize, add: &(dyn Fn(i64
 impl Validate for Source {
     /// Checks counts and ranges; an error about the whole map has an empty path.
     fn validate(&self) -> Result<(), FieldError> {
-        fn octaves_and_frequency(octaves: u32, frequency: f32) -> Result<(), FieldError> {
-            check(octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
-            check(
-                frequency.is_finite() && frequency > 0.0,
-                "frequency",
-                "must be positive",
-            )
-        }
-        fn power_of_two_period(period: u32) -> Result<(), FieldError> {
-            check(
-                period >= 2 && period.is_power_of_two() && period <= MAX_PERIOD,
-                "period",
-                format!("must be a power of two in 2..={MAX_PERIOD}, got {period}"),
-            )
-        }
         match self {
             Source::Constant(c) => check(c.is_finite(), "", "constant must be finite"),
             Source::Plane { base, slope } => check(finite(&[*base, slope[0], slope[1]]), "", "plane must be finite"),
@@ -237,20 +222,7 @@ impl Validate for Source {
                     "numbers must be finite, lacunarity positive",
                 )
             }
-            Source::Circles(c) => {
-                check(c.rounds <= MAX_TERMS, "rounds", format!("at most {MAX_TERMS}"))?;
-                check(
-                    c.radius.is_finite() && c.radius > 0.0 && c.radius <= 1e5,
-                    "radius",
-                    "must be in (0, 1e5]",
-                )?;
-                check(c.height.is_finite(), "height", "must be finite")?;
-                check(
-                    (0.0..=1.0).contains(&c.density) && (0.0..=1.0).contains(&c.lower),
-                    "density",
-                    "probabilities must be in [0, 1]",
-                )
-            }
+            Source::Circles(c) => circles(c),
             Source::Basin(b) => b.validate(),
             Source::Sum(parts) => {
                 check(
@@ -262,6 +234,41 @@ impl Validate for Source {
             }
         }
     }
+}
+
+/// A noise source's octave count and base frequency.
+fn octaves_and_frequency(octaves: u32, frequency: f32) -> Result<(), FieldError> {
+    check(octaves <= MAX_TERMS, "octaves", format!("at most {MAX_TERMS}"))?;
+    check(
+        frequency.is_finite() && frequency > 0.0,
+        "frequency",
+        "must be positive",
+    )
+}
+
+/// A lattice source's period.
+fn power_of_two_period(period: u32) -> Result<(), FieldError> {
+    check(
+        period >= 2 && period.is_power_of_two() && period <= MAX_PERIOD,
+        "period",
+        format!("must be a power of two in 2..={MAX_PERIOD}, got {period}"),
+    )
+}
+
+/// The circle algorithm's rounds, radius, height and probabilities.
+fn circles(c: &Circles) -> Result<(), FieldError> {
+    check(c.rounds <= MAX_TERMS, "rounds", format!("at most {MAX_TERMS}"))?;
+    check(
+        c.radius.is_finite() && c.radius > 0.0 && c.radius <= 1e5,
+        "radius",
+        "must be in (0, 1e5]",
+    )?;
+    check(c.height.is_finite(), "height", "must be finite")?;
+    check(
+        (0.0..=1.0).contains(&c.density) && (0.0..=1.0).contains(&c.lower),
+        "density",
+        "probabilities must be in [0, 1]",
+    )
 }
 
 impl Validate for GeneratorParams {

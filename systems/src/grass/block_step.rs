@@ -15,7 +15,7 @@
 
 use super::blade::MAX_PARTICLES;
 use super::dynamics::{BladeKernel, Turn};
-use super::lane::{LANES, V3, zip};
+use super::lane_vectors::{LANES, V3, zip};
 use crate::registers::Registers;
 
 /// Links shorter than this keep their rest direction (and are left alone by the constraint).
@@ -36,6 +36,15 @@ struct Forces {
     dir: Block,
     /// Summed force per particle (entry 0 collects the root's reactions, never read).
     f: Block,
+}
+
+/// Where one link's evaluation writes: its direction, and the summed forces
+/// (its particle's and, as the reaction, its parent's).
+struct LinkOut<'a> {
+    /// The link's current direction.
+    dir: &'a mut V3,
+    /// Summed force per particle.
+    f: &'a mut Block,
 }
 
 /// Scratch state of a block step, reused across steps so nothing is zeroed per step.
@@ -74,42 +83,35 @@ impl BladeKernel {
             let p = self.parent[i];
             // Parents come first, so dir[p] is already this evaluation's.
             let (done, rest) = forces.dir.split_at_mut(i);
-            let (dir_p, dir_i) = (&done[p], &mut rest[0]);
-            let (f, ext, ang) = (&mut forces.f, &ext[i], self.angular[i]);
+            let dir_p = &done[p];
+            let out = LinkOut {
+                dir: &mut rest[0],
+                f: &mut forces.f,
+            };
+            let (ext, ang) = (&ext[i], self.angular[i]);
             // The closures give a·D_R per lane.
             match self.turn[i] {
                 Turn::Fixed => {
                     let r = self.rest_link[i] * ang;
-                    self.link(i, x, v, ext, dir_i, f, |_| (r.x, r.y, r.z));
+                    self.link(i, x, v, ext, out, |_| (r.x, r.y, r.z));
                 }
                 Turn::Along(along) => {
                     let a = along * ang;
-                    self.link(i, x, v, ext, dir_i, f, |l| {
-                        (dir_p.x[l] * a, dir_p.y[l] * a, dir_p.z[l] * a)
-                    });
+                    self.link(i, x, v, ext, out, |l| (dir_p.x[l] * a, dir_p.y[l] * a, dir_p.z[l] * a));
                 }
                 Turn::General { along, perp } => {
                     let dr = (*dir_p * along + self.rotate(*dir_p, self.rest_dir[p], perp)) * ang;
-                    self.link(i, x, v, ext, dir_i, f, |l| (dr.x[l], dr.y[l], dr.z[l]));
+                    self.link(i, x, v, ext, out, |l| (dr.x[l], dr.y[l], dr.z[l]));
                 }
             }
         }
     }
 
-    /// Particle `i`'s link: its direction into `dir_i`, the link force (`held`: a·D_R per lane)
-    /// plus the external force `ext` into `f[i]`, the reaction into `f[parent]`.
+    /// Particle `i`'s link: its direction into `out.dir`, the link force (`held`: a·D_R per
+    /// lane) plus the external force `ext` into `out.f[i]`, the reaction into `out.f[parent]`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn link(
-        &self,
-        i: usize,
-        x: &[V3],
-        v: &[V3],
-        ext: &V3,
-        dir_i: &mut V3,
-        f: &mut Block,
-        held: impl Fn(usize) -> (f32, f32, f32),
-    ) {
+    fn link(&self, i: usize, x: &[V3], v: &[V3], ext: &V3, out: LinkOut<'_>, held: impl Fn(usize) -> (f32, f32, f32)) {
+        let LinkOut { dir: dir_i, f } = out;
         let p = self.parent[i];
         let (xi, xp, vi, vp) = (&x[i], &x[p], &v[i], &v[p]);
         let rest = self.rest_dir[i];

@@ -1,7 +1,7 @@
 //! The lane vector types: one `f32` per blade of a block of [`LANES`]
 //! blades, and vectors stored by coordinate, whose every operation is an
-//! element-wise loop that LLVM turns into vector instructions. The blade
-//! step ([`super::lanes`]), the wind sampler and the live blades compute on
+//! element-wise loop that LLVM turns into vector instructions. The block
+//! step (`block_step.rs`), the wind sampler and the live blades compute on
 //! them.
 
 use std::ops::{Add, Mul, Sub};
