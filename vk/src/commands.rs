@@ -114,7 +114,7 @@ impl Commands {
         let cmds = [self.cmd];
         // SAFETY: `begin` started the recording and left the fence unsignalled; the owners
         // keep every handle the commands use alive until the fence has signalled (frame
-        // resources through the graveyard, see `memory.rs`).
+        // resources through the graveyard, see `gpu_memory.rs`).
         unsafe {
             d.end_command_buffer(self.cmd)
                 .map_err(|e| RenderError::vk("vkEndCommandBuffer", e))?;

@@ -9,8 +9,8 @@ use ash::vk;
 
 use crate::device::Device;
 use crate::error::RenderError;
+use crate::gpu_memory::{Buffer, Deferred, Image, Memory};
 use crate::handles::Owned;
-use crate::memory::{Buffer, Deferred, Image, Memory};
 
 /// What one binding of a set points at.
 pub(crate) enum Descriptor<'a> {

@@ -14,7 +14,7 @@ use crate::commands::{FRAMES_IN_FLIGHT, per_frame};
 use crate::descriptors::{Descriptor, DescriptorSet, SetPool};
 use crate::error::RenderError;
 use crate::frame::{Atmosphere, View};
-use crate::memory::{Buffer, Memory};
+use crate::gpu_memory::{Buffer, Memory};
 use crate::pod::{Pod, bytes_of};
 use crate::shadow::{SHADOW_TEXELS, ShadowMap};
 use crate::wind::{GRID_BYTES, WindBlock};

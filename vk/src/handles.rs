@@ -47,7 +47,7 @@ handles!(
 
 /// One Vulkan object and the device it was made on; Drop destroys it. Owners
 /// drop a guard only once the GPU is done with it: buffers, images and
-/// descriptor sets go through the graveyard (`memory::Deferred`, freed after
+/// descriptor sets go through the graveyard (`gpu_memory::Deferred`, freed after
 /// the fences of the frames that may use them); the rest live until the
 /// renderer (or window) has waited for the device.
 pub(crate) struct Owned<H: Handle> {

@@ -10,7 +10,7 @@ use gpu_allocator::MemoryLocation;
 
 use crate::commands::FRAMES_IN_FLIGHT;
 use crate::error::RenderError;
-use crate::memory::{Buffer, Memory};
+use crate::gpu_memory::{Buffer, Memory};
 use crate::pass::Recording;
 use crate::pod::{Pod, slice_bytes};
 

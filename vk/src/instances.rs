@@ -12,7 +12,7 @@ use sylva_runtime::extract::{DirtyRange, TreeAnchor};
 use sylva_runtime::glam::Vec3;
 
 use crate::error::RenderError;
-use crate::memory::{Buffer, Memory};
+use crate::gpu_memory::{Buffer, Memory};
 use crate::pass::Recording;
 use crate::pipeline::Attribute;
 use crate::upload::Uploads;

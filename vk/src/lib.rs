@@ -14,10 +14,10 @@
 //!   Discrete GPUs win over integrated ones, which win over CPU drivers
 //!   (lavapipe). The Khronos validation layer is on whenever it is installed;
 //!   [`ValidationLog`] counts its messages.
-//! - Every Vulkan object is owned by a guard (`handles`, `memory`,
+//! - Every Vulkan object is owned by a guard (`handles`, `gpu_memory`,
 //!   `descriptors`, `commands`) that frees it on Drop and keeps the device
 //!   alive until then.
-//! - `memory`: gpu-allocator for every buffer and image, and the graveyard
+//! - `gpu_memory`: gpu-allocator for every buffer and image, and the graveyard
 //!   that keeps what a frame in flight may use until its fence (two frames
 //!   are in flight: `renderer`).
 //! - `upload`: a staging ring; only dirty ranges of the batches go up.
@@ -46,6 +46,7 @@ mod error;
 mod font;
 mod frame;
 mod globals;
+mod gpu_memory;
 mod grass;
 mod grass_probe;
 mod handles;
@@ -53,7 +54,6 @@ mod impostors;
 mod indirect;
 mod instances;
 mod leaves;
-mod memory;
 mod mesh;
 mod overlay;
 mod pass;
@@ -78,9 +78,9 @@ pub use cylinders::SIDES;
 pub use device::Msaa;
 pub use error::{NO_DRIVER_HINT, RenderError};
 pub use frame::{Atmosphere, FrameInput, FrameStats};
+pub use gpu_memory::BLOCK_BYTES;
 pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
 pub use impostors::{ABOVE, CARD_FADE, CARD_PIXELS, CELL_TEXELS, COLUMNS, DIRECTIONS, VIEW_FADE};
-pub use memory::BLOCK_BYTES;
 pub use overlay::OverlayLine;
 pub use renderer::{RenderStats, Renderer};
 pub use target::{read_png, write_png};

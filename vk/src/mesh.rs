@@ -6,7 +6,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::error::RenderError;
-use crate::memory::{Buffer, Memory};
+use crate::gpu_memory::{Buffer, Memory};
 use crate::pass::Recording;
 use crate::pod::slice_bytes;
 use crate::upload::Uploads;

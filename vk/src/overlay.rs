@@ -13,7 +13,7 @@ use crate::commands::FRAMES_IN_FLIGHT;
 use crate::device::Device;
 use crate::error::RenderError;
 use crate::font::{self, HEIGHT, WIDTH};
-use crate::memory::{Buffer, Memory};
+use crate::gpu_memory::{Buffer, Memory};
 use crate::pass::Recording;
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::slice_bytes;

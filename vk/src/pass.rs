@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::cull::Frustum;
 use crate::error::RenderError;
 use crate::frame::{FrameStats, View};
-use crate::memory::Memory;
+use crate::gpu_memory::Memory;
 use crate::upload::Uploads;
 
 /// What a pass prepares a frame with.

@@ -2,7 +2,7 @@
 //! recorded on the CPU while the GPU draws frame N; a frame slot (command
 //! buffer, fence, staging ring, constants, indirect commands) is reused only
 //! after its last frame's fence, and what a frame drops waits in the graveyard
-//! (`memory.rs`) until the frames that may use it have finished. Reading the
+//! (`gpu_memory.rs`) until the frames that may use it have finished. Reading the
 //! pixels back waits for the last frame.
 
 use std::path::Path;
@@ -20,11 +20,11 @@ use crate::device::{Device, Msaa};
 use crate::error::RenderError;
 use crate::frame::{Atmosphere, FrameInput, FrameStats, View};
 use crate::globals::Globals;
+use crate::gpu_memory::Memory;
 use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
 use crate::impostors::Impostors;
 use crate::leaves::Leaves;
-use crate::memory::Memory;
 use crate::overlay::{Overlay, OverlayLine};
 use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;

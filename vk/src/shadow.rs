@@ -16,8 +16,8 @@ use sylva_runtime::glam::{Mat4, Vec3, Vec4Swizzles};
 
 use crate::device::Device;
 use crate::error::RenderError;
+use crate::gpu_memory::{Image, Memory, layout_barrier};
 use crate::handles::Owned;
-use crate::memory::{Image, Memory, layout_barrier};
 use crate::target::DEPTH_FORMAT;
 
 /// Texels per side of the shadow map.

@@ -10,7 +10,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::error::RenderError;
-use crate::memory::{Buffer, Image, Memory, layout_barrier};
+use crate::gpu_memory::{Buffer, Image, Memory, layout_barrier};
 
 /// Colour format: 8-bit sRGB, so the read-back bytes are what a PNG stores.
 pub const COLOUR_FORMAT: vk::Format = vk::Format::R8G8B8A8_SRGB;

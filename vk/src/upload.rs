@@ -8,7 +8,7 @@ use ash::vk;
 use gpu_allocator::MemoryLocation;
 
 use crate::error::RenderError;
-use crate::memory::{BLOCK_BYTES, Buffer, Memory, layout_barrier};
+use crate::gpu_memory::{BLOCK_BYTES, Buffer, Memory, layout_barrier};
 
 /// Staging offsets are aligned for every copy (texel size and `optimalBufferCopyOffsetAlignment` ≤ 16 in practice).
 const ALIGN: u64 = 16;

@@ -9,7 +9,7 @@ use sylva_runtime::extract::{SWAY_GUSTS, SWAY_WINDS, SwayGust, SwayWind};
 use sylva_runtime::glam::Vec3;
 
 use crate::error::RenderError;
-use crate::memory::Memory;
+use crate::gpu_memory::Memory;
 use crate::pass::Recording;
 use crate::pipeline::ComputePipeline;
 use crate::pod::Pod;

@@ -25,8 +25,8 @@ use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame, semaphore};
 use crate::device::{Device, Msaa};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
+use crate::gpu_memory::layout_barrier;
 use crate::handles::Owned;
-use crate::memory::layout_barrier;
 use crate::renderer::Renderer;
 
 /// The viewer's keys, one line each, for the overlay's help (H).

@@ -300,12 +300,22 @@ impl BladeKernel {
         }
     }
 
+    /// `step_block_inline`, compiled for AVX2 and FMA.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 and FMA: call it only where `Registers::best` found them at run time.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn step_block_avx2(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {
         self.step_block_inline(x, v, w, s)
     }
 
+    /// `step_block_inline`, compiled for AVX-512F and FMA.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX-512F and FMA: call it only where `Registers::best` found them at run time.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn step_block_avx512(&self, x: &mut [V3], v: &mut [V3], w: &V3, s: &mut Scratch) {

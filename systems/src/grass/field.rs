@@ -79,12 +79,22 @@ impl Advance<'_> {
         }
     }
 
+    /// `run_inline`, compiled for AVX2 and FMA.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX2 and FMA: call it only where `Registers::best` found them at run time.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn run_avx2(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
         self.run_inline(first_block, x, v, wind_values)
     }
 
+    /// `run_inline`, compiled for AVX-512F and FMA.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must have AVX-512F and FMA: call it only where `Registers::best` found them at run time.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn run_avx512(&self, first_block: usize, x: &mut [V3], v: &mut [V3], wind_values: &mut [WindLanes]) {
