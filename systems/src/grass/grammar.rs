@@ -89,7 +89,8 @@ pub fn blade_from_grammar(grammar: &str, iterations: u32) -> Result<BladeShape, 
         match name {
             "S" => {
                 let full = shape.len() == MAX_PARTICLES;
-                let segment = segment(params, shape.segment[turtle.node as usize], full).map_err(fail)?;
+                let segment =
+                    segment(params, shape.segment[turtle.node as usize], full).map_err(|e| fail(e.to_string()))?;
                 turtle.position += turtle.orientation * Vec3::Y * segment.length;
                 shape.parent.push(turtle.node);
                 shape.rest.push(turtle.position);
@@ -124,19 +125,25 @@ pub fn blade_from_grammar(grammar: &str, iterations: u32) -> Result<BladeShape, 
     Ok(shape)
 }
 
+/// Why an `S` gives no segment.
+#[derive(Debug, thiserror::Error)]
+enum SegmentError {
+    #[error("`S` takes at most 5 parameters (length, width, mass, stiffness, angular), got {0}")]
+    Parameters(usize),
+    #[error("a blade may have at most {MAX_PARTICLES} particles (root included)")]
+    Full,
+    #[error("segment length must be positive, got {0}")]
+    Length(f32),
+}
+
 /// The segment of an `S` with `params`, those missing inherited from its `parent`; none
 /// where the blade is `full`.
-fn segment(params: &[f32], parent: Segment, full: bool) -> Result<Segment, String> {
+fn segment(params: &[f32], parent: Segment, full: bool) -> Result<Segment, SegmentError> {
     if params.len() > 5 {
-        return Err(format!(
-            "`S` takes at most 5 parameters (length, width, mass, stiffness, angular), got {}",
-            params.len()
-        ));
+        return Err(SegmentError::Parameters(params.len()));
     }
     if full {
-        return Err(format!(
-            "a blade may have at most {MAX_PARTICLES} particles (root included)"
-        ));
+        return Err(SegmentError::Full);
     }
     let get = |i: usize, inherited: f32| params.get(i).copied().unwrap_or(inherited);
     let segment = Segment {
@@ -147,7 +154,7 @@ fn segment(params: &[f32], parent: Segment, full: bool) -> Result<Segment, Strin
         angular_stiffness: get(4, parent.angular_stiffness),
     };
     if !(segment.length > 0.0 && segment.length.is_finite()) {
-        return Err(format!("segment length must be positive, got {}", segment.length));
+        return Err(SegmentError::Length(segment.length));
     }
     Ok(segment)
 }
