@@ -1,5 +1,22 @@
 //! From scene parameters to a finished L-system tree: derive, draw, reduce,
 //! size and mesh, with each stage timed for reports.
+//!
+//! ```
+//! use sylva_systems::lsystem::LSystemParams;
+//! use sylva_systems::species::TreeBuilder;
+//! use sylva_systems::tree::{MeshParams, RadiusParams};
+//!
+//! let lsystem = LSystemParams {
+//!     grammar: "axiom: F(10)[+F(5)][-F(5)]F(10)".into(),
+//!     iterations: 0,
+//!     ..LSystemParams::default()
+//! };
+//! let mut builder = TreeBuilder::new();
+//! let grown = builder.grow(&lsystem, &RadiusParams::default(), &MeshParams::default(), 1)?;
+//! assert_eq!(grown.graph.len(), grown.stats.segments);
+//! assert!(grown.stats.triangles > 0 && grown.stats.vertices > 0);
+//! # Ok::<(), sylva_systems::species::GrowError>(())
+//! ```
 
 use std::time::Instant;
 

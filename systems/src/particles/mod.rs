@@ -11,6 +11,22 @@
 //! slices: ECS columns for the integration, dense arrays for spring forces. All
 //! per-particle sums run in a fixed order, so results are bit-identical for any
 //! thread count.
+//!
+//! ```
+//! use sylva_runtime::{App, AppConfig};
+//! use sylva_systems::particles::{self, ChainField, ParticleSettings, Pinned, Position};
+//!
+//! let mut app = App::new(AppConfig { threads: 1, ..AppConfig::default() })?;
+//! let chains = ChainField { columns: 2, rows: 1, links: 4, ..ChainField::default() };
+//! particles::build(&mut app, ParticleSettings::default(), Some(&chains), 7);
+//! // Two chains of four links: five particles each, the top one pinned.
+//! assert_eq!(app.world.count::<Position>(), 10);
+//! assert_eq!(app.world.count::<Pinned>(), 2);
+//! let before = app.state_hash()?;
+//! app.advance(4);
+//! assert_ne!(app.state_hash()?, before, "the chains fall under gravity");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod hanging_chains;
 mod report;

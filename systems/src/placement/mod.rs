@@ -11,6 +11,22 @@
 //! [`AppGround`] is what a scene's forest and grass stand on: the app's terrain, or a plane.
 //!
 //! [`forest`] puts species on the scattered points: a forest of L-system and colonization trees.
+//!
+//! ```
+//! use sylva_systems::placement::{Plane, ScatterParams, scatter};
+//!
+//! let params = ScatterParams { count: 50, min_distance: 4.0, ..ScatterParams::default() };
+//! let points = scatter(&params, &Plane { y: 2.0 }, 11)?;
+//! assert_eq!(points.len(), 50);
+//! assert!(points.iter().all(|p| p.y == 2.0), "every point stands on the ground");
+//! for (i, a) in points.iter().enumerate() {
+//!     for b in &points[i + 1..] {
+//!         assert!(glam::vec2(a.x - b.x, a.z - b.z).length() >= 4.0);
+//!     }
+//! }
+//! assert_eq!(scatter(&params, &Plane { y: 2.0 }, 11)?, points, "the same seed, the same points");
+//! # Ok::<(), sylva_runtime::FieldError>(())
+//! ```
 
 pub mod forest;
 

@@ -14,6 +14,24 @@
 //! 10-unit vertical root stub that the thesis code's L-system actor puts below the first `F`.
 //! That stub belongs to the turtle, not to these operations: they mesh whatever graph they get,
 //! and with the stub present and [`MeshParams::thesis_fig_6_1b`] they reproduce the thesis exactly.
+//!
+//! ```
+//! use glam::Vec3;
+//! use sylva_systems::tree::{BranchGraph, MeshParams, NO_PARENT, RadiusParams, build_mesh, prepare_graph};
+//!
+//! // A trunk of two segments with one side branch.
+//! let mut graph = BranchGraph::new();
+//! let trunk = graph.push(Vec3::ZERO, Vec3::Z * 10.0, NO_PARENT, 0);
+//! graph.push(Vec3::Z * 10.0, Vec3::Z * 20.0, trunk, 0);
+//! graph.push(Vec3::Z * 10.0, Vec3::new(5.0, 0.0, 15.0), trunk, 1);
+//! let prepared = prepare_graph(&graph, &RadiusParams::default(), &MeshParams::default())?;
+//! // The pipe model: nothing is thicker than the root, which carries every branch.
+//! let root = prepared.start_radius[0];
+//! assert!(root > 0.0 && prepared.start_radius.iter().all(|&r| r <= root));
+//! let mesh = build_mesh(&prepared, &MeshParams::default())?;
+//! assert_eq!(mesh.indices.len() % 3, 0);
+//! # Ok::<(), sylva_systems::tree::TreeError>(())
+//! ```
 
 mod angles;
 mod chains;
