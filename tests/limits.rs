@@ -140,3 +140,22 @@ fn a_blade_too_stiff_for_live_steps_is_refused_at_the_live_step() {
     assert!(e.message.contains("species 0's blade needs"), "{e}");
     assert!(e.message.contains("at most 256"), "{e}");
 }
+
+/// Finite but physically absurd grass values (a scene fuzzer found a pusher of radius 9e18 m
+/// and a wind power of 4e9 running for 37 s) are range errors with their bound.
+#[test]
+fn absurd_pushers_and_playback_are_range_errors_with_their_bound() {
+    let pusher = "(grass: (pushers: [(walk: Orbit(center: (0.0, 0.0), radius: 5.0), speed: 1.0,\n  radius: 9e18)]))";
+    let e = read_error(pusher);
+    assert_eq!(e.field.as_deref(), Some("grass.pushers[0].radius"), "{e}");
+    assert_eq!(e.line, 2, "{e}");
+    assert!(
+        e.to_string().contains("must be in (0, 100] m, got 9000000000000000000"),
+        "{e}"
+    );
+    let e = read_error("(grass: (wind_power: 4e9))");
+    assert_eq!(e.field.as_deref(), Some("grass.wind_power"), "{e}");
+    assert!(e.to_string().contains("must be in [0, 100], got 4000000000"), "{e}");
+    let e = read_error("(grass: (wave_speed: -1e7))");
+    assert_eq!(e.field.as_deref(), Some("grass.wave_speed"), "{e}");
+}

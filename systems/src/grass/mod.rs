@@ -74,7 +74,7 @@ pub use install::{
 };
 pub use interaction::{LiveGrass, LiveSettings, LiveState, Pusher};
 pub use report::GrassReport;
-pub use walkers::{Walk, WalkPath, Walker};
+pub use walkers::{MAX_PUSHER_RADIUS, MAX_PUSHER_SPEED, MAX_WALK_EXTENT, Walk, WalkPath, Walker};
 pub use wind::{Gust, Wind, WindField};
 
 /// Checks what every baked grass plays back with, whichever scene section holds it: the
@@ -88,8 +88,17 @@ pub fn validate_motion(
     use sylva_runtime::{FieldError, Validate};
     wind.validate().map_err(|e| e.within("wind"))?;
     dynamics.validate().map_err(|e| e.within("dynamics"))?;
-    FieldError::check(wind_power.is_finite() && wind_power >= 0.0, "wind_power", || {
-        format!("must be >= 0, got {wind_power}")
+    FieldError::check((0.0..=MAX_WIND_POWER).contains(&wind_power), "wind_power", || {
+        format!("must be in [0, {MAX_WIND_POWER}], got {wind_power}")
     })?;
-    FieldError::check(wave_speed.is_finite(), "wave_speed", || "must be finite".into())
+    FieldError::check(wave_speed.abs() <= MAX_WAVE_SPEED, "wave_speed", || {
+        format!("must be within ±{MAX_WAVE_SPEED}, got {wave_speed}")
+    })
 }
+
+/// Largest playback displacement multiplier: at 100 a blade already sweeps a hundred times its
+/// baked swing, far past anything that reads as wind.
+pub const MAX_WIND_POWER: f32 = 100.0;
+
+/// Largest playback time multiplier, either way.
+pub const MAX_WAVE_SPEED: f32 = 100.0;

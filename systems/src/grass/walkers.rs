@@ -57,29 +57,43 @@ impl Default for Walker {
     }
 }
 
+/// Largest pusher radius, metres: a sphere that size is a hill, not a walker (the live
+/// simulation's work grows with the blades it covers).
+pub const MAX_PUSHER_RADIUS: f32 = 100.0;
+
+/// Fastest pusher, m/s.
+pub const MAX_PUSHER_SPEED: f32 = 1000.0;
+
+/// Farthest a walk may reach from the origin on any axis, metres.
+pub const MAX_WALK_EXTENT: f32 = 1.0e6;
+
 impl Validate for Walker {
-    /// Checks ranges.
+    /// Checks ranges: finite, positive where it must be, and within physically sensible bounds.
     fn validate(&self) -> Result<(), FieldError> {
-        let positive = |v: f32| v.is_finite() && v > 0.0;
+        let within = |v: f32, most: f32| v.is_finite() && v.abs() <= most;
+        let positive = |v: f32, most: f32| within(v, most) && v > 0.0;
+        let extent = MAX_WALK_EXTENT;
         match &self.walk {
             Walk::Path { points } => FieldError::check(
-                points.len() >= 2 && points.iter().all(|p| p.0.is_finite() && p.1.is_finite()),
+                points.len() >= 2 && points.iter().all(|p| within(p.0, extent) && within(p.1, extent)),
                 "walk",
-                || "a path needs at least 2 finite points".into(),
+                || format!("a path needs at least 2 finite points within ±{extent} m"),
             )?,
             Walk::Orbit { center, radius } => FieldError::check(
-                center.0.is_finite() && center.1.is_finite() && positive(*radius),
+                within(center.0, extent) && within(center.1, extent) && positive(*radius, extent),
                 "walk",
-                || format!("an orbit needs a finite centre and a positive radius, got {radius}"),
+                || format!("an orbit needs a centre within ±{extent} m and a radius in (0, {extent}] m, got {radius}"),
             )?,
         }
-        FieldError::check(positive(self.speed), "speed", || {
-            format!("must be positive, got {}", self.speed)
+        FieldError::check(positive(self.speed, MAX_PUSHER_SPEED), "speed", || {
+            format!("must be in (0, {MAX_PUSHER_SPEED}] m/s, got {}", self.speed)
         })?;
-        FieldError::check(positive(self.radius), "radius", || {
-            format!("must be positive, got {}", self.radius)
+        FieldError::check(positive(self.radius, MAX_PUSHER_RADIUS), "radius", || {
+            format!("must be in (0, {MAX_PUSHER_RADIUS}] m, got {}", self.radius)
         })?;
-        FieldError::check(self.height.is_finite(), "height", || "must be finite".into())
+        FieldError::check(within(self.height, extent), "height", || {
+            format!("must be within ±{extent} m, got {}", self.height)
+        })
     }
 }
 
