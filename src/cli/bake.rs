@@ -89,7 +89,7 @@ pub(crate) fn run(args: &BakeArgs, common: &Common) -> Result<(), String> {
     };
     let started = Instant::now();
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(common.threads.map_or(0, usize::from))
+        .num_threads(common.thread_count())
         .thread_name(|i| format!("sylva-bake-{i}"))
         .build()
         .map_err(|e| e.to_string())?;

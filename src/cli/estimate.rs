@@ -3,16 +3,35 @@
 //! when it would take longer than [`CEILING`], unless `--force` is given. A typo of a few
 //! zeros costs a few steps, not days of a machine.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
 
 /// Steps timed before the estimate.
-pub(crate) const PROBE_STEPS: u32 = 3;
+const PROBE_STEPS: u32 = 3;
 
 /// The longest a run goes on without `--force`.
 pub(crate) const CEILING: Duration = Duration::from_secs(12 * 3600);
 
 /// Remaining work past this is announced with its estimate.
 const ANNOUNCED: Duration = Duration::from_secs(60);
+
+/// Called after step `done` (from 1) of a run of `total` `unit`s that started at `since`:
+/// after the [`PROBE_STEPS`]th, [`check`]s the rest, above `bar`.
+pub(crate) fn after_step(
+    done: u32,
+    total: u32,
+    unit: &str,
+    since: Instant,
+    force: bool,
+    bar: &ProgressBar,
+) -> Result<(), String> {
+    if done != PROBE_STEPS {
+        return Ok(());
+    }
+    let took = since.elapsed();
+    bar.suspend(|| check(total.into(), unit, done.into(), took, force))
+}
 
 /// Checks a run of `total` `unit`s ("iterations") after its first `done` took `took`: an
 /// error past [`CEILING`] unless `force`, and an estimate printed past a minute.

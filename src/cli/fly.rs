@@ -273,7 +273,7 @@ fn open(args: &FlyArgs, scene: &Scene, common: &Common) -> Result<(Option<LiveSc
         return Ok((None, build(scene, common)?));
     };
     let adjust = adjust_scene(common.seed, args.cache.clone());
-    let threads = common.threads.map_or(0, usize::from);
+    let threads = common.thread_count();
     let (live, built) = LiveScene::open(path, threads, common.memory_limit, adjust).map_err(|e| e.to_string())?;
     println!("{}: watching {} for changes", scene.name, path.display());
     Ok((Some(live), built))

@@ -32,15 +32,3 @@ pub(crate) fn spinner(what: &str) -> ProgressBar {
     s.enable_steady_tick(std::time::Duration::from_millis(100));
     s
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Test output is captured, not a terminal: nothing is drawn into it.
-    #[test]
-    fn bars_hide_off_a_terminal() {
-        assert!(bar(10, "scene", "frames").is_hidden());
-        assert!(spinner("scene").is_hidden());
-    }
-}

@@ -137,10 +137,6 @@ pub(crate) fn simulate(
     }
     let paced = Instant::now();
     for frame in 1..=frames {
-        if frame == estimate::PROBE_STEPS + 1 {
-            let took = paced.elapsed();
-            bar.suspend(|| estimate::check(frames.into(), "frames", (frame - 1).into(), took, common.force))?;
-        }
         match &mut world {
             Some(world) => {
                 world.update(&mut app, &[viewer]);
@@ -152,6 +148,7 @@ pub(crate) fn simulate(
             None => app.advance_headless(steps),
         }
         bar.inc(1);
+        estimate::after_step(frame, frames, "frames", paced, common.force, &bar)?;
     }
     let wall = t0.elapsed();
     bar.finish_and_clear();

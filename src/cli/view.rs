@@ -239,7 +239,7 @@ fn open_view(
 ) -> Result<(Option<LiveScene>, sylva::Built, Scene), String> {
     let cache_given = cache.is_some();
     let adjust = adjust_scene(common.seed, cache);
-    let threads = common.threads.map_or(0, usize::from);
+    let threads = common.thread_count();
     let (live, built, scene) = match path {
         Some(p) => {
             let (live, built) = LiveScene::open(p, threads, common.memory_limit, adjust).map_err(|e| e.to_string())?;

@@ -20,8 +20,8 @@ impl Domain for ForestDomain {
         let Some(f) = &scene.forest else {
             return Ok(());
         };
-        let ground = building.ground();
-        let grown = building.app.in_pool(|| forest::grow_forest(f, &ground, scene.seed));
+        let (app, ground) = building.app_and_ground();
+        let grown = app.in_pool(|| forest::grow_forest(f, ground, scene.seed));
         let grown = grown.map_err(|e| forest_error(scene, e))?;
         // The segments are known once the variants are grown, and spawned only if they fit.
         building.spend(scene, memory::forest(&grown))?;

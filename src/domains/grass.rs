@@ -275,8 +275,8 @@ impl Domain for GrassDomain {
             return Ok(());
         };
         let settings = g.settings().map_err(|f| scene.error_at(&under("grass", f)))?;
-        let ground = building.ground();
-        grass::install(&mut building.app, &settings, &ground).map_err(|e| grass_error(scene, e))
+        let (app, ground) = building.app_and_ground();
+        grass::install(app, &settings, ground).map_err(|e| grass_error(scene, e))
     }
 
     fn report(&self, app: &App, report: &mut Report) {

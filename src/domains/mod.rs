@@ -97,6 +97,8 @@ pub(crate) struct Building {
     pub world: Option<WorldStreamer>,
     estimate: Estimate,
     limit: MemoryLimit,
+    /// The ground, copied out of the terrain once for every domain that plants on it.
+    ground: Option<AppGround>,
 }
 
 impl Building {
@@ -108,6 +110,7 @@ impl Building {
             world: None,
             estimate,
             limit,
+            ground: None,
         }
     }
 
@@ -120,9 +123,12 @@ impl Building {
             .map_err(|over| memory_error(scene, &over))
     }
 
-    /// The ground things are planted on: the terrain built so far (flat ground without one).
-    pub fn ground(&self) -> AppGround {
-        AppGround::of(&self.app)
+    /// The app, and the ground things are planted on: the terrain built so far (flat ground
+    /// without one), taken on the first call; domains that change the terrain come before
+    /// the ones that plant (see [`DOMAINS`]).
+    pub fn app_and_ground(&mut self) -> (&mut App, &AppGround) {
+        let ground = self.ground.get_or_insert_with(|| AppGround::of(&self.app));
+        (&mut self.app, ground)
     }
 }
 

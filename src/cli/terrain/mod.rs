@@ -56,10 +56,6 @@ fn scene_terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Com
     let bar = progress::bar(u64::from(iterations), &scene.name, "iterations");
     let paced = Instant::now();
     for iteration in 1..=iterations {
-        if iteration == estimate::PROBE_STEPS + 1 {
-            let (total, done, took) = (iterations.into(), (iteration - 1).into(), paced.elapsed());
-            bar.suspend(|| estimate::check(total, "iterations", done, took, common.force))?;
-        }
         // Only the last iteration is extracted, for the pictures and the report.
         if iteration == iterations {
             app.advance(1);
@@ -67,6 +63,7 @@ fn scene_terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Com
             app.advance_headless(1);
         }
         bar.inc(1);
+        estimate::after_step(iteration, iterations, "iterations", paced, common.force, &bar)?;
     }
     bar.finish_and_clear();
     let wall = t0.elapsed();

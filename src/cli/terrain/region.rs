@@ -35,7 +35,7 @@ pub(super) fn run(path: &Path, r: [i32; 4], pictures: &Pictures, common: &Common
     };
     let t0 = Instant::now();
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(common.threads.map_or(0, usize::from))
+        .num_threads(common.thread_count())
         .build()
         .map_err(|e| e.to_string())?;
     let world = WorldGen::new(params, scene.seed);
