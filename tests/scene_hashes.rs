@@ -11,13 +11,14 @@ use std::path::Path;
 use sylva::Scene;
 
 /// Scene file, fixed steps run, and the state hash they end in.
-const PINNED: [(&str, u32, &str); 7] = [
+const PINNED: [(&str, u32, &str); 8] = [
     ("thesis/landscape1.ron", 40, "fd8f7f062b1b3bb7"),
     ("thesis/landscape2.ron", 40, "110cb9f77064effc"),
     ("thesis/landscape3.ron", 40, "5aa08401b2bda7df"),
     ("valley.ron", 40, "0d235972bb52d8bb"),
     ("thesis/fig6_1b.ron", 1, "a150587defd3f2b0"),
     ("forest.ron", 1, "0835f32c84e5c55b"),
+    ("conifers_and_shrubs.ron", 1, "2c63e341261c2315"),
     ("meadow.ron", 1, "13b1415c583c63fb"),
 ];
 
