@@ -92,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 fn keep(ready: &ReadyChunk) -> OurChunk {
     OurChunk {
         trees: ready.payload.trees.len(),
-        blades: ready.payload.grass.iter().map(|g| g.root.len()).sum(),
+        blades: ready.grass.iter().map(|g| g.root.len()).sum(),
         cylinders: ready.cylinders.len(),
         highest: ready.patch.height.iter().copied().fold(f32::MIN, f32::max),
     }

@@ -29,6 +29,7 @@
 
 use std::fmt;
 
+use sylva_systems::ecology::Layer;
 use sylva_systems::placement::forest::Forest;
 use sylva_systems::tree::{BranchGraph, Leaves};
 use sylva_systems::world::{WorldContent, WorldParams};
@@ -56,6 +57,14 @@ pub(crate) const ATTRACTOR: u64 = 64;
 pub(crate) const WORLD_CELL: u64 = 48;
 /// Bytes per layer slot of a world chunk's cell.
 pub(crate) const WORLD_SLOT: u64 = 7;
+/// Bytes per attribute sample of a resident world chunk: eight attributes as f32, and the
+/// ground cover's density and kind.
+pub(crate) const WORLD_SAMPLE: u64 = 8 * 4 + 3;
+/// Bytes per tree or shrub instance of a resident world chunk (the payload's and the ECS's).
+pub(crate) const WORLD_INSTANCE: u64 = 2 * 28 + 16;
+/// Bytes per drawn blade of a resident world chunk: its render patch (root, yaw, scale) and
+/// the grass batch's copy (root, yaw, scale, colour, live slot).
+pub(crate) const WORLD_BLADE: u64 = 20 + 28;
 /// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch (start,
 /// end, two radii, colour, tree anchor). The renderer's copy is device memory, not the host's,
 /// on a GPU.
@@ -259,24 +268,44 @@ pub fn resident_chunks(w: &WorldParams) -> u64 {
     w.stream_settings(1).ring_chunks() as u64
 }
 
-/// Trees one chunk of `w` holds of each species, expected: its candidates (density × area)
-/// thinned by the spacing as a Matérn type II process (a candidate survives when no
-/// candidate within the min distance has a higher priority, the placement's hashed rule:
-/// share (1 − e^(−m)) / m of m = λπd², λ the candidates of every species per m²). Every
-/// candidate is taken to pass the slope, height and material rules, which depend on ground
-/// not generated yet: on land where the species grows this is the count, elsewhere fewer.
+/// Trees one chunk of `w` copies into its render data, at most, per species: the most any
+/// biome asks for of it over a chunk's area, times the share `draw.trees_per_hectare` keeps
+/// of its layer (the placement survives its spacing at the asked density, docs/design/ecology.md,
+/// "Density that survives its spacing"). Every candidate is taken to pass the slope and material
+/// rules, which depend on ground not generated yet.
 pub fn trees_per_chunk(w: &WorldParams) -> Vec<f64> {
     let area = f64::from(w.chunk_size()).powi(2);
-    let candidates: Vec<f64> = (w.trees.iter())
-        .map(|t| f64::from(t.placement.density) * area / 10_000.0)
-        .collect();
-    let lambda = candidates.iter().sum::<f64>() / area;
-    (w.trees.iter().zip(&candidates))
-        .map(|(t, &n)| {
-            let m = lambda * std::f64::consts::PI * f64::from(t.placement.min_distance).powi(2);
-            if m > 0.0 { n * -(-m).exp_m1() / m } else { n }
+    let Ok(biomes) = w.biomes(0) else {
+        return vec![0.0; w.trees.len()];
+    };
+    let spacing: Vec<f32> = w.trees.iter().map(|t| t.placement.min_distance).collect();
+    (0..w.trees.len())
+        .map(|s| {
+            let Some(layer) = biomes.layer_of(s) else {
+                return 0.0;
+            };
+            let (peak, _) = biomes.layer_peak(layer, &spacing);
+            let share = if peak > 0.0 {
+                (w.draw.trees_per_hectare / 1e4 / peak).min(1.0)
+            } else {
+                1.0
+            };
+            f64::from(biomes.peak_stems(s)) * area * f64::from(share)
         })
         .collect()
+}
+
+/// Trees and shrubs one chunk of `w` holds at most (every layer at its densest biome).
+pub fn instances_per_chunk(w: &WorldParams) -> f64 {
+    let area = f64::from(w.chunk_size()).powi(2);
+    let Ok(biomes) = w.biomes(0) else {
+        return 0.0;
+    };
+    let spacing: Vec<f32> = w.trees.iter().map(|t| t.placement.min_distance).collect();
+    Layer::ALL
+        .iter()
+        .map(|&l| f64::from(biomes.layer_peak(l, &spacing).0) * area)
+        .sum()
 }
 
 /// The part of a world's trees and leaves, once its variants are grown (`content`): per

@@ -13,7 +13,7 @@ use sylva::runtime::extract::{CylinderBatch, GrassBatch, LeafBatch, TerrainBatch
 use sylva::runtime::glam::{Quat, Vec2, Vec3};
 use sylva::runtime::stream::Viewer;
 use sylva::systems::terrain::TerrainChunk;
-use sylva::systems::world::{WorldBatch, WorldGen, WorldParams, WorldState, WorldStreamer};
+use sylva::systems::world::{WorldBatch, WorldGen, WorldParams, WorldState, WorldStreamer, expand_blades};
 
 /// The bundled world with small chunks, so tests stay quick.
 fn world(chunk_cells: u32) -> (WorldParams, u64) {
@@ -104,16 +104,13 @@ fn a_chunk_is_the_same_in_any_visit_order_thread_count_and_cache_state() {
 }
 
 #[test]
-fn trees_and_grass_keep_their_min_distance_across_chunk_borders() {
+fn trees_keep_their_min_distance_and_blades_their_cells_across_chunk_borders() {
     for seed in 0..4u64 {
         let (mut params, _) = world(48);
         for t in &mut params.trees {
-            t.placement.density = 400.0;
-            // Every slope and height: the test is about distances, not where species grow.
+            // Every slope and material: the test is about distances, not where species grow.
             t.placement.rules = Default::default();
         }
-        params.grass.species[0].placement.density = 20_000.0;
-        params.grass.species[0].placement.rules = Default::default();
         let g = WorldGen::new(params.clone(), seed);
         // A 3 × 3 block on land (by the longest river) somewhere else for every seed.
         let at = by_a_river(&g).map(|c| c - 1);
@@ -144,17 +141,25 @@ fn trees_and_grass_keep_their_min_distance_across_chunk_borders() {
             }
         }
         assert!(across > 0, "seed {seed}: no close pair across a border was tested");
-        let min = params.grass.species[0].placement.min_distance;
-        let blades: Vec<Vec2> = block
-            .iter()
-            .flat_map(|c| c.grass.iter().flat_map(|p| p.root.iter().map(|r| Vec2::new(r.x, r.z))))
-            .collect();
-        assert!(blades.len() > 100, "seed {seed}: {} blades", blades.len());
-        let index = sylva::runtime::SpatialIndex::build(blades.iter().map(|b| (Vec3::new(b.x, 0.0, b.y), ())));
-        for b in &blades {
-            let near = index.within(Vec3::new(b.x, 0.0, b.y), min * 0.999);
-            assert_eq!(near.len(), 1, "seed {seed}: blades closer than {min} m at {b}");
+        // Each chunk expands the blades of its own cells only: none falls outside it.
+        let size = params.chunk_size();
+        let mut blades = 0;
+        for c in &block {
+            let mut out = Vec::new();
+            let n = params.chunk_cells;
+            expand_blades(c, &params.grass.species, [0, 0, n, n], 1.0, &mut out);
+            let lo = Vec2::new(c.coord[0] as f32, c.coord[1] as f32) * size;
+            for b in &out {
+                let at = Vec2::new(b.root.x, b.root.z) - lo;
+                assert!(
+                    at.min_element() >= 0.0 && at.max_element() < size,
+                    "seed {seed}: blade {at} of {:?}",
+                    c.coord
+                );
+            }
+            blades += out.len();
         }
+        assert!(blades > 1000, "seed {seed}: {blades} blades");
     }
 }
 

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod colonize;
+pub mod ecology;
 pub mod grass;
 pub mod lsystem;
 mod pages;

@@ -1,6 +1,7 @@
 //! `sylva terrain`: a scene's terrain generated, eroded, measured and drawn as PNGs; with
 //! `--region`, a world's chunks stitched into one map (its own module, [`region`]).
 
+mod masks;
 mod region;
 
 use std::path::{Path, PathBuf};
@@ -29,12 +30,14 @@ pub(crate) struct TerrainArgs {
     region: Option<[i32; 4]>,
     #[command(flatten)]
     pictures: Pictures,
+    #[command(flatten)]
+    ecology: masks::EcologyOutputs,
 }
 
 /// Runs `sylva terrain`.
 pub(crate) fn run(args: &TerrainArgs, common: &Common) -> Result<(), String> {
     match args.region {
-        Some(r) => region::run(&args.scene, r, &args.pictures, common),
+        Some(r) => region::run(&args.scene, r, (&args.pictures, &args.ecology), common),
         None => scene_terrain(&args.scene, args.iterations, &args.pictures, common),
     }
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 use sylva::systems::world::{RegionReport, WorldGen, stitch};
 
+use super::masks::EcologyOutputs;
 use super::{Pictures, print_drainage};
 use crate::cli::Common;
 use crate::cli::common::{count, load, write_json};
@@ -24,8 +25,14 @@ struct Report<'a> {
 }
 
 /// Runs `sylva terrain SCENE --region X0,Z0,X1,Z1`.
-pub(super) fn run(path: &Path, r: [i32; 4], pictures: &Pictures, common: &Common) -> Result<(), String> {
-    output_paths::check_all(common, &pictures.outputs())?;
+pub(super) fn run(
+    path: &Path,
+    r: [i32; 4],
+    (pictures, ecology): (&Pictures, &EcologyOutputs),
+    common: &Common,
+) -> Result<(), String> {
+    let outputs: Vec<_> = pictures.outputs().into_iter().chain(ecology.outputs()).collect();
+    output_paths::check_all(common, &outputs)?;
     let scene = load(path, common)?;
     let Some(params) = scene.world.clone() else {
         return Err(format!(
@@ -70,6 +77,7 @@ pub(super) fn run(path: &Path, r: [i32; 4], pictures: &Pictures, common: &Common
         t.border_crossings, t.border_mismatches, t.river_depression_max
     );
     pictures.write(&stitched.field)?;
+    ecology.write(&world, &stitched.chunks)?;
     if let Some(out) = &common.report {
         let report = Report {
             scene: &scene.name,

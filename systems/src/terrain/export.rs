@@ -204,13 +204,24 @@ pub fn encode_png(hf: &Heightfield, kind: PngKind, h_max: f32) -> Result<Vec<u8>
             rgb_unless_wet(&|i| topographic(hf.ground[i] / h_max)),
         ),
     };
+    encode_image(w, d, colour, depth, &data)
+}
+
+/// `data` (rows top to bottom) as a PNG of `width × height` pixels.
+pub(crate) fn encode_image(
+    width: u32,
+    height: u32,
+    colour: png::ColorType,
+    depth: png::BitDepth,
+    data: &[u8],
+) -> Result<Vec<u8>, ExportError> {
     let mut out = Vec::new();
     {
-        let mut enc = png::Encoder::new(&mut out, w, d);
+        let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(colour);
         enc.set_depth(depth);
         let mut writer = enc.write_header()?;
-        writer.write_image_data(&data)?;
+        writer.write_image_data(data)?;
         writer.finish()?;
     }
     Ok(out)

@@ -1,8 +1,10 @@
 //! Placement across chunk borders with hashed priorities.
 //!
-//! Every chunk throws its own candidates from its own random stream
-//! (`rng::stream(seed, Chunk([x, kind, z]), purpose)`), each with a random
-//! 64-bit priority. A candidate survives when it passes its species' ground
+//! Every chunk throws its own candidates for a layer from its own random stream
+//! (`rng::stream(seed, Chunk([x, layer, z]), purpose)`), each with a random
+//! 64-bit priority, at the layer's peak rate. The biomes' density at the
+//! candidate keeps it or not and picks its species (docs/design/ecology.md,
+//! "Density that survives its spacing"). A candidate survives when it passes its species' ground
 //! rules and no other candidate that passes its own rules, of this chunk or of
 //! the eight around it, lies within the larger of the two min distances with a
 //! higher priority (a Matérn type II hard-core process). Whether a candidate
@@ -48,42 +50,83 @@ struct Candidate {
     height: f32,
 }
 
-/// The candidates species `kind` throws in chunk `coord` (see the module docs).
-fn throw(
-    seed: u64,
-    purpose: &str,
-    coord: [i32; 2],
-    chunk_size: f32,
-    kind: u32,
-    p: &PlacementParams,
-) -> Vec<(Vec2, [u64; 4])> {
-    let mut rng = stream(seed, StreamKey::Chunk([coord[0], kind as i32, coord[1]]), purpose);
-    let expected = f64::from(p.density) * f64::from(chunk_size).powi(2) / 1e4;
+/// One layer's species and how densely it throws candidates.
+pub struct LayerPlan<'a> {
+    /// The layer's species: their spacing, rules and scales.
+    pub species: Vec<&'a PlacementParams>,
+    /// Candidates thrown per m²: at least what the densest place needs
+    /// ([`crate::ecology::thrown_for`] of the layer's peak).
+    pub thrown: f32,
+}
+
+/// A uniform value in [0, 1) from a word's top 24 bits.
+fn unit(word: u64) -> f32 {
+    (word >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// The candidates layer `layer` throws in chunk `coord`: positions and six random words each
+/// (priority, yaw, scale, pick, keep, species).
+fn throw(seed: u64, purpose: &str, coord: [i32; 2], chunk_size: f32, layer: u32, thrown: f32) -> Vec<(Vec2, [u64; 6])> {
+    let mut rng = stream(seed, StreamKey::Chunk([coord[0], layer as i32, coord[1]]), purpose);
+    let expected = f64::from(thrown) * f64::from(chunk_size).powi(2);
     let count = expected.floor() as usize + usize::from(rng.random::<f64>() < expected.fract());
     let lo = Vec2::new(coord[0] as f32, coord[1] as f32) * chunk_size;
     (0..count)
         .map(|_| {
             let at = lo + Vec2::new(rng.random::<f32>(), rng.random::<f32>()) * chunk_size;
-            (at, [rng.random(), rng.random(), rng.random(), rng.random()])
+            (at, std::array::from_fn(|_| rng.random()))
         })
         .collect()
 }
 
-/// The survivors of chunk `coord` for the species `kinds` of one layer, in
-/// (species, throw) order.
+/// Whether a candidate thrown at `thrown` per m² stays where the layer asks for
+/// `stems` per m² of each species, and which species it becomes: kept with
+/// chance λ(x) / thrown, λ(x) what a hard-core process must throw for the
+/// asked density to survive its spacing; the species drawn in proportion to
+/// the densities.
+fn choose(stems: &[f32], spacing: &[f32], thrown: f32, keep: u64, pick: u64) -> Option<usize> {
+    let total: f32 = stems.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let cover: f32 = stems
+        .iter()
+        .zip(spacing)
+        .map(|(d, r)| d * std::f32::consts::PI * r * r)
+        .sum();
+    if unit(keep) * thrown >= crate::ecology::thrown_for(total, cover) {
+        return None;
+    }
+    let mut u = unit(pick) * total;
+    for (s, &d) in stems.iter().enumerate() {
+        if u < d {
+            return Some(s);
+        }
+        u -= d;
+    }
+    stems.iter().rposition(|&d| d > 0.0)
+}
+
+/// The survivors of chunk `coord` for layer `layer` (its index `layer_id` keys the random
+/// streams), in throw order. `stems(at, out)` writes the stems per m² the biomes ask for at
+/// `at` of each of the layer's species (false where it cannot tell: nothing stands there).
 pub fn place(
     seed: u64,
     purpose: &str,
-    kinds: &[&PlacementParams],
+    (layer_id, layer): (u32, &LayerPlan<'_>),
     coord: [i32; 2],
     chunk_size: f32,
     ground: &impl Ground,
+    mut stems: impl FnMut(Vec2, &mut [f32]) -> bool,
 ) -> Vec<Placed> {
+    let kinds = &layer.species;
     let reach = kinds.iter().map(|k| k.min_distance).fold(0.0f32, f32::max);
+    let spacing: Vec<f32> = kinds.iter().map(|k| k.min_distance).collect();
     let lo = Vec2::new(coord[0] as f32, coord[1] as f32) * chunk_size;
     let hi = lo + Vec2::splat(chunk_size);
     let mut all: Vec<Candidate> = Vec::new();
     let mut own = 0;
+    let mut asked = vec![0.0f32; kinds.len()];
     // Own chunk first, so its candidates are the first `own` entries.
     let around = std::iter::once([0, 0]).chain(
         (-1..=1)
@@ -92,25 +135,31 @@ pub fn place(
     );
     for d in around {
         let c = [coord[0] + d[0], coord[1] + d[1]];
-        for (kind, p) in kinds.iter().enumerate() {
-            for (at, words) in throw(seed, purpose, c, chunk_size, kind as u32, p) {
-                if d != [0, 0] && (at.clamp(lo, hi) - at).length() > reach * 1.01 {
-                    continue;
-                }
-                let Some(g) = ground.sample(at.x, at.y).filter(|g| p.rules.allows(g)) else {
-                    continue;
-                };
-                let (s0, s1) = p.scale;
-                all.push(Candidate {
-                    at,
-                    priority: words[0],
-                    kind: kind as u32,
-                    yaw: (words[1] >> 40) as f32 / (1u64 << 24) as f32 * std::f32::consts::TAU,
-                    scale: s0 + (s1 - s0) * ((words[2] >> 40) as f32 / (1u64 << 24) as f32),
-                    pick: words[3],
-                    height: g.height,
-                });
+        for (at, words) in throw(seed, purpose, c, chunk_size, layer_id, layer.thrown) {
+            if d != [0, 0] && (at.clamp(lo, hi) - at).length() > reach * 1.01 {
+                continue;
             }
+            asked.fill(0.0);
+            if !stems(at, &mut asked) {
+                continue;
+            }
+            let Some(kind) = choose(&asked, &spacing, layer.thrown, words[4], words[5]) else {
+                continue;
+            };
+            let p = kinds[kind];
+            let Some(g) = ground.sample(at.x, at.y).filter(|g| p.rules.allows(g)) else {
+                continue;
+            };
+            let (s0, s1) = p.scale;
+            all.push(Candidate {
+                at,
+                priority: words[0],
+                kind: kind as u32,
+                yaw: unit(words[1]) * std::f32::consts::TAU,
+                scale: s0 + (s1 - s0) * unit(words[2]),
+                pick: words[3],
+                height: g.height,
+            });
         }
         if d == [0, 0] {
             own = all.len();
@@ -121,7 +170,6 @@ pub fn place(
             .enumerate()
             .map(|(i, c)| (Vec3::new(c.at.x, 0.0, c.at.y), i as u32)),
     );
-    let min_distance: Vec<f32> = kinds.iter().map(|k| k.min_distance).collect();
     all[..own]
         .iter()
         .enumerate()
@@ -129,7 +177,7 @@ pub fn place(
             let q = Vec3::new(c.at.x, 0.0, c.at.y);
             !index.within(q, reach * 1.01).iter().any(|hit| {
                 let o = &all[*hit.payload as usize];
-                let r = min_distance[c.kind as usize].max(min_distance[o.kind as usize]);
+                let r = spacing[c.kind as usize].max(spacing[o.kind as usize]);
                 *hit.payload as usize != i && (o.at - c.at).length_squared() < r * r && o.priority > c.priority
             })
         })
@@ -188,6 +236,27 @@ impl RegionGround {
     fn at(&self, i: i64, j: i64) -> usize {
         (j * self.size + i) as usize
     }
+
+    /// Side of a cell, metres.
+    pub fn cell_size(&self) -> f32 {
+        self.cell_size
+    }
+
+    /// World cell `cell` as a column of the region.
+    pub fn local(&self, cell: [i64; 2]) -> (u32, u32) {
+        ((cell[0] - self.origin[0]) as u32, (cell[1] - self.origin[1]) as u32)
+    }
+
+    /// Ground height at world cell `cell` and its gradient (rise per metre
+    /// along x and z, central differences). The cell and its four neighbours
+    /// must lie inside the region.
+    pub fn height_and_gradient(&self, cell: [i64; 2]) -> (f32, Vec2) {
+        let (i, j) = (cell[0] - self.origin[0], cell[1] - self.origin[1]);
+        let run = 2.0 * self.cell_size;
+        let dx = (self.ground[self.at(i + 1, j)] - self.ground[self.at(i - 1, j)]) / run;
+        let dz = (self.ground[self.at(i, j + 1)] - self.ground[self.at(i, j - 1)]) / run;
+        (self.ground[self.at(i, j)], Vec2::new(dx, dz))
+    }
 }
 
 impl Ground for RegionGround {
@@ -198,12 +267,10 @@ impl Ground for RegionGround {
         if i < 1 || j < 1 || i >= self.size - 1 || j >= self.size - 1 || self.wet.get(self.at(i, j)) == Some(&true) {
             return None;
         }
-        let run = 2.0 * self.cell_size;
-        let dx = (self.ground[self.at(i + 1, j)] - self.ground[self.at(i - 1, j)]) / run;
-        let dz = (self.ground[self.at(i, j + 1)] - self.ground[self.at(i, j - 1)]) / run;
+        let (height, gradient) = self.height_and_gradient([i + self.origin[0], j + self.origin[1]]);
         Some(GroundSample {
-            height: self.ground[self.at(i, j)],
-            slope: Vec2::new(dx, dz).length().atan().to_degrees(),
+            height,
+            slope: gradient.length().atan().to_degrees(),
             material: self.top[self.at(i, j)],
         })
     }

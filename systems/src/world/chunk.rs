@@ -11,15 +11,17 @@ use sylva_runtime::framed;
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::across_borders::{RegionGround, place};
+use super::across_borders::{LayerPlan, RegionGround, place};
+use super::attributes::{self, Sampling};
 use super::domains::Domains;
-use super::params::{PlacementParams, WorldParams};
+use super::params::WorldParams;
 use super::relief::{self, Reach, Shaped};
+use crate::ecology::{AttributeMaps, Biomes, CoverField, Layer, NO_KIND, blade_hash, thrown_for};
 use crate::terrain::{BARE, Eroder, TerrainBalance, TerrainChunk, TerrainParams, Transport};
 
 /// Version of the payload layout and of the generation rules; part of every
 /// cache key, so a build that generates differently never reads old files.
-pub const DATA_VERSION: u64 = 2;
+pub const DATA_VERSION: u64 = 3;
 
 /// One placed tree: which grown variant, where, turned and scaled how.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -34,19 +36,6 @@ pub struct TreeInstance {
     pub yaw: f32,
     /// Scale on top of the species' own.
     pub scale: f32,
-}
-
-/// The blades of one grass species in one chunk.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct GrassPatch {
-    /// Species index in the world's grass.
-    pub species: u16,
-    /// Root per blade, world metres.
-    pub root: Vec<Vec3>,
-    /// Yaw per blade, radians.
-    pub yaw: Vec<f32>,
-    /// Scale per blade.
-    pub scale: Vec<f32>,
 }
 
 /// What a renderer draws of a chunk's ground: (cells + 1)² samples, the last
@@ -81,10 +70,14 @@ pub struct ChunkPayload {
     pub terrain: TerrainChunk,
     /// Its ground as drawn.
     pub surface: Surface,
-    /// Its trees.
+    /// Its trees and shrubs.
     pub trees: Vec<TreeInstance>,
-    /// Its grass, one patch per species that has blades here.
-    pub grass: Vec<GrassPatch>,
+    /// Its terrain attributes, one sample every `ecology.sample_cells` cells, the
+    /// last row and column being the neighbours' first.
+    pub attributes: AttributeMaps,
+    /// Its ground cover on the same samples; blades are expanded from it
+    /// (`world::blades`), never stored.
+    pub cover: CoverField,
     /// Where rivers cross its border.
     pub rivers: Vec<RiverCrossing>,
     /// xxh3 of everything above: equal for equal content, whatever the visit
@@ -107,6 +100,7 @@ pub struct Region {
 #[derive(Debug, Default)]
 pub struct StageClock {
     terrain: AtomicU64,
+    ecology: AtomicU64,
     trees: AtomicU64,
     grass: AtomicU64,
     chunks: AtomicU64,
@@ -119,9 +113,11 @@ pub struct StageMillis {
     pub chunks: u64,
     /// Terrain: the region with its apron, the chunk's columns, the surface.
     pub terrain: f64,
-    /// Tree placement.
+    /// Attributes and biome memberships of the samples.
+    pub ecology: f64,
+    /// Tree and shrub placement.
     pub trees: f64,
-    /// Grass placement.
+    /// The ground-cover field.
     pub grass: f64,
 }
 
@@ -138,6 +134,7 @@ impl StageClock {
         StageMillis {
             chunks,
             terrain: mean(&self.terrain),
+            ecology: mean(&self.ecology),
             trees: mean(&self.trees),
             grass: mean(&self.grass),
         }
@@ -152,6 +149,9 @@ pub struct WorldGen {
     domains: Option<Arc<Domains>>,
     erosion: Option<(TerrainParams, u32)>,
     variants: Vec<u32>,
+    biomes: Biomes,
+    /// Per layer, its species (world indices) and candidates thrown per m².
+    layers: [(Vec<usize>, f32); 2],
     key: u64,
     clock: StageClock,
 }
@@ -165,7 +165,8 @@ impl WorldGen {
             params.cell_size,
             &params.terrain,
             &params.trees,
-            params.grass.species.iter().map(|g| &g.placement).collect::<Vec<_>>(),
+            &params.ecology,
+            params.grass.species.iter().map(|g| &g.name).collect::<Vec<_>>(),
         );
         let bytes = framed::encode(&relevant).unwrap_or_default();
         let key = hash_words(&[xxh3_64(&bytes), seed, DATA_VERSION]);
@@ -181,14 +182,56 @@ impl WorldGen {
             .erosion
             .as_ref()
             .map(|e| (e.terrain(params.cell_size, params.terrain.max_layers), e.iterations));
+        let biomes = params.biomes(seed).expect("validated world biomes resolve");
+        let spacing: Vec<f32> = params.trees.iter().map(|t| t.placement.min_distance).collect();
+        let layers = Layer::ALL.map(|layer| {
+            let species = (0..params.trees.len())
+                .filter(|&s| biomes.layer_of(s) == Some(layer))
+                .collect();
+            let (most, cover) = biomes.layer_peak(layer, &spacing);
+            (species, thrown_for(most, cover))
+        });
         Self {
             params,
             seed,
             domains,
             erosion,
             variants,
+            biomes,
+            layers,
             key,
             clock: StageClock::default(),
+        }
+    }
+
+    /// The resolved biome table.
+    pub fn biomes(&self) -> &Biomes {
+        &self.biomes
+    }
+
+    /// The share of tree species `species`'s instances a renderer's copies hold
+    /// (the world's `draw.trees_per_hectare` over its layer's peak density).
+    pub fn draw_share(&self, species: usize) -> f32 {
+        let Some(layer) = self.biomes.layer_of(species) else {
+            return 0.0;
+        };
+        let spacing: Vec<f32> = self.params.trees.iter().map(|t| t.placement.min_distance).collect();
+        let (most, _) = self.biomes.layer_peak(layer, &spacing);
+        if most <= 0.0 {
+            return 1.0;
+        }
+        (self.params.draw.trees_per_hectare / 1e4 / most).min(1.0)
+    }
+
+    /// Biome memberships at `(x, z)` metres from `maps`, into `out` (one per
+    /// biome); false outside the maps.
+    pub fn memberships(&self, maps: &AttributeMaps, x: f32, z: f32, out: &mut [f32]) -> bool {
+        match maps.at(x, z) {
+            Some(at) => {
+                self.biomes.memberships(&at, x, z, out);
+                true
+            }
+            None => false,
         }
     }
 
@@ -248,17 +291,19 @@ impl WorldGen {
         })
     }
 
-    /// Cells of apron placement reads: the ground of every candidate within one
-    /// min distance of the border, plus the slope's neighbours.
-    fn placement_apron(&self) -> u32 {
+    /// Attribute samples around the chunk that placement reads: those around
+    /// every candidate within one min distance of the border.
+    fn sample_apron(&self) -> u32 {
         let p = &self.params;
-        let reach = p
-            .trees
-            .iter()
-            .map(|t| t.placement.min_distance)
-            .chain(p.grass.species.iter().map(|g| g.placement.min_distance))
-            .fold(0.0f32, f32::max);
-        (reach / p.cell_size).ceil() as u32 + 2
+        let reach = p.trees.iter().map(|t| t.placement.min_distance).fold(0.0f32, f32::max);
+        ((reach / p.cell_size).ceil() as u32).div_ceil(p.ecology.sample_cells) + 1
+    }
+
+    /// Cells of apron placement reads: the samples of [`Self::sample_apron`] with
+    /// the neighbours their slopes read, and the ground of every candidate within
+    /// one min distance of the border with its slope's neighbours.
+    fn placement_apron(&self) -> u32 {
+        self.sample_apron() * self.params.ecology.sample_cells + 2
     }
 
     /// The ground of the `size`² cells from world cell `origin` on: generated
@@ -314,6 +359,26 @@ impl WorldGen {
         }
     }
 
+    /// The attribute maps of `side`² samples from world cell `first` (a multiple
+    /// of the sample spacing) on, from a region of their own: equal to every
+    /// chunk's maps at the same samples, bit for bit.
+    pub fn attributes(&self, first: [i64; 2], side: u32) -> AttributeMaps {
+        let p = &self.params;
+        let cells = side.saturating_sub(1) * p.ecology.sample_cells + 1;
+        // Two cells around the samples: the slope's neighbours and the ground's.
+        let origin = first.map(|f| f - 2);
+        let region = self.region(origin, cells + 4);
+        let ground = RegionGround::new(&region.terrain, origin, p.cell_size);
+        let sampling = Sampling {
+            ground: &ground,
+            terrain: &region.terrain,
+            domains: self.domains.as_deref(),
+            first,
+            side,
+        };
+        attributes::sample(&p.ecology, &sampling)
+    }
+
     /// Generates chunk `coord` (see [`ChunkPayload`]).
     pub fn chunk(&self, coord: [i32; 2]) -> ChunkPayload {
         let p = &self.params;
@@ -321,7 +386,6 @@ impl WorldGen {
         let (n, apron) = (p.chunk_cells, self.placement_apron());
         let origin = [i64::from(coord[0]) * i64::from(n), i64::from(coord[1]) * i64::from(n)];
         let region_origin = origin.map(|o| o - i64::from(apron));
-        let seed = self.seed;
         let region = self.region(region_origin, n + 2 * apron);
         let terrain = region
             .terrain
@@ -337,34 +401,24 @@ impl WorldGen {
         let rivers = crossings(&region.reaches, coord, p.chunk_size());
         let surface = surface(&ground, &depth, region.terrain.size(), apron, n);
         let t = StageClock::add(&self.clock.terrain, started);
-        let size = p.chunk_size();
-        let kinds: Vec<&PlacementParams> = p.trees.iter().map(|t| &t.placement).collect();
-        let trees = place(seed, "world.trees", &kinds, coord, size, &ground)
-            .into_iter()
-            .map(|t| TreeInstance {
-                species: t.kind as u16,
-                variant: (t.pick % u64::from(self.variants[t.kind as usize])) as u16,
-                position: t.position,
-                yaw: t.yaw,
-                scale: t.scale,
-            })
-            .collect();
+        let (s, k) = (p.ecology.sample_cells, self.sample_apron());
+        let maps = attributes::sample(
+            &p.ecology,
+            &Sampling {
+                ground: &ground,
+                terrain: &region.terrain,
+                domains: self.domains.as_deref(),
+                first: origin.map(|o| o - i64::from(k * s)),
+                side: n / s + 1 + 2 * k,
+            },
+        );
+        let attributes = maps
+            .crop(k, k, n / s + 1)
+            .expect("the chunk's samples lie inside the region's");
+        let t = StageClock::add(&self.clock.ecology, t);
+        let trees = self.trees(coord, &ground, &maps);
         let t = StageClock::add(&self.clock.trees, t);
-        let kinds: Vec<&PlacementParams> = p.grass.species.iter().map(|g| &g.placement).collect();
-        let grass_seed = stream_seed(seed, StreamKey::Global, "world.grass");
-        let mut grass: Vec<GrassPatch> = (0..kinds.len())
-            .map(|k| GrassPatch {
-                species: k as u16,
-                ..GrassPatch::default()
-            })
-            .collect();
-        for b in place(grass_seed, "world.grass", &kinds, coord, size, &ground) {
-            let patch = &mut grass[b.kind as usize];
-            patch.root.push(b.position);
-            patch.yaw.push(b.yaw);
-            patch.scale.push(b.scale);
-        }
-        grass.retain(|g| !g.root.is_empty());
+        let cover = self.cover(&attributes);
         StageClock::add(&self.clock.grass, t);
         self.clock.chunks.fetch_add(1, Ordering::Relaxed);
         let mut payload = ChunkPayload {
@@ -372,12 +426,106 @@ impl WorldGen {
             terrain,
             surface,
             trees,
-            grass,
+            attributes,
+            cover,
             rivers,
             hash: 0,
         };
         payload.hash = xxh3_64(&framed::encode(&payload).unwrap_or_default());
         payload
+    }
+}
+
+impl WorldGen {
+    /// The trees and shrubs of chunk `coord`, both layers, the canopy first.
+    fn trees(&self, coord: [i32; 2], ground: &RegionGround, maps: &AttributeMaps) -> Vec<TreeInstance> {
+        let p = &self.params;
+        let mut memberships = vec![0.0f32; self.biomes.len()];
+        let mut stems = vec![0.0f32; p.trees.len()];
+        let mut out = Vec::new();
+        for (l, layer) in Layer::ALL.into_iter().enumerate() {
+            let (species, thrown) = &self.layers[l];
+            if species.is_empty() || *thrown <= 0.0 {
+                continue;
+            }
+            let plan = LayerPlan {
+                species: species.iter().map(|&s| &p.trees[s].placement).collect(),
+                thrown: *thrown,
+            };
+            let asked = |at: glam::Vec2, out: &mut [f32]| {
+                if !self.memberships(maps, at.x, at.y, &mut memberships) {
+                    return false;
+                }
+                stems.fill(0.0);
+                self.biomes.stems(layer, &memberships, at.x, at.y, &mut stems);
+                for (o, &s) in out.iter_mut().zip(species) {
+                    *o = stems[s];
+                }
+                true
+            };
+            let placed = place(
+                self.seed,
+                "world.trees",
+                (l as u32, &plan),
+                coord,
+                p.chunk_size(),
+                ground,
+                asked,
+            );
+            out.extend(placed.into_iter().map(|t| {
+                let s = species[t.kind as usize];
+                TreeInstance {
+                    species: s as u16,
+                    variant: (t.pick % u64::from(self.variants[s])) as u16,
+                    position: t.position,
+                    yaw: t.yaw,
+                    scale: t.scale,
+                }
+            }));
+        }
+        out
+    }
+
+    /// The ground-cover field on the chunk's samples: the biomes' blades per
+    /// cell, and one grass species per sample drawn by its share.
+    fn cover(&self, maps: &AttributeMaps) -> CoverField {
+        let p = &self.params;
+        let seed = stream_seed(self.seed, StreamKey::Global, "world.grass") as u32;
+        let n = maps.samples();
+        let mut field = CoverField {
+            seed,
+            spacing: maps.spacing,
+            side: maps.side,
+            density: vec![0; n],
+            kind: vec![NO_KIND; n],
+        };
+        let species = p.grass.species.len();
+        if species == 0 || self.biomes.is_empty() {
+            return field;
+        }
+        let mut memberships = vec![0.0f32; self.biomes.len()];
+        let mut blades = vec![0.0f32; species];
+        let cell_area = p.cell_size * p.cell_size;
+        for k in 0..n {
+            let cell = maps.cell_of((k % maps.side as usize) as u32, (k / maps.side as usize) as u32);
+            let (x, z) = (cell[0] as f32 * p.cell_size, cell[1] as f32 * p.cell_size);
+            self.biomes.memberships(&maps.sample(k), x, z, &mut memberships);
+            blades.fill(0.0);
+            self.biomes.blades(&memberships, &mut blades);
+            let total: f32 = blades.iter().sum();
+            if total <= 0.0 {
+                continue;
+            }
+            let mut u = (blade_hash(seed, cell, 0, 0x6b1d) >> 8) as f32 / (1u32 << 24) as f32 * total;
+            let kind = blades.iter().position(|&b| {
+                let hit = u < b;
+                u -= b;
+                hit
+            });
+            field.density[k] = CoverField::quantize(total * cell_area);
+            field.kind[k] = kind.unwrap_or(species - 1) as u8;
+        }
+        field
     }
 }
 

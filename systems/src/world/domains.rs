@@ -49,6 +49,8 @@ pub struct Domain {
     width: usize,
     /// Heights of the nodes around the domain (the domain's own ones valid), metres.
     heights: Vec<f32>,
+    /// Drainage area of each node (its own cell included), m².
+    area: Vec<f32>,
     /// The domain's rivers.
     pub rivers: Vec<RiverPath>,
 }
@@ -343,6 +345,7 @@ impl Domains {
                 origin: lo,
                 width,
                 rivers: self.rivers(&basin, lo),
+                area: basin.area,
                 heights: basin.heights,
             },
             // Validated parameters on a grid whose ring is fixed always solve;
@@ -350,6 +353,7 @@ impl Domains {
             Err(_) => Domain {
                 origin: lo,
                 width,
+                area: vec![p.node_spacing * p.node_spacing; initial.len()],
                 heights: initial,
                 rivers: Vec::new(),
             },
@@ -431,6 +435,23 @@ impl Domains {
     /// Heights of the `width × height` nodes from `origin` on, and every domain
     /// they belong to.
     pub fn heights(&self, origin: [i64; 2], width: usize, height: usize) -> (Vec<f32>, Vec<Arc<Domain>>) {
+        self.nodes(origin, [width, height], |d, i| d.heights[i])
+    }
+
+    /// Drainage areas (m²) of the `width × height` nodes from `origin` on, and
+    /// every domain they belong to.
+    pub fn areas(&self, origin: [i64; 2], width: usize, height: usize) -> (Vec<f32>, Vec<Arc<Domain>>) {
+        self.nodes(origin, [width, height], |d, i| d.area[i])
+    }
+
+    /// `value(domain, index)` of each of the `size[0] × size[1]` nodes from
+    /// `origin` on, read from the domain that owns it, and those domains.
+    fn nodes(
+        &self,
+        origin: [i64; 2],
+        [width, height]: [usize; 2],
+        value: impl Fn(&Domain, usize) -> f32,
+    ) -> (Vec<f32>, Vec<Arc<Domain>>) {
         let mut domains: BTreeMap<[i64; 2], Arc<Domain>> = BTreeMap::new();
         let mut out = Vec::with_capacity(width * height);
         let sites = self.sites_over(origin, width, height);
@@ -441,7 +462,7 @@ impl Domains {
                 let cell = sites.nearest(node);
                 let d = domains.entry(cell).or_insert_with(|| self.domain(cell));
                 let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
-                out.push(d.heights[lz as usize * d.width + lx as usize]);
+                out.push(value(d, lz as usize * d.width + lx as usize));
             }
         }
         (out, domains.into_values().collect())

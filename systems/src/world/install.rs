@@ -185,6 +185,7 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
         leaves,
         trees,
         patch,
+        grass,
     } = ready;
     let tag = WorldChunk { coord };
     let mut entities = vec![app.world.entities.spawn((payload.terrain, tag))];
@@ -200,9 +201,9 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
         let mut batch = res.get_mut::<WorldBatch>().expect("install_world ran first");
         fill_slot(&mut state, &mut batch, (cylinders, leaves, trees))
     };
-    let mut grass_runs = Vec::with_capacity(payload.grass.len());
+    let mut grass_runs = Vec::with_capacity(grass.len());
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {
-        for patch in &payload.grass {
+        for patch in &grass {
             let k = usize::from(patch.species);
             let (Some(layer), Some(kind)) = (batch.layers.get_mut(k), content.grass.get(k)) else {
                 continue;
@@ -309,7 +310,7 @@ pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
     left
 }
 
-fn write_blades(layer: &mut GrassLayer, run: Range<usize>, patch: &super::chunk::GrassPatch, colour: [u8; 4]) {
+fn write_blades(layer: &mut GrassLayer, run: Range<usize>, patch: &super::source::GrassPatch, colour: [u8; 4]) {
     if run.end > layer.len() {
         let n = run.end;
         layer.root.resize(n, Vec3::ZERO);

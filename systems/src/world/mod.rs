@@ -6,8 +6,12 @@
 //!   cache, and the content: terrain generator, tree and grass species with
 //!   their placement rules).
 //! - [`WorldGen::chunk`]: the pure chunk function `(world, seed, coord) →`
-//!   [`ChunkPayload`] (terrain columns and surface with its water, tree
-//!   instances, grass blades, river crossings, content hash). Terrain is two
+//!   [`ChunkPayload`] (terrain columns and surface with its water, terrain
+//!   attributes, tree and shrub instances placed by biome densities, the
+//!   ground-cover field, river crossings, content hash); see
+//!   docs/design/ecology.md for the attributes and biomes.
+//! - [`expand_blades`]: grass blades from a chunk's ground-cover field, the
+//!   same wherever they are expanded. Terrain is two
 //!   scales (docs/design/architecture.md, "Two-scale terrain"): [`Domains`]
 //!   solve basin islands by stream-power erosion on a coarse lattice,
 //!   `relief` upsamples them under the generator's detail (sampled in world
@@ -28,11 +32,14 @@
 //!   it with [`open_store`].
 
 pub mod across_borders;
+mod attributes;
 mod bake;
+mod blades;
 mod chunk;
 mod content;
 mod domains;
 mod install;
+mod masks;
 mod params;
 mod relief;
 mod report;
@@ -46,22 +53,22 @@ pub use bake::{
     BakeError, BakePlan, BakeReport, MAX_BAKE_CHUNKS, Phase, Shard, ShardError, StoreFile, VerifyReport, bake,
     hilbert_order, verify,
 };
-pub use chunk::{
-    ChunkPayload, DATA_VERSION, GrassPatch, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
-};
+pub use blades::{Blade, CellRect, expand_blades};
+pub use chunk::{ChunkPayload, DATA_VERSION, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen};
 pub use content::{ContentError, GrassKind, TreeKind, WorldContent, grow_content};
 pub use domains::{Domain, DomainCounts, Domains, RiverPath};
 pub use install::{
     GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,
 };
+pub use masks::{InstanceRow, Masks, instances, masks};
 pub use params::{
-    BudgetParams, ChunkErosion, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS, MAX_CHUNK_EROSION_ITERATIONS,
-    MAX_REACH_CELLS, MAX_SPECIES, PlacementParams, WorldBasins, WorldGrass, WorldGrassSpecies, WorldParams,
-    WorldTerrain, WorldTrees,
+    BudgetParams, ChunkErosion, DrawParams, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS,
+    MAX_CHUNK_EROSION_ITERATIONS, MAX_REACH_CELLS, MAX_SPECIES, PlacementParams, WorldBasins, WorldGrass,
+    WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
 };
 pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
-pub use source::{ReadyChunk, WorldSource};
+pub use source::{GrassPatch, ReadyChunk, WorldSource};
 pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, stitch};
 pub use store::{MANIFEST, STAGING, StoreError, StoreWriter, create_store, is_store, leftovers, open_store};
 pub use streamer::{WorldError, WorldStreamer, build};

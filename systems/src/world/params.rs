@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sylva_runtime::stream::StreamSettings;
 use sylva_runtime::{FieldError, Validate};
 
+use crate::ecology::{Biomes, EcologyParams, Layer, MAX_BLADES_PER_CELL, MAX_COVER, thrown_for};
 use crate::grass::{BakeSettings, Dynamics, WindField};
 use crate::placement::Rules;
 use crate::placement::forest::SpeciesParams;
@@ -60,6 +61,11 @@ pub struct WorldParams {
     pub trees: Vec<WorldTrees>,
     /// Grass species and where they grow, with their shared bake. Default: no grass.
     pub grass: WorldGrass,
+    /// Terrain attributes and the biomes they make, which place the trees, shrubs
+    /// and ground cover. Default: no biomes (no vegetation).
+    pub ecology: EcologyParams,
+    /// How much of the vegetation the CPU-side render data copies. Default: see [`DrawParams`].
+    pub draw: DrawParams,
     /// The path `sylva fly` and the default run follow. Default: none (a straight line).
     pub flight: FlightParams,
 }
@@ -100,7 +106,31 @@ impl Default for WorldParams {
             terrain: WorldTerrain::default(),
             trees: Vec::new(),
             grass: WorldGrass::default(),
+            ecology: EcologyParams::default(),
+            draw: DrawParams::default(),
             flight: FlightParams::default(),
+        }
+    }
+}
+
+/// The share of the vegetation a chunk's render data holds (docs/design/ecology.md,
+/// "Drawing a dense world"): every tree and blade is generated and instanced, but the
+/// world-space copies a renderer draws are capped, each tree or blade kept by its own hash,
+/// so the cap thins evenly and is the same in every chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DrawParams {
+    /// Most trees and shrubs per hectare of a layer drawn where it is densest. Default 80.
+    pub trees_per_hectare: f32,
+    /// Most grass blades per m² drawn. Default 2.
+    pub blades_per_m2: f32,
+}
+
+impl Default for DrawParams {
+    fn default() -> Self {
+        Self {
+            trees_per_hectare: 80.0,
+            blades_per_m2: 2.0,
         }
     }
 }
@@ -283,14 +313,15 @@ impl ChunkErosion {
     }
 }
 
-/// Where instances of one species may stand and how they vary.
+/// Where instances of one tree species may stand and how they vary. How many stand is
+/// the biomes' part (`world.ecology.biomes`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PlacementParams {
-    /// Candidates thrown per hectare (10,000 m²); fewer survive the rules and the spacing.
-    /// Default 50.
-    pub density: f32,
-    /// No two instances (of any species of the same kind) closer than the larger of their
+    /// Refused: densities come from the biomes' layers (an error says what to write).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub density: Option<f32>,
+    /// No two instances (of any species of the same layer) closer than the larger of their
     /// min distances, metres; at most one chunk side. Default 6.
     pub min_distance: f32,
     /// Slope, height and material rules. Default: anywhere.
@@ -302,7 +333,7 @@ pub struct PlacementParams {
 impl Default for PlacementParams {
     fn default() -> Self {
         Self {
-            density: 50.0,
+            density: None,
             min_distance: 6.0,
             rules: Rules::default(),
             scale: (0.8, 1.2),
@@ -360,16 +391,25 @@ impl Default for WorldGrass {
     }
 }
 
-/// A grass species of a world.
+/// A grass species of a world: its blade, where blades may stand, and their sizes. How
+/// many stand is the biomes' ground layers' part; blades are a field, not a list
+/// (docs/design/ecology.md, "Ground cover is a field").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorldGrassSpecies {
+    /// Its name, as biomes' `ground` layers refer to it. Default "grass".
+    pub name: String,
     /// The blade grammar (see `grass::grammar` for its symbols).
     pub grammar: String,
     /// Derivation steps of the grammar. Default 0.
     pub iterations: u32,
-    /// Where it grows; density is per hectare as for trees.
-    pub placement: PlacementParams,
+    /// Slope, height and material rules a blade's cell must pass. Default: anywhere.
+    pub rules: Rules,
+    /// Range of the random scale per blade. Default (0.8, 1.2).
+    pub scale: (f32, f32),
+    /// Refused: grass is a field now (an error says what to write).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementParams>,
     /// Linear RGBA colour. Default meadow green (70, 140, 40, 255).
     pub colour: [u8; 4],
 }
@@ -377,13 +417,12 @@ pub struct WorldGrassSpecies {
 impl Default for WorldGrassSpecies {
     fn default() -> Self {
         Self {
+            name: "grass".into(),
             grammar: "axiom: S(0.1, 0.01) S S S".into(),
             iterations: 0,
-            placement: PlacementParams {
-                density: 5000.0,
-                min_distance: 0.3,
-                ..PlacementParams::default()
-            },
+            rules: Rules::default(),
+            scale: (0.8, 1.2),
+            placement: None,
             colour: [70, 140, 40, 255],
         }
     }
@@ -474,7 +513,80 @@ impl Validate for WorldParams {
             t.validate_in(self).map_err(|e| e.within(format!("trees[{k}]")))?;
         }
         self.grass.validate_in(self).map_err(|e| e.within("grass"))?;
+        self.validate_ecology()?;
+        self.draw.validate().map_err(|e| e.within("draw"))?;
         self.flight.validate().map_err(|e| e.within("flight"))
+    }
+}
+
+impl WorldParams {
+    /// The biome table with its species resolved, for `seed`.
+    pub fn biomes(&self, seed: u64) -> Result<Biomes, FieldError> {
+        let trees: Vec<&str> = self.trees.iter().map(|t| t.species.name.as_str()).collect();
+        let grass: Vec<&str> = self.grass.species.iter().map(|g| g.name.as_str()).collect();
+        Biomes::new(&self.ecology, &trees, &grass, seed).map_err(|e| e.within("ecology"))
+    }
+
+    /// The ecology's own ranges, its species against the world's, and its densities
+    /// against the per-chunk limits.
+    fn validate_ecology(&self) -> Result<(), FieldError> {
+        let e = &self.ecology;
+        e.validate().map_err(|e| e.within("ecology"))?;
+        FieldError::check(self.chunk_cells % e.sample_cells == 0, "ecology.sample_cells", || {
+            format!("must divide chunk_cells ({}), got {}", self.chunk_cells, e.sample_cells)
+        })?;
+        let biomes = self.biomes(0)?;
+        for (k, t) in self.trees.iter().enumerate() {
+            FieldError::check(biomes.layer_of(k).is_some(), &format!("trees[{k}]"), || {
+                format!(
+                    "no biome lists {:?}: name it in a biome's canopy or understory, e.g. \
+                     `canopy: [(species: {:?}, per_hectare: 200.0)]`",
+                    t.species.name, t.species.name
+                )
+            })?;
+        }
+        let spacing: Vec<f32> = self.trees.iter().map(|t| t.placement.min_distance).collect();
+        let area = f64::from(self.chunk_size()).powi(2);
+        for layer in Layer::ALL {
+            let (most, cover) = biomes.layer_peak(layer, &spacing);
+            FieldError::check(cover <= MAX_COVER, "ecology.biomes", || {
+                format!(
+                    "the {} of some biome asks for {:.0} stems per hectare, more than their min distances \
+                     leave room for (their spacing discs would cover {:.0} % of the ground, at most {:.0} %)",
+                    layer.name(),
+                    most * 1e4,
+                    cover * 100.0,
+                    MAX_COVER * 100.0
+                )
+            })?;
+            let thrown = f64::from(thrown_for(most, cover)) * area;
+            FieldError::check(thrown <= MAX_CANDIDATES_PER_CHUNK, "ecology.biomes", || {
+                format!(
+                    "the {} of some biome needs {thrown:.0} candidates per chunk, at most {MAX_CANDIDATES_PER_CHUNK}",
+                    layer.name()
+                )
+            })?;
+        }
+        let per_cell = biomes.peak_blades() * self.cell_size * self.cell_size;
+        FieldError::check(per_cell <= MAX_BLADES_PER_CELL as f32, "ecology.biomes", || {
+            format!(
+                "some biome's ground asks for {per_cell} blades per cell ({} m²), at most {MAX_BLADES_PER_CELL}",
+                self.cell_size * self.cell_size
+            )
+        })
+    }
+}
+
+impl Validate for DrawParams {
+    fn validate(&self) -> Result<(), FieldError> {
+        FieldError::check(
+            (0.0..=1e5).contains(&self.trees_per_hectare),
+            "trees_per_hectare",
+            || format!("must be within 0..=100000, got {}", self.trees_per_hectare),
+        )?;
+        FieldError::check((0.0..=1e3).contains(&self.blades_per_m2), "blades_per_m2", || {
+            format!("must be within 0..=1000, got {}", self.blades_per_m2)
+        })
     }
 }
 
@@ -625,21 +737,15 @@ impl ChunkErosion {
 }
 
 impl PlacementParams {
-    fn validate_in(&self, world: &WorldParams) -> Result<(), FieldError> {
-        let area_ha = f64::from(world.chunk_size()).powi(2) / 1e4;
-        FieldError::check(
-            self.density.is_finite()
-                && self.density >= 0.0
-                && f64::from(self.density) * area_ha <= MAX_CANDIDATES_PER_CHUNK,
-            "density",
-            || {
-                format!(
-                    "must be >= 0 and give at most {MAX_CANDIDATES_PER_CHUNK} candidates per chunk ({:.0} per hectare here), got {}",
-                    MAX_CANDIDATES_PER_CHUNK / area_ha,
-                    self.density
-                )
-            },
-        )?;
+    fn validate_in(&self, world: &WorldParams, name: &str) -> Result<(), FieldError> {
+        FieldError::check(self.density.is_none(), "density", || {
+            format!(
+                "densities come from biomes now: remove `density` here and list {name:?} in a biome of \
+                 `world.ecology.biomes`, e.g. `canopy: [(species: {name:?}, per_hectare: {:.0})]` (stems that \
+                 stand, not candidates thrown)",
+                self.density.unwrap_or_default()
+            )
+        })?;
         let most = world.chunk_size().min(MAX_REACH_CELLS * world.cell_size);
         FieldError::check(
             positive(self.min_distance) && self.min_distance <= most,
@@ -670,7 +776,37 @@ impl WorldTrees {
             e.path[0] = "species".into();
             e
         })?;
-        self.placement.validate_in(world).map_err(|e| e.within("placement"))
+        (self.placement.validate_in(world, &self.species.name)).map_err(|e| e.within("placement"))
+    }
+}
+
+impl WorldGrassSpecies {
+    fn validate_in(&self, world: &WorldParams) -> Result<(), FieldError> {
+        FieldError::check(self.placement.is_none(), "placement", || {
+            let p = self.placement.clone().unwrap_or_default();
+            format!(
+                "grass is a field now, not a list of placed blades: write `rules` and `scale` here and its \
+                 density in a biome's ground layer, e.g. `ground: [(grass: {:?}, per_m2: {:.1})]` (blades per m²)",
+                self.name,
+                p.density.unwrap_or_default() / 1e4
+            )
+        })?;
+        FieldError::check(!self.name.is_empty() && self.name.len() <= 64, "name", || {
+            "must be 1 to 64 characters".into()
+        })?;
+        FieldError::check(
+            world.grass.species.iter().filter(|g| g.name == self.name).count() == 1,
+            "name",
+            || format!("{:?} names two grass species", self.name),
+        )?;
+        self.rules.validate().map_err(|e| e.within("rules"))?;
+        let (lo, hi) = self.scale;
+        FieldError::check(
+            positive(lo) && hi.is_finite() && lo <= hi && hi <= 100.0,
+            "scale",
+            || format!("need 0 < min <= max <= 100, got ({lo}, {hi})"),
+        )?;
+        crate::grass::validate_blade_iterations(self.iterations)
     }
 }
 
@@ -680,10 +816,7 @@ impl WorldGrass {
             format!("at most {MAX_SPECIES} species, got {}", self.species.len())
         })?;
         for (k, sp) in self.species.iter().enumerate() {
-            sp.placement
-                .validate_in(world)
-                .map_err(|e| e.within("placement").within(format!("species[{k}]")))?;
-            crate::grass::validate_blade_iterations(sp.iterations).map_err(|e| e.within(format!("species[{k}]")))?;
+            sp.validate_in(world).map_err(|e| e.within(format!("species[{k}]")))?;
         }
         let b = &self.bake;
         b.validate().map_err(|e| e.within("bake"))?;

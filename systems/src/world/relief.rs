@@ -27,7 +27,7 @@ pub struct Reach {
 
 impl Reach {
     /// The reaches of one river.
-    fn of(river: &RiverPath) -> impl Iterator<Item = Reach> + '_ {
+    pub(super) fn of(river: &RiverPath) -> impl Iterator<Item = Reach> + '_ {
         (1..river.points.len()).map(move |i| Reach {
             ends: [river.points[i - 1], river.points[i]],
             level: [river.level[i - 1], river.level[i]],
@@ -37,7 +37,7 @@ impl Reach {
 }
 
 /// A river's cross-section where its drainage area is `area` km²: (width, depth) in metres.
-fn section(domains: &Domains, area: f32) -> (f32, f32) {
+pub(super) fn section(domains: &Domains, area: f32) -> (f32, f32) {
     let p = domains.params();
     let power = |(c, e): (f32, f32)| c * area.max(0.0).powf(e);
     (power(p.river_width), power(p.river_depth))

@@ -8,8 +8,10 @@ use glam::{Quat, Vec3};
 use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch, TreeAnchor, TreeInstances};
 use sylva_runtime::stream::{ChunkCoord, ChunkSource};
 
+use super::blades::{Blade, expand_blades};
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
 use super::content::{TreeKind, WorldContent};
+use crate::ecology::pcg;
 use crate::tree::{Placement, UpAxis, push_leaves};
 
 /// Bytes per cylinder instance a renderer uploads (start, end, two radii, colour).
@@ -20,6 +22,19 @@ const LEAF_BYTES: u64 = 12 + 12 + 4 + 4;
 const TREE_BYTES: u64 = 4 + 12 + 4 + 4;
 /// Bytes per blade instance a renderer uploads (root, yaw, scale, colour).
 const BLADE_BYTES: u64 = 12 + 4 + 4 + 4;
+
+/// The blades of one grass species in one chunk, as a renderer draws them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GrassPatch {
+    /// Species index in the world's grass.
+    pub species: u16,
+    /// Root per blade, world metres.
+    pub root: Vec<Vec3>,
+    /// Yaw per blade, radians.
+    pub yaw: Vec<f32>,
+    /// Scale per blade.
+    pub scale: Vec<f32>,
+}
 
 /// A chunk ready to install.
 #[derive(Debug)]
@@ -36,12 +51,15 @@ pub struct ReadyChunk {
     pub trees: TreeInstances,
     /// The ground as a renderer draws it.
     pub patch: TerrainPatch,
+    /// The blades a renderer draws: the ground cover expanded up to the world's
+    /// `draw.blades_per_m2`, one patch per species with blades here. Render data only.
+    pub grass: Vec<GrassPatch>,
 }
 
 impl ReadyChunk {
     /// Bytes a renderer uploads to draw this chunk.
     pub fn upload_bytes(&self) -> u64 {
-        let blades: usize = self.payload.grass.iter().map(|g| g.root.len()).sum();
+        let blades: usize = self.grass.iter().map(|g| g.root.len()).sum();
         let samples = self.patch.height.len() as u64;
         self.cylinders.len() as u64 * CYLINDER_BYTES
             + self.leaves.len() as u64 * LEAF_BYTES
@@ -59,7 +77,8 @@ pub struct WorldSource {
 }
 
 impl WorldSource {
-    /// The source of `gen`'s chunks, instancing `content`.
+    /// The source of `gen`'s chunks, instancing `content`; its render data holds what the
+    /// world's `draw` asks for (none at zero).
     pub fn new(chunks: WorldGen, content: Arc<WorldContent>) -> Self {
         Self { chunks, content }
     }
@@ -87,7 +106,8 @@ impl ChunkSource for WorldSource {
         let mut cylinders = CylinderBatch::default();
         let mut leaves = LeafBatch::default();
         let mut trees = TreeInstances::default();
-        for t in &payload.trees {
+        let drawn = payload.trees.iter().filter(|t| self.drawn(t));
+        for t in drawn {
             let kind = &self.content.trees[usize::from(t.species)];
             let from = (cylinders.len(), leaves.len());
             push_tree(&mut cylinders, kind, t);
@@ -111,12 +131,14 @@ impl ChunkSource for WorldSource {
             water: payload.surface.water.clone(),
             dirty: true,
         };
+        let grass = self.blades(&payload);
         ReadyChunk {
             payload,
             cylinders,
             leaves,
             trees,
             patch,
+            grass,
         }
     }
 
@@ -126,6 +148,43 @@ impl ChunkSource for WorldSource {
 
     fn upload_bytes(ready: &ReadyChunk) -> u64 {
         ready.upload_bytes()
+    }
+}
+
+impl WorldSource {
+    /// Whether tree `t` is among those a renderer's copies hold: its own hash
+    /// (of its position's bits) below its species' draw share.
+    fn drawn(&self, t: &TreeInstance) -> bool {
+        let share = self.chunks.draw_share(usize::from(t.species));
+        let h = pcg(t.position.x.to_bits() ^ pcg(t.position.z.to_bits()));
+        ((h >> 8) as f32 / (1u32 << 24) as f32) < share
+    }
+
+    /// The blades a renderer draws of `payload`, one patch per species.
+    fn blades(&self, payload: &ChunkPayload) -> Vec<GrassPatch> {
+        let p = self.chunks.params();
+        let peak = self.chunks.biomes().peak_blades();
+        if p.draw.blades_per_m2 <= 0.0 || peak <= 0.0 {
+            return Vec::new();
+        }
+        let share = (p.draw.blades_per_m2 / peak).min(1.0);
+        let mut blades: Vec<Blade> = Vec::new();
+        let n = p.chunk_cells;
+        expand_blades(payload, &p.grass.species, [0, 0, n, n], share, &mut blades);
+        let mut patches: Vec<GrassPatch> = (0..p.grass.species.len())
+            .map(|k| GrassPatch {
+                species: k as u16,
+                ..GrassPatch::default()
+            })
+            .collect();
+        for b in blades {
+            let patch = &mut patches[usize::from(b.species)];
+            patch.root.push(b.root);
+            patch.yaw.push(b.yaw);
+            patch.scale.push(b.scale);
+        }
+        patches.retain(|g| !g.root.is_empty());
+        patches
     }
 }
 

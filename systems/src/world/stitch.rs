@@ -18,6 +18,8 @@ pub struct Stitched {
     pub field: Heightfield,
     /// The river measures of the stitched region.
     pub report: RegionReport,
+    /// The chunks, row by row from `first`.
+    pub chunks: Vec<ChunkPayload>,
 }
 
 /// What `terrain --region` reports (the report's `terrain` section).
@@ -112,7 +114,7 @@ pub fn stitch(
         border_crossings: crossings,
         river_depression_max,
     };
-    Ok(Stitched { field, report })
+    Ok(Stitched { field, report, chunks })
 }
 
 /// The map of `chunks` (of `n` cells) from chunk `first` on, `size` cells wide and deep.

@@ -1,0 +1,93 @@
+//! Grass blades expanded from a chunk's ground-cover field: the one function a
+//! renderer, live grass near walkers and a host without Vulkan all call
+//! (docs/design/ecology.md, "Ground cover is a field").
+
+use glam::{Vec2, Vec3};
+
+use super::chunk::ChunkPayload;
+use super::params::WorldGrassSpecies;
+use crate::ecology::{NO_KIND, blade_hash};
+use crate::placement::GroundSample;
+use crate::terrain::Material;
+
+/// One blade of ground cover.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Blade {
+    /// Grass species index in the world's grass.
+    pub species: u8,
+    /// Root, world metres, Y up (on the ground).
+    pub root: Vec3,
+    /// Rotation about Y, radians.
+    pub yaw: f32,
+    /// Scale within the species' range.
+    pub scale: f32,
+}
+
+/// A rectangle of a chunk's cells, `[x0, z0, x1, z1)` in the chunk's own cells.
+pub type CellRect = [u32; 4];
+
+/// The blades of `payload`'s cells in `cells` (clamped to the chunk), `share`
+/// of each cell's (its first ones, so a smaller share gives a subset; the
+/// fraction rounded by the cell's hash), for the world's grass species `grass`, appended to `out`
+/// cell by cell, row by row. A blade stands where its cell is dry and passes
+/// its species' rules; its height is the ground's under it. The same inputs
+/// give the same blades, bit for bit, on any thread.
+pub fn expand_blades(
+    payload: &ChunkPayload,
+    grass: &[WorldGrassSpecies],
+    cells: CellRect,
+    share: f32,
+    out: &mut Vec<Blade>,
+) {
+    let field = &payload.cover;
+    let surface = &payload.surface;
+    let n = surface.resolution.saturating_sub(1);
+    let cell_size = payload.attributes.cell_size;
+    if n == 0 || field.density.is_empty() || cell_size <= 0.0 {
+        return;
+    }
+    let origin = [
+        i64::from(payload.coord[0]) * i64::from(n),
+        i64::from(payload.coord[1]) * i64::from(n),
+    ];
+    let r = surface.resolution as usize;
+    let [x0, z0, x1, z1] = [cells[0].min(n), cells[1].min(n), cells[2].min(n), cells[3].min(n)];
+    for z in z0..z1 {
+        for x in x0..x1 {
+            let world = [origin[0] + i64::from(x), origin[1] + i64::from(z)];
+            let cover = field.cell(x, z, world);
+            let Some(species) = grass.get(usize::from(cover.kind)).filter(|_| cover.kind != NO_KIND) else {
+                continue;
+            };
+            let i = z as usize * r + x as usize;
+            let corners = [i, i + 1, i + r, i + r + 1];
+            if corners.iter().any(|&c| surface.water[c] > 0.0) {
+                continue;
+            }
+            let h = corners.map(|c| surface.height[c]);
+            let slope = Vec2::new(h[1] - h[0] + h[3] - h[2], h[2] - h[0] + h[3] - h[1]) / (2.0 * cell_size);
+            let ground = GroundSample {
+                height: 0.25 * (h[0] + h[1] + h[2] + h[3]),
+                slope: slope.length().atan().to_degrees(),
+                material: Material::from_u8(surface.material[i]),
+            };
+            if !species.rules.allows(&ground) {
+                continue;
+            }
+            let (s0, s1) = species.scale;
+            let round = (blade_hash(field.seed, world, u32::MAX, 0x5eed) >> 8) as f32 / (1u32 << 24) as f32;
+            let count = (cover.count as f32 * share.clamp(0.0, 1.0) + round) as u32;
+            for b in 0..count.min(cover.count) {
+                let draw = field.blade(world, b);
+                let [u, v] = draw.offset;
+                let y = (h[0] * (1.0 - u) + h[1] * u) * (1.0 - v) + (h[2] * (1.0 - u) + h[3] * u) * v;
+                out.push(Blade {
+                    species: cover.kind,
+                    root: Vec3::new((world[0] as f32 + u) * cell_size, y, (world[1] as f32 + v) * cell_size),
+                    yaw: draw.yaw,
+                    scale: s0 + (s1 - s0) * draw.size,
+                });
+            }
+        }
+    }
+}
