@@ -96,9 +96,10 @@ fn small_world(name: &str) -> PathBuf {
             chunk_cells: 64, load_radius: 150.0, evict_radius: 220.0, threads: 1,
             terrain: (generator: (height: Some(Fbm((frequency: 0.01, amplitude: 20.0, octaves: 3, lacunarity: 2.0, gain: 0.5))),
                 layers: [(material: Granite, thickness: Share(1.0))])),
-            trees: [(species: (variants: 2, lsystem: (grammar: "axiom: F(100)[+F(50)][-F(50)]", iterations: 1)),
-                placement: (density: 40.0, min_distance: 5.0))],
-            grass: (species: [(placement: (density: 2000.0, min_distance: 0.5))], bake: (cells: 4, frames: 4, max_warmup_seconds: 0.0)),
+            trees: [(species: (name: "stick", variants: 2, lsystem: (grammar: "axiom: F(100)[+F(50)][-F(50)]", iterations: 1)),
+                placement: (min_distance: 5.0))],
+            grass: (species: [(name: "g")], bake: (cells: 4, frames: 4, max_warmup_seconds: 0.0)),
+            ecology: (biomes: [(name: "all", canopy: [(species: "stick", per_hectare: 40.0)], ground: [(grass: "g", per_m2: 0.2)])]),
         ), camera: (position: (0.0, 40.0, 0.0), target: (10.0, 30.0, 0.0)))"#,
     )
     .unwrap();
@@ -677,9 +678,9 @@ fn fly_watch_reloads_an_edit_mid_flight() {
     });
     rx.recv_timeout(std::time::Duration::from_secs(120))
         .expect("the flight starts");
-    std::fs::write(&scene, text.replace("density: 40.0", "density: \"many\"")).unwrap();
+    std::fs::write(&scene, text.replace("per_hectare: 40.0", "per_hectare: \"many\"")).unwrap();
     std::thread::sleep(std::time::Duration::from_secs(1));
-    std::fs::write(&scene, text.replace("density: 40.0", "density: 20.0")).unwrap();
+    std::fs::write(&scene, text.replace("per_hectare: 40.0", "per_hectare: 20.0")).unwrap();
     let out = fly.wait_with_output().unwrap();
     let stdout = reader.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

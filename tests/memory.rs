@@ -105,6 +105,7 @@ fn world_trees_measured(rules: bool) -> (Vec<u64>, u64) {
     use sylva::memory::{WORLD_LEAF, WORLD_SEGMENT};
     use sylva::runtime::glam::Vec3;
     use sylva::runtime::stream::Viewer;
+    use sylva::systems::ecology::Biome;
     use sylva::systems::placement::Rules;
     use sylva::systems::world::{WorldBatch, WorldState};
     let mut scene = Scene::world();
@@ -120,6 +121,28 @@ fn world_trees_measured(rules: bool) -> (Vec<u64>, u64) {
         for t in &mut w.trees {
             t.placement.rules = Rules::default();
         }
+        // One biome everywhere, the densest canopy's, without clearings: every chunk holds
+        // what the estimate counts for its densest biome.
+        let densest = (w.ecology.biomes.iter())
+            .max_by(|a, b| {
+                let sum = |b: &Biome| b.canopy.iter().map(|s| s.per_hectare).sum::<f32>();
+                sum(a).total_cmp(&sum(b))
+            })
+            .unwrap()
+            .clone();
+        let names: Vec<String> = densest
+            .canopy
+            .iter()
+            .chain(&densest.understory)
+            .map(|s| s.species.clone())
+            .collect();
+        w.trees.retain(|t| names.contains(&t.species.name));
+        w.ecology.biomes = vec![Biome {
+            name: "everywhere".into(),
+            rules: Vec::new(),
+            clearings: None,
+            ..densest
+        }];
     }
     let w = w.clone();
     let mut built = sylva::build_within(&scene, 1, MemoryLimit::NONE).unwrap();
@@ -164,14 +187,15 @@ fn a_world_counts_its_trees_per_resident_chunk() {
         measured.iter().filter(|&&m| m * 5 > estimated * 4).count() >= 3,
         "{measured:?}"
     );
-    // With the bundled rules (regolith only, slope and height bands) a fifth of the candidates
-    // stand where trees are densest, fewer elsewhere: the estimate, which cannot know the ground
-    // before it is generated, counts them all, so it bounds what a chunk holds.
+    // With the bundled biomes and rules (regolith only, slope limits) trees stand densest in
+    // forest cores, fewer elsewhere: the estimate, which cannot know the ground before it is
+    // generated, counts every chunk at its densest biome, so it bounds what a chunk holds.
     let (measured, estimated) = world_trees_measured(true);
     let densest = *measured.iter().max().unwrap();
     assert!(densest > 0);
     assert!(estimated >= densest, "{estimated} < {densest}");
-    assert!(estimated <= 6 * densest, "{estimated} > 6 × {densest}");
+    // Forests cover a share of a mixed chunk, so the ceiling stands several times above it.
+    assert!(estimated <= 12 * densest, "{estimated} > 12 × {densest}");
 }
 
 #[test]

@@ -11,7 +11,7 @@ use clap::Parser;
 use sylva::live::{LiveScene, Reload};
 use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
-use sylva::systems::world::{Domains, WorldParams};
+use sylva::systems::world::{Domains, DrawParams, WorldParams};
 use sylva::vk::Renderer;
 use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
@@ -88,7 +88,17 @@ const DEFAULT_SECONDS: f32 = 60.0;
 /// Runs `sylva fly`.
 pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
     output_paths::check_all(common, &[("--screenshot", args.screenshot.as_deref(), PNG)])?;
-    let scene = scene_or_default(args.scene.as_deref(), common)?;
+    let mut scene = scene_or_default(args.scene.as_deref(), common)?;
+    if args.no_render && args.screenshot.is_none() {
+        // Nothing is drawn: no chunk derives render data (docs/design/ecology.md, "Drawing a
+        // dense world"); generation and its cache key do not depend on it.
+        if let Some(w) = &mut scene.world {
+            w.draw = DrawParams {
+                trees_per_hectare: 0.0,
+                blades_per_m2: 0.0,
+            };
+        }
+    }
     let Some(params) = &scene.world else {
         return Err(format!("{}: the scene has no `world` section", scene.name));
     };

@@ -112,20 +112,31 @@ struct Lattice {
     sea: SpatialIndex<()>,
 }
 
+/// The lattice nodes around samples from world cell `first` to `last` (inclusive), cells
+/// of `cell_size` m: those the bilinear blend reads, and those within `cap` m (plus a
+/// margin) where rivers and sea are looked for. Each as first and last node.
+pub(super) fn node_windows(
+    spacing: f32,
+    cell_size: f32,
+    [first, last]: [[i64; 2]; 2],
+    cap: f32,
+) -> [([i64; 2], [i64; 2]); 2] {
+    let node = |cell: i64| (cell as f64 * f64::from(cell_size) / f64::from(spacing)).floor() as i64;
+    let (lo, hi) = (first.map(node), last.map(|c| node(c) + 1));
+    let reach = (f64::from(cap) / f64::from(spacing)).ceil() as i64 + NODE_MARGIN;
+    [(lo, hi), (lo.map(|v| v - reach), hi.map(|v| v + reach))]
+}
+
 impl Lattice {
     fn new(domains: &Domains, maps: &AttributeMaps, cap: f32) -> Self {
         let spacing = domains.params().node_spacing;
         let cs = maps.cell_size;
-        let node = |cell: i64| (cell as f64 * f64::from(cs) / f64::from(spacing)).floor() as i64;
         let last = maps.cell_of(maps.side - 1, maps.side - 1);
+        let [(lo, hi), (flo, fhi)] = node_windows(spacing, cs, [maps.origin, last], cap);
         // Area: the nodes around every sample, for the bilinear blend.
-        let lo = maps.origin.map(node);
-        let hi = last.map(|c| node(c) + 1);
         let width = (hi[0] - lo[0] + 1) as usize;
         let (area, _) = domains.areas(lo, width, (hi[1] - lo[1] + 1) as usize);
         // Rivers and sea: every node within the cap of a sample.
-        let reach = (f64::from(cap) / f64::from(spacing)).ceil() as i64 + NODE_MARGIN;
-        let (flo, fhi) = (lo.map(|v| v - reach), hi.map(|v| v + reach));
         let (w, h) = ((fhi[0] - flo[0] + 1) as usize, (fhi[1] - flo[1] + 1) as usize);
         let (heights, near) = domains.heights(flo, w, h);
         let sea_level = domains.params().sea_level;

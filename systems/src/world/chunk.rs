@@ -263,7 +263,9 @@ impl WorldGen {
         self.key
     }
 
-    /// The basin domains the chunks `first..=last` (inclusive) read, in order.
+    /// The basin domains the chunks `first..=last` (inclusive) read, in order:
+    /// those under their regions' cells, and those whose rivers and sea their
+    /// attribute samples look for.
     pub fn domains_under(&self, first: [i32; 2], last: [i32; 2]) -> BTreeSet<[i64; 2]> {
         let Some(domains) = &self.domains else {
             return BTreeSet::new();
@@ -274,8 +276,17 @@ impl WorldGen {
         // The cells of the chunks with their aprons are one rectangle.
         let origin = first.map(|c| i64::from(c) * n - apron);
         let cells = [0, 1].map(|k| ((i64::from(last[k]) - i64::from(first[k]) + 1) * n + 2 * apron) as u64);
-        let (lo, [w, h]) = relief::node_window(origin, cells, p.cell_size, domains.params().node_spacing);
-        domains.cells_over(lo, w, h)
+        let spacing = domains.params().node_spacing;
+        let (lo, [w, h]) = relief::node_window(origin, cells, p.cell_size, spacing);
+        let mut under = domains.cells_over(lo, w, h);
+        let samples = i64::from(self.sample_apron() * p.ecology.sample_cells);
+        let ends = [
+            first.map(|c| i64::from(c) * n - samples),
+            last.map(|c| (i64::from(c) + 1) * n + samples),
+        ];
+        let [_, (flo, fhi)] = attributes::node_windows(spacing, p.cell_size, ends, p.ecology.max_distance);
+        under.extend(domains.cells_over(flo, (fhi[0] - flo[0] + 1) as usize, (fhi[1] - flo[1] + 1) as usize));
+        under
     }
 
     /// Cells an erosion run changes inwards from the region's edge: its
