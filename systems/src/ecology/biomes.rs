@@ -638,7 +638,7 @@ mod tests {
         assert_eq!(e.dotted(), "biomes[0].ground[0].grass");
 
         let mut t = table();
-        t.biomes[2].rules[0].range = (95.0, 120.0);
+        t.biomes[2].rules[0].range = (96.0, 120.0);
         let e = t.validate().unwrap_err();
         assert_eq!(e.dotted(), "biomes[2].rules[0].range");
         assert!(e.message.contains("never matches"), "{e}");
