@@ -17,9 +17,9 @@ use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingRepo
 
 use crate::cli::Common;
 use crate::cli::common::{adjust_scene, build, count, positive_f32, scene_or_default, write_report};
-use crate::cli::output_paths::{self, PNG};
+use crate::cli::output_paths::{self, SCREENSHOT};
 use crate::cli::progress;
-use crate::cli::screenshot::{headless, render_png, renderer_for};
+use crate::cli::screenshot::{headless, render_png, renderer_for, write_png};
 use crate::cli::summary::print_summary;
 
 /// The flags of `sylva fly`.
@@ -87,7 +87,7 @@ const DEFAULT_SECONDS: f32 = 60.0;
 
 /// Runs `sylva fly`.
 pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
-    output_paths::check_all(common, &[("--screenshot", args.screenshot.as_deref(), PNG)])?;
+    output_paths::check_all(common, &[("--screenshot", args.screenshot.as_deref(), SCREENSHOT)])?;
     let scene = scene_or_default(args.scene.as_deref(), common)?;
     let Some(params) = &scene.world else {
         return Err(format!("{}: the scene has no `world` section", scene.name));
@@ -248,7 +248,7 @@ fn flight_path(args: &FlyArgs, params: &WorldParams, scene: &Scene) -> Flight {
 fn last_picture(args: &FlyArgs, renderer: Option<&Renderer>, app: &App) -> Result<Option<RenderReport>, String> {
     match (&args.screenshot, renderer) {
         (Some(path), Some(r)) => {
-            r.save_png(path).map_err(|e| e.to_string())?;
+            write_png(r, path)?;
             println!("screenshot: {}", path.display());
         }
         (Some(path), None) => {
