@@ -11,12 +11,12 @@ use clap::Parser;
 use sylva::live::{LiveScene, Reload};
 use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
-use sylva::systems::world::{Domains, WorldParams};
+use sylva::systems::world::WorldParams;
 use sylva::vk::Renderer;
 use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
 use crate::cli::Common;
-use crate::cli::common::{adjust_scene, build, count, positive_f32, scene_or_default, write_report};
+use crate::cli::common::{adjust_scene, build, cache_failures, positive_f32, scene_or_default, write_report};
 use crate::cli::output_paths::{self, SCREENSHOT};
 use crate::cli::progress;
 use crate::cli::screenshot::{headless, render_png, renderer_for, write_png};
@@ -151,38 +151,6 @@ pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
     report.render = last_picture(args, renderer.as_ref(), app)?;
     write_report(&report, common)?;
     cache_failures(world, args.cache.is_some())
-}
-
-/// Says once, at the end, how many files the cache could not take and why the
-/// first could not; a failure when `--cache` asked for the cache, a warning when
-/// the scene named it.
-fn cache_failures(world: &WorldStreamer, asked: bool) -> Result<(), String> {
-    let Some(cache) = world.cache() else {
-        return Ok(());
-    };
-    let chunks = world.stats().cache_write_failed;
-    let domains = world.domains().map_or(0, |d| d.counts().write_failed);
-    if chunks + domains == 0 {
-        return Ok(());
-    }
-    let first = world
-        .stats()
-        .cache_write_error
-        .clone()
-        .or_else(|| world.domains().and_then(Domains::write_error))
-        .unwrap_or_default();
-    let message = format!(
-        "cache {}: {} and {} could not be written (first: {first}); they are generated again next time",
-        cache.dir().display(),
-        count(chunks, "chunk file"),
-        count(domains, "domain file"),
-    );
-    if asked {
-        Err(message)
-    } else {
-        eprintln!("warning: {message}");
-        Ok(())
-    }
 }
 
 /// Loads the first ring of chunks around `start` behind a spinner, then starts the latencies
