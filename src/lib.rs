@@ -41,7 +41,7 @@ pub use sylva_systems::world::{ChunkCounts, FlightLog, Quantiles, RssReport, Str
 #[cfg(feature = "render")]
 pub use sylva_vk as vk;
 
-use domains::{Building, DOMAINS, memory_error};
+use domains::{Building, DOMAINS, memory_error, words_error};
 use sylva_runtime::{App, AppConfig, AppError};
 use sylva_systems::grass;
 use sylva_systems::species::GrownTree;
@@ -98,10 +98,17 @@ pub fn build_all(scene: &Scene, threads: usize) -> Result<Built, BuildError> {
 
 /// [`build_all`] refusing a scene whose [memory estimate](memory::estimate)
 /// exceeds `limit`, before the memory is spent: the error names the field that
-/// costs the most, with the estimate of every part.
+/// costs the most, with the estimate of every part. An L-system whose words at its
+/// module limit would not fit `limit` by themselves ([`memory::derivations`]) is refused
+/// too, before anything derives, at its `module_limit`.
 pub fn build_within(scene: &Scene, threads: usize, limit: MemoryLimit) -> Result<Built, BuildError> {
     let estimate = memory::estimate(scene);
     limit.check(&estimate).map_err(|over| memory_error(scene, &over))?;
+    for derivation in memory::derivations(scene) {
+        limit
+            .check_derivation(&derivation)
+            .map_err(|over| words_error(scene, &over))?;
+    }
     let mut app = App::new(AppConfig {
         seed: scene.seed,
         threads,

@@ -9,7 +9,8 @@
 //! world's ground from the scene alone, a forest once its variants are grown and before its
 //! segments are spawned, a world's trees once its variants are grown and before a chunk streams
 //! in — and refuses a scene over its [`MemoryLimit`] with an error at the
-//! field that costs the most.
+//! field that costs the most. An L-system's module limit is held to the limit by itself
+//! ([`MemoryLimit::check_derivation`]): its words at that limit must fit before it derives.
 //!
 //! The bytes per unit are measured (peak RSS over two sizes of each scene kind on
 //! Linux), rounded up; they estimate, they do not bound.
@@ -30,6 +31,7 @@
 use std::fmt;
 
 use sylva_systems::ecology::Layer;
+use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::placement::forest::Forest;
 use sylva_systems::tree::{BranchGraph, Leaves};
 use sylva_systems::world::{WorldContent, WorldParams};
@@ -72,6 +74,15 @@ pub const WORLD_SEGMENT: u64 = 52;
 /// Bytes per leaf of a resident world chunk: in the chunk's batch (position, normal, size,
 /// colour, tree anchor). The renderer's copy (the same and its rank) is device memory on a GPU.
 pub const WORLD_LEAF: u64 = 48;
+
+/// Bytes per module of an L-system word being derived, besides its parameters: its symbol
+/// and parameter offset in the word a step reads, the word it writes and, on a parallel
+/// step, the parts joined into that word, each with room to grow (measured at the module
+/// limit: 18 bytes on two threads, 22 on eight).
+pub const WORD_MODULE: u64 = 24;
+/// Bytes per parameter of a module of a word being derived, in each of those copies
+/// (measured: 12).
+pub const WORD_PARAM: u64 = 12;
 
 /// What one part of a scene will take.
 #[derive(Clone, Debug, PartialEq)]
@@ -148,6 +159,23 @@ impl MemoryLimit {
         self.bytes
     }
 
+    /// `Ok` when `derivation`'s words at its module limit fit the limit by themselves.
+    ///
+    /// The module limit is a ceiling a grammar seldom reaches, not what it takes, so it is not
+    /// added to the scene's [`Estimate`] (that would refuse scenes that fit); but a ceiling
+    /// beyond the whole limit bounds nothing, since a derivation that runs away would exhaust
+    /// the memory before the module limit stopped it.
+    pub fn check_derivation(&self, derivation: &Derivation) -> Result<(), WordsOverLimit> {
+        match self.bytes {
+            Some(limit) if derivation.bytes() > limit => Err(WordsOverLimit {
+                derivation: derivation.clone(),
+                limit,
+                of_machine: self.of_machine,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// `Ok` when `estimate` fits, otherwise the error at its largest part.
     pub fn check(&self, estimate: &Estimate) -> Result<(), OverLimit> {
         match self.bytes {
@@ -166,6 +194,61 @@ impl Default for MemoryLimit {
         Self::of_machine()
     }
 }
+
+/// An L-system's derivation at its module limit: the most memory its words may take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Derivation {
+    /// The scene field of the limit (a dotted path ending in `module_limit`).
+    pub field: String,
+    /// The module limit.
+    pub modules: usize,
+    /// The most parameters a module of its words has
+    /// ([`LSystem::max_params`](sylva_systems::lsystem::LSystem::max_params)).
+    pub params: usize,
+}
+
+impl Derivation {
+    /// Bytes of the derivation's words at the module limit.
+    pub fn bytes(&self) -> u64 {
+        self.per_module().saturating_mul(self.modules as u64)
+    }
+
+    /// Bytes per module of its words.
+    fn per_module(&self) -> u64 {
+        WORD_MODULE.saturating_add(WORD_PARAM.saturating_mul(self.params as u64))
+    }
+}
+
+/// A module limit whose words would not fit the memory limit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordsOverLimit {
+    /// The derivation refused.
+    pub derivation: Derivation,
+    /// The limit, bytes.
+    pub limit: u64,
+    /// Whether the limit is the default share of the machine's memory.
+    pub of_machine: bool,
+}
+
+impl fmt::Display for WordsOverLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.derivation;
+        write!(
+            f,
+            "a module limit of {} lets the derivation's words take about {} ({} bytes per module of up to {} parameter{}), over the memory limit of {}{}; a module limit of at most {} fits",
+            d.modules,
+            gib(d.bytes()),
+            d.per_module(),
+            d.params,
+            if d.params == 1 { "" } else { "s" },
+            gib(self.limit),
+            whose(self.of_machine),
+            self.limit / d.per_module()
+        )
+    }
+}
+
+impl std::error::Error for WordsOverLimit {}
 
 /// A scene that would need more memory than its limit.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,16 +270,12 @@ impl OverLimit {
 
 impl fmt::Display for OverLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let whose = if self.of_machine {
-            " (3/4 of this machine's memory; --memory-limit changes it)"
-        } else {
-            ""
-        };
         write!(
             f,
-            "the scene needs about {}, over the memory limit of {}{whose}:",
+            "the scene needs about {}, over the memory limit of {}{}:",
             gib(self.estimate.total()),
-            gib(self.limit)
+            gib(self.limit),
+            whose(self.of_machine)
         )?;
         for p in &self.estimate.parts {
             write!(f, " {} ({}) {};", p.field, p.what, gib(p.bytes))?;
@@ -206,6 +285,15 @@ impl fmt::Display for OverLimit {
 }
 
 impl std::error::Error for OverLimit {}
+
+/// What a limit is, when it is the default share of the machine's memory.
+fn whose(of_machine: bool) -> &'static str {
+    if of_machine {
+        " (3/4 of this machine's memory; --memory-limit changes it)"
+    } else {
+        ""
+    }
+}
 
 fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / f64::from(1 << 30))
@@ -260,6 +348,33 @@ pub fn estimate(scene: &Scene) -> Estimate {
         domain.estimate(scene, &mut e);
     }
     e
+}
+
+/// Every L-system derivation of `scene` (its tree's, and its forest's and world's species'),
+/// at its module limit. A grammar that does not parse is left out: building refuses it anyway.
+pub fn derivations(scene: &Scene) -> Vec<Derivation> {
+    let mut out = Vec::new();
+    let mut add = |at: String, l: &LSystemParams| {
+        if let Ok(grammar) = LSystem::parse(&l.grammar) {
+            out.push(Derivation {
+                field: format!("{at}.module_limit"),
+                modules: l.module_limit,
+                params: grammar.max_params(),
+            });
+        }
+    };
+    if let Some(t) = &scene.tree {
+        add("tree.lsystem".into(), &t.lsystem);
+    }
+    let forest = scene.forest.iter().flat_map(|f| f.species.iter().enumerate());
+    for (k, l) in forest.filter_map(|(k, s)| Some((k, s.lsystem.as_ref()?))) {
+        add(format!("forest.species[{k}].lsystem"), l);
+    }
+    let world = scene.world.iter().flat_map(|w| w.trees.iter().enumerate());
+    for (k, l) in world.filter_map(|(k, t)| Some((k, t.species.lsystem.as_ref()?))) {
+        add(format!("world.trees[{k}].species.lsystem"), l);
+    }
+    out
 }
 
 /// The most chunks resident around one viewer: the streamer's budget, the most its load

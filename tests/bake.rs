@@ -330,13 +330,17 @@ fn the_domains_a_chunk_reads_are_the_ones_a_plan_lists() {
 /// `c`'s output, or a failed test (the child killed) if it runs past a minute: a
 /// reader that opens a FIFO would wait for a writer forever.
 fn within_a_minute(c: &mut Command) -> Output {
+    within(c, Duration::from_secs(60))
+}
+
+fn within(c: &mut Command, limit: Duration) -> Output {
     let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
+        if started.elapsed() > limit {
             child.kill().unwrap();
             child.wait().unwrap();
-            panic!("{c:?}: still running after a minute");
+            panic!("{c:?}: still running after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -536,6 +540,49 @@ fn cache_write_failures_are_heard_counted_and_fail_an_asked_for_cache() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert!(left.is_empty(), "no temporary file is left: {left:?}");
+}
+
+/// `view --cache` hears failed cache writes as `fly --cache` does: said once at the end and a
+/// failure. Needs Xvfb and a Vulkan driver that presents to X11 (lavapipe will do); without
+/// them the test says so and passes.
+#[test]
+fn view_hears_cache_write_failures_and_fails_an_asked_for_cache() {
+    if !support::installed("Xvfb") {
+        eprintln!("SKIPPED view_hears_cache_write_failures_and_fails_an_asked_for_cache: needs Xvfb");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = small_world(tmp.path());
+    let cache = tmp.path().join("cache");
+    let (mut xvfb, display) = support::start_xvfb();
+    // The file size limit of the flight's test: no chunk or domain file fits.
+    let mut view = Command::new("sh");
+    view.arg("-c")
+        .arg("ulimit -f 400 && exec \"$@\"")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_sylva"))
+        .arg("view")
+        .arg(&scene)
+        .args(["--frames", "120", "--cache"])
+        .arg(&cache)
+        .env("DISPLAY", &display);
+    let out = within(&mut view, Duration::from_secs(300));
+    let _ = xvfb.kill();
+    let _ = xvfb.wait();
+    if text(&out).contains(sylva::vk::NO_DRIVER_HINT) {
+        eprintln!(
+            "SKIPPED view_hears_cache_write_failures_and_fails_an_asked_for_cache: no Vulkan driver presenting to X11"
+        );
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("cache {}: ", cache.display()))
+            && text(&out).contains("could not be written (first: ")
+            && text(&out).contains("File too large"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[cfg(unix)]

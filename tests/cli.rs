@@ -528,22 +528,6 @@ fn chains_in(dir: &std::path::Path) -> PathBuf {
 /// Stands for the viewer's window id in an xdotool command.
 const WINDOW: &str = "{window}";
 
-/// Starts Xvfb on a free display (it writes the number to fd 1 once it accepts clients).
-fn start_xvfb() -> (std::process::Child, String) {
-    use std::io::BufRead;
-    let mut xvfb = Command::new("Xvfb")
-        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut number = String::new();
-    std::io::BufReader::new(xvfb.stdout.take().unwrap())
-        .read_line(&mut number)
-        .unwrap();
-    (xvfb, format!(":{}", number.trim()))
-}
-
 /// The id of the viewer's window (titled `sylva: chains`) on `display`, once it shows; none
 /// when the viewer exits first or a minute passes.
 fn wait_for_window(view: &mut std::process::Child, display: &str) -> Option<String> {
@@ -573,20 +557,11 @@ fn wait_for_window(view: &mut std::process::Child, display: &str) -> Option<Stri
 fn view_under_xvfb(scene: &std::path::Path, args: &[&str], drive: impl FnOnce(&dyn Fn(&[&str]))) -> Option<Output> {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
-    // Whether `tool` is installed: it starts at all (`-help` needs no display).
-    let installed = |tool: &str| {
-        Command::new(tool)
-            .arg("-help")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    };
-    if !installed("Xvfb") || !installed("xdotool") {
+    if !support::installed("Xvfb") || !support::installed("xdotool") {
         eprintln!("skipped: needs Xvfb and xdotool");
         return None;
     }
-    let (mut xvfb, display) = start_xvfb();
+    let (mut xvfb, display) = support::start_xvfb();
     let mut view = support::sylva()
         .args(["view", scene.to_str().unwrap(), "--frames", "100000"])
         .args(args)

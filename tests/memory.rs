@@ -32,9 +32,25 @@ fn a_terrain_too_large_for_the_limit_is_refused_at_its_size() {
     assert!(e.message.contains("8192² cells × 2 × 2 chunks × 32 layer slots"), "{e}");
 }
 
+/// `scene` with every species' module limit at 20,000: its grammars derive a few thousand
+/// modules, and the words of the default limit would not fit the tight limits of a test
+/// aimed at another part (see `a_module_limit_whose_words_would_not_fit_is_refused_before_deriving`).
+fn small_module_limits(mut scene: Scene) -> Scene {
+    let forest = scene.forest.iter_mut().flat_map(|f| &mut f.species);
+    let world = scene
+        .world
+        .iter_mut()
+        .flat_map(|w| w.trees.iter_mut().map(|t| &mut t.species));
+    for l in forest.chain(world).filter_map(|s| s.lsystem.as_mut()) {
+        l.module_limit = 20_000;
+    }
+    scene
+}
+
 #[test]
 fn a_forest_is_refused_after_growing_and_before_spawning() {
     let scene = Scene::load(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/forest.ron").as_ref()).unwrap();
+    let scene = small_module_limits(scene);
     let before = estimate(&scene).total();
     // Room for the terrain and the grown variants, not for 1,200 trees' segments.
     let e = refused(&scene, MemoryLimit::bytes(before + (1 << 20)));
@@ -69,8 +85,12 @@ fn grass_counts_its_blades_and_its_bakes() {
 fn the_bundled_scenes_fit_a_small_machine() {
     for name in ["world.ron", "forest.ron", "meadow.ron", "valley.ron", "chains.ron"] {
         let path = format!("{}/scenes/{name}", env!("CARGO_MANIFEST_DIR"));
-        let total = estimate(&Scene::load(path.as_ref()).unwrap()).total();
+        let scene = Scene::load(path.as_ref()).unwrap();
+        let total = estimate(&scene).total();
         assert!(total < 2 << 30, "{name}: {total} bytes");
+        for d in memory::derivations(&scene) {
+            assert!(d.bytes() < 1 << 30, "{name}: {} {} bytes", d.field, d.bytes());
+        }
     }
 }
 
@@ -200,10 +220,98 @@ fn a_world_counts_its_trees_per_resident_chunk() {
 
 #[test]
 fn a_world_is_refused_at_its_trees_once_they_are_grown() {
-    let scene = Scene::world();
+    let scene = small_module_limits(Scene::world());
     let before = estimate(&scene).total();
     // Room for the ground, not for the trees of every resident chunk.
     let e = refused(&scene, MemoryLimit::bytes(before + (1 << 20)));
     assert_eq!(e.field.as_deref(), Some("world.trees"), "{e}");
     assert!(e.message.contains("resident chunks × about"), "{e}");
+}
+
+/// A tree whose grammar doubles its word every step (a line of segments), up to
+/// `module_limit` modules.
+fn doubling_tree(module_limit: u64, iterations: u32) -> String {
+    format!(
+        "(\n  tree: (\n    lsystem: (\n      grammar: \"axiom: A(1)\\nA(x) -> F(x)A(x)A(x)\",\n      iterations: {iterations},\n      module_limit: {module_limit},\n    ),\n  ),\n)"
+    )
+}
+
+#[test]
+fn a_module_limit_whose_words_would_not_fit_is_refused_before_deriving() {
+    // 2²⁸ modules of one parameter: several GiB of words, derived for minutes before the
+    // module limit would stop them.
+    let scene = Scene::from_str(&doubling_tree(1 << 28, 40), "t.ron").unwrap();
+    let started = std::time::Instant::now();
+    let e = refused(&scene, MemoryLimit::bytes(1 << 30));
+    assert!(started.elapsed().as_secs() < 5, "refused before deriving");
+    assert_eq!(
+        (e.file.as_str(), e.line, e.field.as_deref()),
+        ("t.ron", 6, Some("tree.lsystem.module_limit")),
+        "{e}"
+    );
+    let per_module = memory::WORD_MODULE + memory::WORD_PARAM;
+    for part in [
+        "a module limit of 268435456 lets the derivation's words take about".to_owned(),
+        format!("({per_module} bytes per module of up to 1 parameter)"),
+        "over the memory limit of 1.0 GiB".to_owned(),
+        format!("a module limit of at most {} fits", (1u64 << 30) / per_module),
+    ] {
+        assert!(e.message.contains(&part), "{part}: {e}");
+    }
+    // Within the limit it derives (and stops at its module limit, a grammar error).
+    let fits = Scene::from_str(&doubling_tree(1 << 20, 10), "t.ron").unwrap();
+    assert!(sylva::build_within(&fits, 1, MemoryLimit::bytes(1 << 30)).is_ok());
+
+    // A forest's and a world's species are held to it too, at their own module limit.
+    let load = |name: &str| Scene::load(format!("{}/scenes/{name}", env!("CARGO_MANIFEST_DIR")).as_ref()).unwrap();
+    let mut forest = load("forest.ron");
+    forest.forest.as_mut().unwrap().species[1]
+        .lsystem
+        .as_mut()
+        .unwrap()
+        .module_limit = 1 << 28;
+    let e = refused(&forest, MemoryLimit::bytes(4 << 30));
+    assert_eq!(
+        e.field.as_deref(),
+        Some("forest.species[1].lsystem.module_limit"),
+        "{e}"
+    );
+    let mut world = Scene::world();
+    world.world.as_mut().unwrap().trees[0]
+        .species
+        .lsystem
+        .as_mut()
+        .unwrap()
+        .module_limit = 1 << 28;
+    let e = refused(&world, MemoryLimit::bytes(4 << 30));
+    assert_eq!(
+        e.field.as_deref(),
+        Some("world.trees[0].species.lsystem.module_limit"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_cli_refuses_a_module_limit_over_its_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("t.ron");
+    std::fs::write(&scene, doubling_tree(20_000_000, 5)).unwrap();
+    let tree = |limit: &str| {
+        support::sylva()
+            .args(["tree", scene.to_str().unwrap(), "--memory-limit", limit])
+            .output()
+            .unwrap()
+    };
+    let out = tree("256M");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("t.ron:6:")
+            && err.contains("tree.lsystem.module_limit")
+            && err.contains("a module limit of 20000000"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing derived");
+    let out = tree("2G");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -499,3 +499,212 @@ fn a_report_through_a_link_replaces_the_file_it_leads_to() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("a symbolic link to nothing"), "{}", stderr(&out));
 }
+
+/// `sylva ARGS` run in `dir` (so a file named `-` would land there) to the end.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    support::sylva().args(args).current_dir(dir).output().unwrap()
+}
+
+#[test]
+fn a_snapshot_to_dash_is_stdout_alone_and_a_second_output_there_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let chains = scene("chains.ron");
+    let file = dir.path().join("s.bin");
+    let out = sylva(&["run", &chains, "--frames", "3", "--save", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run_in(dir.path(), &["run", &chains, "--frames", "3", "--save", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.stdout == std::fs::read(&file).unwrap(),
+        "stdout is the snapshot alone ({} bytes)",
+        out.stdout.len()
+    );
+    assert!(
+        stderr(&out).contains("frame ms mean"),
+        "the summary goes to stderr: {}",
+        stderr(&out)
+    );
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            &chains,
+            "--frames",
+            "3",
+            "--report",
+            "-",
+            "--save",
+            "/dev/stdout",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--save /dev/stdout: standard output already carries --report"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "nothing ran");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no file named -");
+}
+
+#[test]
+fn outputs_that_standard_output_cannot_carry_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            vec!["tree", "--export"],
+            "thesis/fig6_1b.ron",
+            "--export -: standard output is not taken here (the format is told by the extension, .glb or .obj)",
+        ),
+        (
+            vec!["grass", "--bake"],
+            "grass/blade2.ron",
+            "--bake -: standard output is not taken here (species after the first are written beside it",
+        ),
+        (
+            vec!["terrain", "--heightmap"],
+            "thesis/landscape1.ron",
+            "--heightmap -: standard output is not taken here (the terrain's pictures are written to files)",
+        ),
+    ];
+    for (command, file, message) in cases {
+        let path = scene(file);
+        let out = run_in(dir.path(), &[command[0], &path, command[1], "-"]);
+        assert_eq!(out.status.code(), Some(1), "{command:?}");
+        assert!(stderr(&out).contains(message), "{command:?}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "{command:?}: nothing ran");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file named -");
+}
+
+#[test]
+fn a_screenshot_to_dash_is_a_png_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        &scene("chains.ron"),
+        "--frames",
+        "2",
+        "--width",
+        "160",
+        "--height",
+        "90",
+        "--screenshot",
+        "-",
+    ];
+    let out = run_in(dir.path(), &args);
+    if !out.status.success() && stderr(&out).contains(sylva::vk::NO_DRIVER_HINT) {
+        assert_ne!(
+            std::env::var(sylva::vk::testing::REQUIRE_VULKAN).as_deref(),
+            Ok("1"),
+            "no Vulkan driver: {}",
+            stderr(&out)
+        );
+        eprintln!("SKIPPED: a screenshot to stdout: no Vulkan driver");
+        return;
+    }
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("screenshot: -"), "{}", stderr(&out));
+    assert!(
+        Complete::Png(160, 90).holds(&out.stdout, &[]),
+        "stdout is the PNG alone"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file named -");
+}
+
+/// The bytes `sylva ARGS` writes to the output `{}` stands for, as a regular file in `dir`
+/// named `name`.
+fn output_of(dir: &Path, args: &[&str], name: &str) -> Vec<u8> {
+    let path = dir.join(name);
+    let args: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "{}" { path.to_str().unwrap() } else { a })
+        .collect();
+    let out = sylva(&args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    std::fs::read(path).unwrap()
+}
+
+/// The outputs besides the report, each a command line (`{}` its path) and a file name
+/// with the extension it needs; every one writes the same bytes each time.
+fn outputs() -> Vec<(Vec<String>, &'static str)> {
+    let line = |args: &[&str]| args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+    vec![
+        (line(&["tree", &scene("thesis/fig6_1b.ron"), "--export", "{}"]), "t.obj"),
+        (
+            line(&["run", &scene("chains.ron"), "--frames", "3", "--save", "{}"]),
+            "s.bin",
+        ),
+        (line(&["grass", &scene("grass/blade2.ron"), "--bake", "{}"]), "g.bin"),
+        (
+            line(&[
+                "terrain",
+                &scene("thesis/landscape1.ron"),
+                "--iterations",
+                "3",
+                "--heightmap",
+                "{}",
+            ]),
+            "h.png",
+        ),
+    ]
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_into_a_fifo_reach_its_reader_and_the_fifo_stays() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    for (args, name) in outputs() {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let expected = output_of(dir.path(), &args, name);
+        let fifo = dir.path().join(format!("fifo-{name}"));
+        assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let line: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "{}" { fifo.to_str().unwrap() } else { a })
+            .collect();
+        let out = run_in(dir.path(), &line);
+        assert!(out.status.success(), "{line:?}: {}", stderr(&out));
+        // Checked before joining: the reader of a FIFO replaced by a file would wait forever.
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "{line:?} replaced the FIFO by {kind:?}");
+        assert!(
+            reader.join().unwrap() == expected,
+            "{line:?}: the reader got the output"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_through_a_link_replace_the_file_it_leads_to() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("runs")).unwrap();
+    for (args, name) in outputs() {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let expected = output_of(dir.path(), &args, name);
+        let target = dir.path().join("runs").join(name);
+        std::fs::write(&target, OLD).unwrap();
+        let link = dir.path().join(format!("latest-{name}"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let line: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "{}" { link.to_str().unwrap() } else { a })
+            .collect();
+        let out = sylva(&line);
+        assert!(out.status.success(), "{line:?}: {}", stderr(&out));
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "{line:?}: the link stays a link"
+        );
+        assert!(
+            std::fs::read(&target).unwrap() == expected,
+            "{line:?}: the file it leads to is the output"
+        );
+    }
+}

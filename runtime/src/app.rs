@@ -283,12 +283,24 @@ impl App {
         self.origin
     }
 
-    /// Writes the registered simulation state to `path` atomically, with the scene
-    /// key and the frames run to reach it (before this app and in it).
+    /// Writes the registered simulation state to `path` (as
+    /// [`write_output`](crate::framed::write_output) writes a file the user named), with the
+    /// scene key and the frames run to reach it (before this app and in it).
     pub fn save_snapshot(&self, path: &Path) -> Result<(), SnapshotError> {
-        let frames = self.origin.frames + self.metrics.frame_count();
         self.snapshot
-            .save_file(&self.world, self.time, &self.scene, frames, path)
+            .save_file(&self.world, self.time, &self.scene, self.frames_run(), path)
+    }
+
+    /// The bytes [`save_snapshot`](Self::save_snapshot) writes, for a host that puts them
+    /// somewhere else (standard output, a socket).
+    pub fn snapshot_bytes(&self) -> Result<Vec<u8>, SnapshotError> {
+        self.snapshot
+            .save(&self.world, self.time, &self.scene, self.frames_run())
+    }
+
+    /// Frames run to reach the state: before this app and in it.
+    fn frames_run(&self) -> u64 {
+        self.origin.frames + self.metrics.frame_count()
     }
 
     /// Restores state saved by [`save_snapshot`](Self::save_snapshot) from the same

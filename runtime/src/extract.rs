@@ -3,6 +3,50 @@
 //!
 //! Systems fill batches as resources; a renderer reads them after a frame and
 //! uploads only the [dirty ranges](DirtyRange). No Vulkan type appears here.
+//!
+//! A frame system extracting fence posts into a [`CylinderBatch`], and a renderer's side of
+//! it: after the frame it takes the dirty range to upload, and a frame that changed nothing
+//! leaves nothing to upload.
+//!
+//! ```
+//! use sylva_runtime::extract::{CylinderBatch, DirtyRange};
+//! use sylva_runtime::glam::Vec3;
+//! use sylva_runtime::{Access, App, AppConfig, System};
+//!
+//! /// A fence post, a component of the simulation.
+//! struct Post {
+//!     base: Vec3,
+//!     height: f32,
+//! }
+//!
+//! let mut app = App::new(AppConfig { threads: 1, ..AppConfig::default() })?;
+//! for x in 0..3 {
+//!     let base = Vec3::new(x as f32, 0.0, 0.0);
+//!     app.world.entities.spawn((Post { base, height: 1.2 },));
+//! }
+//! app.world.resources.insert(CylinderBatch::default());
+//! let access = Access::new().read::<Post>().write_res::<CylinderBatch>();
+//! app.add_frame_system(System::new("posts.extract", access, |ctx| {
+//!     let mut batch = ctx.res_mut::<CylinderBatch>();
+//!     // Posts never move: extracted once, and left alone (clean) after that.
+//!     if batch.is_empty() {
+//!         for post in ctx.query::<&Post>().iter() {
+//!             let top = post.base + Vec3::Y * post.height;
+//!             batch.push(post.base, top, 0.06, 0.05, [120, 90, 60, 255]);
+//!         }
+//!     }
+//! }));
+//!
+//! app.update(1.0 / 60.0);
+//! let mut batch = app.world.resources.get_mut::<CylinderBatch>().unwrap();
+//! assert_eq!(batch.len(), 3);
+//! assert_eq!(batch.dirty.take(), DirtyRange { start: 0, end: 3 }, "the renderer uploads all three");
+//! drop(batch);
+//! app.update(1.0 / 60.0);
+//! let batch = app.world.resources.get::<CylinderBatch>().unwrap();
+//! assert!(batch.dirty.is_clean(), "nothing changed, nothing to upload");
+//! # Ok::<(), sylva_runtime::AppError>(())
+//! ```
 
 use std::ops::Range;
 

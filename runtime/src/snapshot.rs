@@ -624,7 +624,9 @@ impl SnapshotRegistry {
         Ok(payload)
     }
 
-    /// Writes a snapshot file atomically (temporary file, then rename); see [`save`](Self::save).
+    /// Writes a snapshot file the user named, through
+    /// [`write_output`](framed::write_output) (a regular file replaced atomically, a FIFO
+    /// written through, a link's file replaced); see [`save`](Self::save).
     pub fn save_file(
         &self,
         world: &World,
@@ -638,7 +640,7 @@ impl SnapshotRegistry {
             path: path.to_owned(),
             source,
         };
-        framed::write_atomic(path, &bytes).map_err(io)
+        framed::write_output(path, &bytes).map_err(io)
     }
 
     /// Reads a snapshot file written by [`save_file`](Self::save_file); see [`load_into`](Self::load_into).

@@ -35,6 +35,68 @@
 //! order, the thread count or the cache. With a [`ChunkCache`], a job reads the
 //! chunk from disk when a valid file exists and writes it after generating
 //! (unless the cache is a read-only baked store).
+//!
+//! A toy [`ChunkSource`] streamed around a viewer that stands still, then flies a
+//! kilometre east: the chunks around it come in a few per frame, and the ones it left are
+//! handed back.
+//!
+//! ```
+//! use std::collections::BTreeSet;
+//! use std::sync::Arc;
+//!
+//! use sylva_runtime::glam::Vec3;
+//! use sylva_runtime::stream::{ChunkCoord, ChunkSource, FrameBudget, StreamEvent, StreamSettings, Streamer, Viewer};
+//!
+//! /// A world whose chunk holds the sum of its coordinates.
+//! struct Sums;
+//!
+//! impl ChunkSource for Sums {
+//!     type Payload = i64;
+//!     type Ready = i64;
+//!     fn generate(&self, [x, z]: ChunkCoord) -> i64 {
+//!         i64::from(x) + i64::from(z)
+//!     }
+//!     fn prepare(&self, payload: i64) -> i64 {
+//!         payload
+//!     }
+//!     fn cache_key(&self, [x, z]: ChunkCoord) -> u64 {
+//!         u64::from(x as u32) << 32 | u64::from(z as u32)
+//!     }
+//!     fn upload_bytes(_: &i64) -> u64 {
+//!         8
+//!     }
+//! }
+//!
+//! let settings = StreamSettings {
+//!     chunk_size: 100.0,
+//!     load_radius: 150.0,
+//!     evict_radius: 250.0,
+//!     near_radius: 50.0,
+//!     max_in_flight: 4,
+//! };
+//! let mut streamer = Streamer::new(Arc::new(Sums), settings, Streamer::<Sums>::pool(2)?);
+//! let budget = FrameBudget { installs: 4, millis: 2.0, upload_bytes: 1 << 20 };
+//! let mut installed = BTreeSet::new();
+//! for at in [Vec3::ZERO, Vec3::new(1000.0, 0.0, 0.0)] {
+//!     let viewers = [Viewer { position: at, forward: Vec3::X }];
+//!     // One update a frame, until every chunk within the load radius is installed.
+//!     while !streamer.is_settled(&viewers) {
+//!         streamer.update(&viewers, &budget, |event| match event {
+//!             StreamEvent::Ready { coord: [x, z], payload } => {
+//!                 assert_eq!(payload, i64::from(x) + i64::from(z));
+//!                 installed.insert([x, z]);
+//!             }
+//!             StreamEvent::Evicted { coord } => {
+//!                 installed.remove(&coord);
+//!             }
+//!         });
+//!         std::thread::yield_now();
+//!     }
+//!     assert_eq!(installed.len(), streamer.resident());
+//! }
+//! assert!(installed.contains(&[10, 0]) && !installed.contains(&[0, 0]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,11 +1,13 @@
 //! What every command shares: the global flags ([`Common`]), loading and building a scene
-//! with them, and writing the JSON report.
+//! with them, writing the JSON report, and what a world's cache could not take, said at the
+//! end of `fly` and `view` ([`cache_failures`]).
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
-use sylva::{MemoryLimit, Report, Scene};
+use sylva::systems::world::Domains;
+use sylva::{MemoryLimit, Report, Scene, WorldStreamer};
 
 use crate::cli::output_paths;
 
@@ -122,6 +124,38 @@ fn write_json_bytes(path: &Path, json: &[u8]) -> Result<(), String> {
         println!("report: {}", path.display());
     }
     Ok(())
+}
+
+/// Says once, at the end of a flight or a view, how many files the world's cache could not
+/// take and why the first could not; a failure when `--cache` asked for the cache, a warning
+/// when the scene named it (docs/design/limits.md, "Files Sylva reads and writes").
+pub(crate) fn cache_failures(world: &WorldStreamer, asked: bool) -> Result<(), String> {
+    let Some(cache) = world.cache() else {
+        return Ok(());
+    };
+    let chunks = world.stats().cache_write_failed;
+    let domains = world.domains().map_or(0, |d| d.counts().write_failed);
+    if chunks + domains == 0 {
+        return Ok(());
+    }
+    let first = world
+        .stats()
+        .cache_write_error
+        .clone()
+        .or_else(|| world.domains().and_then(Domains::write_error))
+        .unwrap_or_default();
+    let message = format!(
+        "cache {}: {} and {} could not be written (first: {first}); they are generated again next time",
+        cache.dir().display(),
+        count(chunks, "chunk file"),
+        count(domains, "domain file"),
+    );
+    if asked {
+        Err(message)
+    } else {
+        eprintln!("warning: {message}");
+        Ok(())
+    }
 }
 
 /// Parses `x0,z0,x1,z1`.

@@ -11,15 +11,15 @@ use clap::Parser;
 use sylva::live::{LiveScene, Reload};
 use sylva::runtime::App;
 use sylva::runtime::stream::Viewer;
-use sylva::systems::world::{Domains, DrawParams, WorldParams};
+use sylva::systems::world::{DrawParams, WorldParams};
 use sylva::vk::Renderer;
 use sylva::{Built, Flight, FlightLog, RenderReport, Report, Scene, StreamingReport, WorldStreamer};
 
 use crate::cli::Common;
-use crate::cli::common::{adjust_scene, build, count, positive_f32, scene_or_default, write_report};
-use crate::cli::output_paths::{self, PNG};
+use crate::cli::common::{adjust_scene, build, cache_failures, positive_f32, scene_or_default, write_report};
+use crate::cli::output_paths::{self, SCREENSHOT};
 use crate::cli::progress;
-use crate::cli::screenshot::{headless, render_png, renderer_for};
+use crate::cli::screenshot::{headless, render_png, renderer_for, write_png};
 use crate::cli::summary::print_summary;
 
 /// The flags of `sylva fly`.
@@ -87,7 +87,7 @@ const DEFAULT_SECONDS: f32 = 60.0;
 
 /// Runs `sylva fly`.
 pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
-    output_paths::check_all(common, &[("--screenshot", args.screenshot.as_deref(), PNG)])?;
+    output_paths::check_all(common, &[("--screenshot", args.screenshot.as_deref(), SCREENSHOT)])?;
     let mut scene = scene_or_default(args.scene.as_deref(), common)?;
     if args.no_render && args.screenshot.is_none() {
         // Nothing is drawn: no chunk derives render data (docs/design/ecology.md, "Drawing a
@@ -163,38 +163,6 @@ pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
     cache_failures(world, args.cache.is_some())
 }
 
-/// Says once, at the end, how many files the cache could not take and why the
-/// first could not; a failure when `--cache` asked for the cache, a warning when
-/// the scene named it.
-fn cache_failures(world: &WorldStreamer, asked: bool) -> Result<(), String> {
-    let Some(cache) = world.cache() else {
-        return Ok(());
-    };
-    let chunks = world.stats().cache_write_failed;
-    let domains = world.domains().map_or(0, |d| d.counts().write_failed);
-    if chunks + domains == 0 {
-        return Ok(());
-    }
-    let first = world
-        .stats()
-        .cache_write_error
-        .clone()
-        .or_else(|| world.domains().and_then(Domains::write_error))
-        .unwrap_or_default();
-    let message = format!(
-        "cache {}: {} and {} could not be written (first: {first}); they are generated again next time",
-        cache.dir().display(),
-        count(chunks, "chunk file"),
-        count(domains, "domain file"),
-    );
-    if asked {
-        Err(message)
-    } else {
-        eprintln!("warning: {message}");
-        Ok(())
-    }
-}
-
 /// Loads the first ring of chunks around `start` behind a spinner, then starts the latencies
 /// afresh: the flight measures streaming, not loading.
 fn warm_up(world: &mut WorldStreamer, app: &mut App, start: Viewer, name: &str, log: &mut FlightLog) {
@@ -258,7 +226,7 @@ fn flight_path(args: &FlyArgs, params: &WorldParams, scene: &Scene) -> Flight {
 fn last_picture(args: &FlyArgs, renderer: Option<&Renderer>, app: &App) -> Result<Option<RenderReport>, String> {
     match (&args.screenshot, renderer) {
         (Some(path), Some(r)) => {
-            r.save_png(path).map_err(|e| e.to_string())?;
+            write_png(r, path)?;
             println!("screenshot: {}", path.display());
         }
         (Some(path), None) => {

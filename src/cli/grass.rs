@@ -10,7 +10,7 @@ use sylva::systems::grass::{GrassLayers, species_file};
 
 use crate::cli::Common;
 use crate::cli::common::{build, load, write_report};
-use crate::cli::output_paths::{self, ANY};
+use crate::cli::output_paths::{self, BAKE};
 use crate::cli::progress::spinner;
 
 /// The flags of `sylva grass`.
@@ -27,7 +27,7 @@ pub(crate) struct GrassArgs {
 /// Runs `sylva grass`.
 pub(crate) fn run(args: &GrassArgs, common: &Common) -> Result<(), String> {
     let path = &args.scene;
-    output_paths::check_all(common, &[("--bake", args.bake.as_deref(), ANY)])?;
+    output_paths::check_all(common, &[("--bake", args.bake.as_deref(), BAKE)])?;
     let mut scene = load(path, common)?;
     let Some(grass) = &mut scene.grass else {
         return Err(format!("{}: the scene has no `grass` section", path.display()));
@@ -62,7 +62,7 @@ pub(crate) fn run(args: &GrassArgs, common: &Common) -> Result<(), String> {
         );
         if let Some(out) = &args.bake {
             let out = species_file(out, k);
-            b.save(&out).map_err(|e| e.to_string())?;
+            output_paths::write(&out, &b.to_bytes()).map_err(|e| format!("{}: {e}", out.display()))?;
             println!("  bake: {}", out.display());
         }
     }

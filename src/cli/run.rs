@@ -11,7 +11,7 @@ use sylva::{Report, Scene};
 
 use crate::cli::Common;
 use crate::cli::common::{build, scene_or_default, write_report};
-use crate::cli::output_paths::{self, ANY, PNG};
+use crate::cli::output_paths::{self, SCREENSHOT, SNAPSHOT};
 use crate::cli::screenshot::{render_png, renderer_for};
 use crate::cli::summary::print_summary;
 use crate::cli::{estimate, progress};
@@ -50,8 +50,8 @@ pub(crate) fn run(args: &RunArgs, common: &Common) -> Result<(), String> {
     output_paths::check_all(
         common,
         &[
-            ("--save", args.save.as_deref(), ANY),
-            ("--screenshot", args.screenshot.as_deref(), PNG),
+            ("--save", args.save.as_deref(), SNAPSHOT),
+            ("--screenshot", args.screenshot.as_deref(), SCREENSHOT),
         ],
     )?;
     // An asked-for screenshot needs a driver: found out before the run, not after it.
@@ -63,7 +63,8 @@ pub(crate) fn run(args: &RunArgs, common: &Common) -> Result<(), String> {
     let frames = args.frames.unwrap_or(scene.simulation.frames);
     let (mut app, mut report) = simulate(&scene, frames, common, Extract::Last, args.resume.as_deref())?;
     if let Some(path) = &args.save {
-        app.save_snapshot(path).map_err(|e| e.to_string())?;
+        let bytes = app.snapshot_bytes().map_err(|e| e.to_string())?;
+        output_paths::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("snapshot: {}", path.display());
     }
     print_summary(&report);

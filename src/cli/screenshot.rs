@@ -5,6 +5,8 @@ use std::path::Path;
 use sylva::RenderReport;
 use sylva::vk::Renderer;
 
+use crate::cli::output_paths;
+
 /// A headless renderer for the picture `path` that `flag` asks for: without a
 /// Vulkan driver, an error naming the flag and how to get one.
 pub(crate) fn renderer_for(flag: &str, path: &Path, width: u32, height: u32) -> Result<Renderer, String> {
@@ -35,7 +37,7 @@ pub(crate) fn render_png(
     show_points: bool,
 ) -> Result<RenderReport, String> {
     let frame = sylva::render(renderer, app, show_points).map_err(|e| format!("renderer: {e}"))?;
-    renderer.save_png(path).map_err(|e| e.to_string())?;
+    write_png(renderer, path)?;
     let (width, height) = renderer.size();
     println!(
         "screenshot: {} ({}x{}, {} on {}, {} draw calls, {:.1} ms)",
@@ -48,4 +50,11 @@ pub(crate) fn render_png(
         frame.frame_ms
     );
     Ok(RenderReport::new(&renderer.stats()))
+}
+
+/// Writes the renderer's last frame as a PNG to `path` (standard output for `-`; see
+/// [`output_paths::write`]).
+pub(crate) fn write_png(renderer: &Renderer, path: &Path) -> Result<(), String> {
+    let png = renderer.png().map_err(|e| format!("renderer: {e}"))?;
+    output_paths::write(path, &png).map_err(|e| format!("{}: {e}", path.display()))
 }

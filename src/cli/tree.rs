@@ -75,7 +75,7 @@ pub(crate) fn run(args: &TreeArgs, common: &Common) -> Result<(), String> {
         for p in &mut mesh.positions {
             *p *= scale;
         }
-        // Encoded in memory, then put in place whole: a killed export leaves the old file.
+        // Encoded in memory, then written whole: a killed export leaves the old file.
         let mut bytes = Vec::new();
         let glb = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("glb"));
         let encoded = if glb {
@@ -84,7 +84,7 @@ pub(crate) fn run(args: &TreeArgs, common: &Common) -> Result<(), String> {
             write_obj(&mesh, UpAxis::Z, &mut bytes)
         };
         encoded.map_err(|e| format!("{}: {e}", out.display()))?;
-        sylva::runtime::framed::write_atomic(out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;
+        output_paths::write(out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;
         println!("mesh: {}", out.display());
     }
     let report = Report::gather(&built.app, &scene.name, wall).map_err(|e| e.to_string())?;

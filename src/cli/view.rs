@@ -13,7 +13,7 @@ use sylva::{Report, Scene};
 use clap::Args;
 
 use crate::cli::Common;
-use crate::cli::common::{adjust_scene, build, count, write_report};
+use crate::cli::common::{adjust_scene, build, cache_failures, count, write_report};
 use crate::cli::output_paths;
 use crate::cli::summary::print_summary;
 
@@ -67,7 +67,11 @@ pub(crate) fn run(args: &ViewArgs, common: &Common) -> Result<(), String> {
             let report =
                 Report::gather(&session.built.app, &session.name, started.elapsed()).map_err(|e| e.to_string())?;
             print_summary(&report);
-            write_report(&report, common)
+            write_report(&report, common)?;
+            match &session.built.world {
+                Some(world) => cache_failures(world, args.cache.is_some()),
+                None => Ok(()),
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ use sylva_systems::species::{GrowError, GrownTree};
 use sylva_systems::tree::TreeError;
 use sylva_systems::world::WorldStreamer;
 
-use crate::memory::{Estimate, MemoryLimit, OverLimit, Part};
+use crate::memory::{Estimate, MemoryLimit, OverLimit, Part, WordsOverLimit};
 use crate::{BuildError, Report, Scene};
 
 /// What the facade does with one domain of a scene.
@@ -143,6 +143,13 @@ fn check_section(section: Option<&impl Validate>, name: &str) -> Result<(), Inva
 /// A scene over its memory limit, at the field that costs the most.
 pub(crate) fn memory_error(scene: &Scene, over: &OverLimit) -> BuildError {
     scene.error_at(&FieldError::new(over.field(), over.to_string())).into()
+}
+
+/// An L-system whose words at its module limit would not fit the memory limit, at that limit.
+pub(crate) fn words_error(scene: &Scene, over: &WordsOverLimit) -> BuildError {
+    scene
+        .error_at(&FieldError::new(&over.derivation.field, over.to_string()))
+        .into()
 }
 
 /// `e`, whose path is below the scene field `at` (a dotted path), with the path from the root.

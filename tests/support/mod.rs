@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::LazyLock;
 
 /// The `sylva` binary, not yet run; no shard index leaks in from a CI job's environment.
@@ -41,4 +41,31 @@ static SCRATCH: LazyLock<tempfile::TempDir> = LazyLock::new(|| {
 /// A path named `name` in this process's scratch directory.
 pub fn temp(name: &str) -> PathBuf {
     SCRATCH.path().join(name)
+}
+
+/// Whether `tool` is installed: it starts at all (`-help` needs no display).
+pub fn installed(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("-help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Starts Xvfb on a free display (it writes the number to fd 1 once it accepts clients):
+/// the server, to kill, and the display's name.
+pub fn start_xvfb() -> (Child, String) {
+    use std::io::BufRead;
+    let mut xvfb = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut number = String::new();
+    std::io::BufReader::new(xvfb.stdout.take().unwrap())
+        .read_line(&mut number)
+        .unwrap();
+    (xvfb, format!(":{}", number.trim()))
 }

@@ -83,5 +83,5 @@ pub use grass::{LOD_CUT_METRES, LOD_FULL_METRES};
 pub use impostors::{ABOVE, CARD_FADE, CARD_PIXELS, CELL_TEXELS, COLUMNS, DIRECTIONS, VIEW_FADE};
 pub use overlay::OverlayLine;
 pub use renderer::{RenderStats, Renderer};
-pub use target::{read_png, write_png};
+pub use target::{encode_png, read_png, write_png};
 pub use validation::ValidationLog;

@@ -30,7 +30,7 @@ use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
 use crate::shadow::{self, ShadowMap};
 use crate::sky::Sky;
-use crate::target::{Target, write_png};
+use crate::target::{Target, encode_png, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
 use crate::validation::ValidationLog;
@@ -439,11 +439,18 @@ impl Renderer {
         }
     }
 
-    /// Writes the last frame as a PNG, once the GPU has finished it.
+    /// Writes the last frame as a PNG, once the GPU has finished it (see [`write_png`]).
     pub fn save_png(&self, path: &Path) -> Result<(), RenderError> {
         self.finish()?;
         let (w, h) = self.size();
         write_png(path, w, h, &self.target.pixels())
+    }
+
+    /// The last frame as the bytes of a PNG, once the GPU has finished it.
+    pub fn png(&self) -> Result<Vec<u8>, RenderError> {
+        self.finish()?;
+        let (w, h) = self.size();
+        encode_png(w, h, &self.target.pixels())
     }
 }
 

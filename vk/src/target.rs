@@ -252,18 +252,25 @@ impl Target {
     }
 }
 
-/// Writes RGBA8 pixels as a PNG, atomically: encoded in memory, then put in place
-/// whole ([`write_atomic`](sylva_runtime::framed::write_atomic)).
+/// Writes RGBA8 pixels as a PNG: encoded in memory ([`encode_png`]), then written as a
+/// file the user named ([`write_output`](sylva_runtime::framed::write_output): a regular
+/// file replaced whole, a FIFO written through, a link's file replaced).
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), RenderError> {
-    let err = |e: &dyn std::fmt::Display| RenderError::Io(format!("{}: {e}", path.display()));
+    let bytes = encode_png(width, height, rgba)?;
+    sylva_runtime::framed::write_output(path, &bytes).map_err(|e| RenderError::Io(format!("{}: {e}", path.display())))
+}
+
+/// RGBA8 pixels, rows top to bottom, as the bytes of a PNG.
+pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>, RenderError> {
+    let err = |e: png::EncodingError| RenderError::Io(format!("PNG: {e}"));
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgba);
     encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().map_err(|e| err(&e))?;
-    writer.write_image_data(rgba).map_err(|e| err(&e))?;
-    writer.finish().map_err(|e| err(&e))?;
-    sylva_runtime::framed::write_atomic(path, &bytes).map_err(|e| err(&e))
+    let mut writer = encoder.write_header().map_err(err)?;
+    writer.write_image_data(rgba).map_err(err)?;
+    writer.finish().map_err(err)?;
+    Ok(bytes)
 }
 
 /// Reads a PNG as RGBA8: (width, height, pixels).

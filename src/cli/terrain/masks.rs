@@ -10,7 +10,7 @@ use serde::Serialize;
 use sylva::systems::ecology::Attribute;
 use sylva::systems::world::{ChunkPayload, WorldGen, instances, masks};
 
-use crate::cli::output_paths::{self, ANY, Output};
+use crate::cli::output_paths::{self, Output, TABLE};
 
 /// The ecology outputs of `terrain --region`.
 #[derive(Args, Debug, Default)]
@@ -45,7 +45,7 @@ impl EcologyOutputs {
     /// The instance table as an output to check before any work (the mask directory is
     /// made when written).
     pub(super) fn outputs(&self) -> [Output<'_>; 1] {
-        [("--instances", self.instances.as_deref(), ANY)]
+        [("--instances", self.instances.as_deref(), TABLE)]
     }
 
     /// Writes what was asked for of `chunks` (a whole rectangle of `world`'s chunks).

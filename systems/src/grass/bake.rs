@@ -518,9 +518,10 @@ impl BakedGrass {
         }
     }
 
-    /// Writes the file atomically (see [`write_atomic`](framed::write_atomic)).
+    /// Writes the file the user named (see [`write_output`](framed::write_output): a regular
+    /// file replaced atomically, a FIFO written through, a link's file replaced).
     pub fn save(&self, path: &Path) -> Result<(), GrassBakeError> {
-        framed::write_atomic(path, &self.to_bytes()).map_err(|source| GrassBakeError::Io {
+        framed::write_output(path, &self.to_bytes()).map_err(|source| GrassBakeError::Io {
             path: path.to_path_buf(),
             source,
         })

@@ -103,6 +103,25 @@ impl LSystem {
         word.format(&self.symbols, separator)
     }
 
+    /// The most parameters a module of any word this grammar derives has: a derived word is
+    /// made of the axiom's modules and the successors' (copied or rewritten), so the most
+    /// among those bounds every module's. What a word of a given length can take in memory.
+    ///
+    /// ```
+    /// use sylva_systems::lsystem::LSystem;
+    ///
+    /// let l = LSystem::parse("axiom: A(1)\nA(x) -> F(x)B(x, x, 2)A(x)").unwrap();
+    /// assert_eq!(l.max_params(), 3);
+    /// assert_eq!(LSystem::parse("axiom: F").unwrap().max_params(), 0);
+    /// ```
+    pub fn max_params(&self) -> usize {
+        let axiom = (0..self.axiom.len()).map(|i| self.axiom.params(i).len());
+        let successors = (self.productions.iter())
+            .flat_map(|p| &p.successor)
+            .map(|m| m.args.len());
+        axiom.chain(successors).max().unwrap_or(0)
+    }
+
     /// The productions whose predecessor is `symbol`.
     #[inline]
     pub(crate) fn productions_of(&self, symbol: SymbolId) -> &[Production] {

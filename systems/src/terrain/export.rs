@@ -227,11 +227,12 @@ pub(crate) fn encode_image(
     Ok(out)
 }
 
-/// Writes `hf` as a PNG of `kind` to `path`, atomically (encoded in memory, then put in
-/// place whole by [`write_atomic`](sylva_runtime::framed::write_atomic)).
+/// Writes `hf` as a PNG of `kind` to `path`: encoded in memory, then written as a file the
+/// user named ([`write_output`](sylva_runtime::framed::write_output): a regular file replaced
+/// whole, a FIFO written through, a link's file replaced).
 pub fn write_png(path: &Path, hf: &Heightfield, kind: PngKind, h_max: f32) -> Result<(), ExportError> {
     let bytes = encode_png(hf, kind, h_max)?;
-    sylva_runtime::framed::write_atomic(path, &bytes).map_err(|source| ExportError::Io {
+    sylva_runtime::framed::write_output(path, &bytes).map_err(|source| ExportError::Io {
         path: path.display().to_string(),
         source,
     })
