@@ -532,9 +532,11 @@ impl WorldParams {
     fn validate_ecology(&self) -> Result<(), FieldError> {
         let e = &self.ecology;
         e.validate().map_err(|e| e.within("ecology"))?;
-        FieldError::check(self.chunk_cells % e.sample_cells == 0, "ecology.sample_cells", || {
-            format!("must divide chunk_cells ({}), got {}", self.chunk_cells, e.sample_cells)
-        })?;
+        FieldError::check(
+            self.chunk_cells.is_multiple_of(e.sample_cells),
+            "ecology.sample_cells",
+            || format!("must divide chunk_cells ({}), got {}", self.chunk_cells, e.sample_cells),
+        )?;
         let biomes = self.biomes(0)?;
         for (k, t) in self.trees.iter().enumerate() {
             FieldError::check(biomes.layer_of(k).is_some(), &format!("trees[{k}]"), || {
