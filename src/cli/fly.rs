@@ -356,14 +356,22 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
         );
     }
     println!(
-        "  ready ms p50 {:.1} p95 {:.1} max {:.1}; generate ms p50 {:.1} (terrain {:.1}, trees {:.1}, grass {:.1} per chunk)",
+        "  ready ms p50 {:.1} p95 {:.1} max {:.1}; generate ms p50 {:.1} (terrain {:.1}, ecology {:.1}, trees {:.1}, grass {:.1} per chunk)",
         s.ready_ms.p50,
         s.ready_ms.p95,
         s.ready_ms.max,
         s.generate_ms.p50,
         s.stages_ms.terrain,
+        s.stages_ms.ecology,
         s.stages_ms.trees,
         s.stages_ms.grass
+    );
+    println!(
+        "  per chunk: {:.0} KB payload, {:.0} canopy trees, {:.0} understory shrubs; {:.1} MB resident per chunk",
+        s.per_chunk.payload_bytes / 1e3,
+        s.per_chunk.canopy,
+        s.per_chunk.understory,
+        s.host_bytes_per_resident_chunk.unwrap_or(0) as f64 / 1e6
     );
     println!(
         "  frame ms p50 {:.2} p99 {:.2} max {:.2}; install ms p50 {:.3} p99 {:.3} max {:.3}; {} hitches, {} frames with holes of {}",

@@ -104,6 +104,20 @@ pub struct StageClock {
     trees: AtomicU64,
     grass: AtomicU64,
     chunks: AtomicU64,
+    /// Payload bytes (encoded, as hashed and cached), canopy and understory instances.
+    bytes: AtomicU64,
+    layers: [AtomicU64; 2],
+}
+
+/// What a generated chunk holds, on average.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ChunkContent {
+    /// Payload bytes (encoded, as hashed and cached).
+    pub payload_bytes: f64,
+    /// Canopy trees.
+    pub canopy: f64,
+    /// Understory shrubs.
+    pub understory: f64,
 }
 
 /// Mean milliseconds per generated chunk of each stage.
@@ -122,6 +136,17 @@ pub struct StageMillis {
 }
 
 impl StageClock {
+    /// The mean content per chunk so far.
+    pub fn content(&self) -> ChunkContent {
+        let chunks = self.chunks.load(Ordering::Relaxed).max(1) as f64;
+        let mean = |c: &AtomicU64| c.load(Ordering::Relaxed) as f64 / chunks;
+        ChunkContent {
+            payload_bytes: mean(&self.bytes),
+            canopy: mean(&self.layers[0]),
+            understory: mean(&self.layers[1]),
+        }
+    }
+
     fn add(counter: &AtomicU64, since: Instant) -> Instant {
         counter.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
         Instant::now()
@@ -243,6 +268,11 @@ impl WorldGen {
     /// Generation cost per stage so far.
     pub fn stages(&self) -> StageMillis {
         self.clock.millis()
+    }
+
+    /// What the chunks generated so far hold, on average.
+    pub fn content(&self) -> ChunkContent {
+        self.clock.content()
     }
 
     /// The cache key of chunk `coord`: the generation-relevant parameters, the
@@ -442,7 +472,13 @@ impl WorldGen {
             rivers,
             hash: 0,
         };
-        payload.hash = xxh3_64(&framed::encode(&payload).unwrap_or_default());
+        let bytes = framed::encode(&payload).unwrap_or_default();
+        payload.hash = xxh3_64(&bytes);
+        self.clock.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        for t in &payload.trees {
+            let layer = self.biomes.layer_of(usize::from(t.species)).unwrap_or(Layer::Canopy);
+            self.clock.layers[layer as usize].fetch_add(1, Ordering::Relaxed);
+        }
         payload
     }
 }

@@ -54,7 +54,9 @@ pub use bake::{
     hilbert_order, verify,
 };
 pub use blades::{Blade, CellRect, expand_blades};
-pub use chunk::{ChunkPayload, DATA_VERSION, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen};
+pub use chunk::{
+    ChunkContent, ChunkPayload, DATA_VERSION, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
+};
 pub use content::{ContentError, GrassKind, TreeKind, WorldContent, grow_content};
 pub use domains::{Domain, DomainCounts, Domains, RiverPath};
 pub use install::{

@@ -8,7 +8,7 @@ use serde::Serialize;
 use sylva_runtime::metrics::{Histogram, rss_bytes};
 use sylva_runtime::stream::FrameStream;
 
-use super::chunk::StageMillis;
+use super::chunk::{ChunkContent, StageMillis};
 use super::domains::{DomainCounts, Domains};
 use super::streamer::WorldStreamer;
 
@@ -82,6 +82,11 @@ pub struct StreamingReport {
     pub generate_ms: Quantiles,
     /// Mean generation cost per chunk by stage, milliseconds.
     pub stages_ms: StageMillis,
+    /// What a generated chunk holds on average: payload bytes, canopy and understory instances.
+    pub per_chunk: ChunkContent,
+    /// Resident memory at the end over the most chunks resident at once, bytes (everything
+    /// the process holds, shared by the chunks).
+    pub host_bytes_per_resident_chunk: Option<u64>,
     /// Main-thread install work per frame, milliseconds.
     pub install_ms_per_frame: Quantiles,
     /// Main-thread frame time, milliseconds.
@@ -202,6 +207,8 @@ impl StreamingReport {
             ready_ms: Quantiles::of(&s.ready),
             generate_ms: Quantiles::of(&s.generate),
             stages_ms: world.stages(),
+            per_chunk: world.chunk_content(),
+            host_bytes_per_resident_chunk: end.map(|e| e / s.resident_max.max(1) as u64),
             install_ms_per_frame: Quantiles::of(&log.install),
             frame_ms: Quantiles::of(&frames),
             hitches,

@@ -9,7 +9,7 @@ use sylva_runtime::chunk_cache::ChunkCache;
 use sylva_runtime::stream::{FrameBudget, FrameStream, StreamEvent, StreamSettings, StreamStats, Streamer, Viewer};
 use sylva_runtime::{App, FieldError, Validate};
 
-use super::chunk::{StageMillis, WorldGen};
+use super::chunk::{ChunkContent, StageMillis, WorldGen};
 use super::content::{ContentError, WorldContent, grow_content};
 use super::domains::Domains;
 use super::install::{evict_chunk, install_chunk, install_world};
@@ -228,6 +228,11 @@ impl WorldStreamer {
     /// Generation cost per stage.
     pub fn stages(&self) -> StageMillis {
         self.streamer.source().chunks().stages()
+    }
+
+    /// What the chunks generated so far hold, on average.
+    pub fn chunk_content(&self) -> ChunkContent {
+        self.streamer.source().chunks().content()
     }
 
     /// The grown content.
