@@ -393,20 +393,8 @@ pub fn trees_per_chunk(w: &WorldParams) -> Vec<f64> {
     let Ok(biomes) = w.biomes(0) else {
         return vec![0.0; w.trees.len()];
     };
-    let spacing: Vec<f32> = w.trees.iter().map(|t| t.placement.min_distance).collect();
-    (0..w.trees.len())
-        .map(|s| {
-            let Some(layer) = biomes.layer_of(s) else {
-                return 0.0;
-            };
-            let (peak, _) = biomes.layer_peak(layer, &spacing);
-            let share = if peak > 0.0 {
-                (w.draw.trees_per_hectare / 1e4 / peak).min(1.0)
-            } else {
-                1.0
-            };
-            f64::from(biomes.peak_stems(s)) * area * f64::from(share)
-        })
+    (w.draw_shares(&biomes).iter().enumerate())
+        .map(|(s, &share)| f64::from(biomes.peak_stems(s)) * area * f64::from(share))
         .collect()
 }
 

@@ -175,6 +175,8 @@ pub struct WorldGen {
     erosion: Option<(TerrainParams, u32)>,
     variants: Vec<u32>,
     biomes: Biomes,
+    /// Per tree species, the share a renderer's copies hold.
+    draw_shares: Vec<f32>,
     /// Per layer, its species (world indices) and candidates thrown per m².
     layers: [(Vec<usize>, f32); 2],
     key: u64,
@@ -216,6 +218,7 @@ impl WorldGen {
             let (most, cover) = biomes.layer_peak(layer, &spacing);
             (species, thrown_for(most, cover))
         });
+        let draw_shares = params.draw_shares(&biomes);
         Self {
             params,
             seed,
@@ -223,6 +226,7 @@ impl WorldGen {
             erosion,
             variants,
             biomes,
+            draw_shares,
             layers,
             key,
             clock: StageClock::default(),
@@ -235,17 +239,9 @@ impl WorldGen {
     }
 
     /// The share of tree species `species`'s instances a renderer's copies hold
-    /// (the world's `draw.trees_per_hectare` over its layer's peak density).
+    /// ([`WorldParams::draw_shares`]).
     pub fn draw_share(&self, species: usize) -> f32 {
-        let Some(layer) = self.biomes.layer_of(species) else {
-            return 0.0;
-        };
-        let spacing: Vec<f32> = self.params.trees.iter().map(|t| t.placement.min_distance).collect();
-        let (most, _) = self.biomes.layer_peak(layer, &spacing);
-        if most <= 0.0 {
-            return 1.0;
-        }
-        (self.params.draw.trees_per_hectare / 1e4 / most).min(1.0)
+        self.draw_shares.get(species).copied().unwrap_or(0.0)
     }
 
     /// Biome memberships at `(x, z)` metres from `maps`, into `out` (one per

@@ -527,6 +527,20 @@ impl WorldParams {
         Biomes::new(&self.ecology, &trees, &grass, seed).map_err(|e| e.within("ecology"))
     }
 
+    /// The share of each tree species' instances a renderer's copies hold under `biomes`:
+    /// `draw.trees_per_hectare` over the peak density of the species' layer, at most 1 (0
+    /// for a species no biome lists).
+    pub fn draw_shares(&self, biomes: &Biomes) -> Vec<f32> {
+        let spacing: Vec<f32> = self.trees.iter().map(|t| t.placement.min_distance).collect();
+        (0..self.trees.len())
+            .map(|s| match biomes.layer_of(s).map(|l| biomes.layer_peak(l, &spacing).0) {
+                None => 0.0,
+                Some(peak) if peak <= 0.0 => 1.0,
+                Some(peak) => (self.draw.trees_per_hectare / 1e4 / peak).min(1.0),
+            })
+            .collect()
+    }
+
     /// The ecology's own ranges, its species against the world's, and its densities
     /// against the per-chunk limits.
     fn validate_ecology(&self) -> Result<(), FieldError> {
