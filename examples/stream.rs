@@ -3,8 +3,9 @@
 //! Builds the chunk streamer of a world scene, flies one viewer straight ahead
 //! at 80 m/s with a hand-written 60 Hz clock, and handles what arrives the way
 //! an engine with its own world and renderer would: a ready chunk brings its
-//! terrain columns, its trees (species, variant, position), its grass blades and
-//! render-ready cylinders and ground samples; an evicted chunk is dropped.
+//! terrain columns, its trees (species, variant, position), its grass blades, its
+//! drawn trees as instances of the world's tree models and its ground samples; an
+//! evicted chunk is dropped.
 //!
 //! Run: `cargo run --release --no-default-features --example stream [scene.ron]`
 
@@ -20,7 +21,7 @@ use sylva::systems::world::{ReadyChunk, WorldStreamer};
 struct OurChunk {
     trees: usize,
     blades: usize,
-    cylinders: usize,
+    drawn: usize,
     highest: f32,
 }
 
@@ -55,8 +56,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             StreamEvent::Ready { coord, payload } => {
                 let chunk = keep(&payload);
                 println!(
-                    "frame {frame:4}: + chunk {coord:?}: {} trees, {} blades, {} cylinders, highest {:.1} m, hash {:016x}",
-                    chunk.trees, chunk.blades, chunk.cylinders, chunk.highest, payload.payload.hash
+                    "frame {frame:4}: + chunk {coord:?}: {} trees ({} drawn), {} blades, highest {:.1} m, hash {:016x}",
+                    chunk.trees, chunk.drawn, chunk.blades, chunk.highest, payload.payload.hash
                 );
                 ours.insert(coord, chunk);
             }
@@ -93,7 +94,7 @@ fn keep(ready: &ReadyChunk) -> OurChunk {
     OurChunk {
         trees: ready.payload.trees.len(),
         blades: ready.grass.iter().map(|g| g.root.len()).sum(),
-        cylinders: ready.cylinders.len(),
+        drawn: ready.trees.len(),
         highest: ready.patch.height.iter().copied().fold(f32::MIN, f32::max),
     }
 }

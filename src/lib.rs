@@ -29,7 +29,7 @@ pub use content_camera::{camera_for, framed_on_content};
 pub use domains::{BladeError, BladeSource, GrassScene, GrassSpecies, TreeScene};
 pub use flight::Flight;
 pub use memory::MemoryLimit;
-pub use report::{RenderReport, Report};
+pub use report::{InstancesByLayer, RenderReport, Report};
 pub use scene::{CHAINS, GRASS_PRESETS, MAX_STEPS_PER_FRAME, Scene, SceneError, SceneSource, Simulation, WORLD};
 pub use sylva_runtime as runtime;
 pub use sylva_systems as systems;
@@ -181,13 +181,14 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     if let Some(wind) = res.get::<sylva_runtime::extract::SwayWind>() {
         renderer.set_wind(&wind);
     }
-    let (mut cylinders, mut leaves, mut cards) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cylinders, mut leaves, mut cards, mut instanced) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut tree_models = None;
     if let Some(s) = springs.as_deref_mut() {
         cylinders.push(&mut s.cylinders);
     }
-    // Carded slots come last in both lists, in the order of their cards: the forest's (when
-    // there is no world, whose models would be others), then the world's.
+    // A forest's carded slots come last in both lists, in the order of their cards, when
+    // there is no world, whose models would be others; a world's trees are drawn from its
+    // models alone.
     if let Some(t) = trees.as_deref_mut() {
         cylinders.push(&mut t.cylinders);
         leaves.push(&mut t.leaves);
@@ -197,9 +198,7 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
         }
     }
     if let Some(w) = world.as_deref_mut() {
-        cylinders.extend(w.chunks.iter_mut());
-        leaves.extend(w.leaves.iter_mut());
-        cards.extend(w.trees.iter_mut());
+        instanced.extend(w.trees.iter_mut());
         tree_models = Some(&w.models);
     }
     let input = vk::FrameInput {
@@ -207,6 +206,7 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
         leaves,
         tree_models,
         trees: cards,
+        instanced,
         time: app.time().elapsed as f32,
         points: attractors.as_deref_mut().map(|a| &mut a.points),
         show_points,

@@ -63,17 +63,21 @@ pub(crate) const WORLD_SLOT: u64 = 7;
 /// ground cover's density and kind.
 pub(crate) const WORLD_SAMPLE: u64 = 8 * 4 + 3;
 /// Bytes per tree or shrub instance of a resident world chunk (the payload's and the ECS's).
-pub(crate) const WORLD_INSTANCE: u64 = 2 * 28 + 16;
+pub const WORLD_INSTANCE: u64 = 2 * 28 + 16;
 /// Bytes per drawn blade of a resident world chunk: its render patch (root, yaw, scale) and
 /// the grass batch's copy (root, yaw, scale, colour, live slot).
 pub(crate) const WORLD_BLADE: u64 = 20 + 28;
-/// Bytes per branch segment of a resident world chunk: its cylinder in the chunk's batch (start,
-/// end, two radii, colour, tree anchor). The renderer's copy is device memory, not the host's,
-/// on a GPU.
+/// Bytes per branch segment of a tree model (a world's variant, a forest's variant, a forest's
+/// placed tree): its cylinder (start, end, two radii, colour, tree anchor). The renderer's copy
+/// is device memory, not the host's, on a GPU.
 pub const WORLD_SEGMENT: u64 = 52;
-/// Bytes per leaf of a resident world chunk: in the chunk's batch (position, normal, size,
-/// colour, tree anchor). The renderer's copy (the same and its rank) is device memory on a GPU.
+/// Bytes per leaf of a tree model: position, normal, size, colour, tree anchor. The renderer's
+/// copy (the same and its rank) is device memory on a GPU.
 pub const WORLD_LEAF: u64 = 48;
+/// Host bytes per drawn tree of a resident world chunk: its instance of its variant's model
+/// (model, position, yaw, scale), what a renderer draws it from. Its placement (the payload's
+/// and the ECS's) is [`WORLD_INSTANCE`]'s.
+pub const WORLD_TREE: u64 = 4 + 12 + 4 + 4;
 
 /// Bytes per module of an L-system word being derived, besides its parameters: its symbol
 /// and parameter offset in the word a step reads, the word it writes and, on a parallel
@@ -383,7 +387,7 @@ pub fn resident_chunks(w: &WorldParams) -> u64 {
     w.stream_settings(1).ring_chunks() as u64
 }
 
-/// Trees one chunk of `w` copies into its render data, at most, per species: the most any
+/// Trees one chunk of `w` draws, at most, per species: the most any
 /// biome asks for of it over a chunk's area, times the share `draw.trees_per_hectare` keeps
 /// of its layer (the placement survives its spacing at the asked density, docs/design/ecology.md,
 /// "Density that survives its spacing"). Every candidate is taken to pass the slope and material
@@ -411,27 +415,25 @@ pub fn instances_per_chunk(w: &WorldParams) -> f64 {
         .sum()
 }
 
-/// The part of a world's trees and leaves, once its variants are grown (`content`): per
-/// resident chunk ([`estimate`]'s count), each species' expected trees ([`trees_per_chunk`])
-/// times its variants' mean segments and leaves, in the chunk's batches.
+/// The part of a world's drawn trees, once its variants are grown (`content`): per resident
+/// chunk ([`estimate`]'s count), each species' expected drawn trees ([`trees_per_chunk`]) as
+/// instances ([`WORLD_TREE`] each), and once the variants' models, every tree's geometry
+/// (docs/design/rendering.md, "Trees as instances").
 pub fn world_trees(w: &WorldParams, content: &WorldContent) -> Part {
-    let mut per_chunk = 0.0;
-    let mut trees = 0.0;
-    for (kind, n) in content.trees.iter().zip(trees_per_chunk(w)) {
-        let variants = kind.variants.len().max(1) as f64;
-        let segments = kind.variants.iter().map(|g| g.len()).sum::<usize>() as f64 / variants;
-        let leaves = kind.leaves.iter().map(|l| l.len()).sum::<usize>() as f64 / variants;
-        per_chunk += n * (segments * WORLD_SEGMENT as f64 + leaves * WORLD_LEAF as f64);
-        trees += n;
-    }
+    let trees: f64 = trees_per_chunk(w).iter().sum();
+    let models: u64 = (content.trees.iter())
+        .flat_map(|kind| kind.variants.iter().zip(&kind.leaves))
+        .map(|(g, l)| g.len() as u64 * WORLD_SEGMENT + l.len() as u64 * WORLD_LEAF)
+        .sum();
     let resident = resident_chunks(w);
+    let instances = (trees * WORLD_TREE as f64 * resident as f64) as u64;
     Part {
         field: "world.trees".into(),
         what: format!(
-            "up to {resident} resident chunks × about {trees:.0} trees and {:.1} MB of cylinders and leaves",
-            per_chunk / 1e6
+            "up to {resident} resident chunks × about {trees:.0} trees drawn ({WORLD_TREE} bytes each), and {:.1} MB of their variants' models",
+            models as f64 / 1e6
         ),
-        bytes: (per_chunk * resident as f64) as u64,
+        bytes: instances.saturating_add(models),
     }
 }
 

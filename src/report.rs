@@ -79,8 +79,11 @@ pub struct RenderReport {
     pub frames: u64,
     /// Draw calls per frame, mean.
     pub draw_calls_per_frame: f64,
-    /// Cylinder instances and points drawn in the last frame.
+    /// Cylinders, leaves, points and grass blades drawn in the last frame (those of trees drawn
+    /// from their models as counted on the GPU a frame slot before).
     pub instances: u64,
+    /// The last frame's instances per layer.
+    pub instances_by_layer: InstancesByLayer,
     /// Bytes uploaded per frame, mean.
     pub upload_bytes_per_frame: f64,
     /// Device memory reserved by the allocator after the last frame, bytes.
@@ -112,6 +115,24 @@ pub struct RenderReport {
     pub gpu_wait_ms: f64,
 }
 
+/// The report's `render.instances_by_layer` object: what the last frame drew, per layer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct InstancesByLayer {
+    /// Trees and shrubs drawn from their models' geometry (not as cards alone).
+    pub trees: u64,
+    /// Branch segments drawn, of trees and of cylinder batches.
+    pub cylinders: u64,
+    /// Leaves drawn.
+    pub leaves: u64,
+    /// Trees in the batches whose impostor cards were drawn (a near tree's card is dropped
+    /// by its shader).
+    pub cards: u64,
+    /// Grass blades in the drawn layers, before distance thinning.
+    pub grass_blades: u64,
+    /// Points drawn.
+    pub points: u64,
+}
+
 impl RenderReport {
     /// The report of a renderer's totals.
     #[cfg(feature = "render")]
@@ -122,6 +143,14 @@ impl RenderReport {
             frames: s.frames,
             draw_calls_per_frame: per_frame(s.draw_calls as f64),
             instances: s.last.instances(),
+            instances_by_layer: InstancesByLayer {
+                trees: s.last.trees,
+                cylinders: s.last.cylinders,
+                leaves: s.last.leaves,
+                cards: s.last.cards,
+                grass_blades: s.last.grass,
+                points: s.last.points,
+            },
             upload_bytes_per_frame: per_frame(s.upload_bytes as f64),
             gpu_memory_bytes: s.last.gpu_memory_bytes,
             gpu_memory_first_bytes: s.first_gpu_memory_bytes,

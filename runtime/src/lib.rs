@@ -5,6 +5,7 @@
 //!   into conflict-free stages that run concurrently on rayon.
 //! - [`App`]: a world, a schedule, a [`FixedClock`] and a thread pool.
 //! - [`rng`]: deterministic random streams keyed by (seed, chunk or entity, purpose).
+//! - [`runs`]: which runs of a growing array are in use (chunks' parts of shared batches).
 //! - [`SpatialIndex`]: nearest and within-radius queries (kiddo).
 //! - [`metrics`]: per-system timings, frame-time percentiles, peak memory.
 //! - [`snapshot`]: versioned, checksummed state files; [`framed`]: the header and atomic write they share.
@@ -26,6 +27,7 @@ pub mod framed;
 pub mod metrics;
 mod resources;
 pub mod rng;
+pub mod runs;
 mod schedule;
 pub mod snapshot;
 mod spatial;

@@ -224,10 +224,11 @@ fn flight_path(args: &FlyArgs, params: &WorldParams, scene: &Scene) -> Flight {
 /// Writes `--screenshot` (the flight's renderer already holds the last frame; a flight
 /// without one renders it now) and returns the render report.
 fn last_picture(args: &FlyArgs, renderer: Option<&Renderer>, app: &App) -> Result<Option<RenderReport>, String> {
-    match (&args.screenshot, renderer) {
+    let report = match (&args.screenshot, renderer) {
         (Some(path), Some(r)) => {
             write_png(r, path)?;
             println!("screenshot: {}", path.display());
+            Some(RenderReport::new(&r.stats()))
         }
         (Some(path), None) => {
             let r = if args.optional_screenshot {
@@ -235,13 +236,21 @@ fn last_picture(args: &FlyArgs, renderer: Option<&Renderer>, app: &App) -> Resul
             } else {
                 Some(renderer_for("--screenshot", path, args.width, args.height)?)
             };
-            if let Some(mut r) = r {
-                return Ok(Some(render_png(&mut r, app, path, false)?));
+            match r {
+                Some(mut r) => Some(render_png(&mut r, app, path, false)?),
+                None => None,
             }
         }
-        (None, _) => {}
+        (None, r) => r.map(|r| RenderReport::new(&r.stats())),
+    };
+    if let Some(r) = &report {
+        let l = &r.instances_by_layer;
+        println!(
+            "  last frame: {} trees drawn from their models ({} segments, {} leaves), {} carded, {} grass blades; {} draw calls",
+            l.trees, l.cylinders, l.leaves, l.cards, l.grass_blades, r.draw_calls_last
+        );
     }
-    Ok(renderer.map(|r| RenderReport::new(&r.stats())))
+    Ok(report)
 }
 
 /// The scene built, and with `--watch` followed on disk (the cache flag then goes into

@@ -15,7 +15,7 @@ use crate::handles::Owned;
 /// Frames the CPU may have submitted that the GPU has not finished: the CPU prepares
 /// frame N + 1 while the GPU draws frame N. Everything a frame writes from the host
 /// comes in this many copies, used in turn.
-pub(crate) const FRAMES_IN_FLIGHT: usize = 2;
+pub const FRAMES_IN_FLIGHT: usize = 2;
 
 /// `FRAMES_IN_FLIGHT` values made by `make`, one per frame slot.
 pub(crate) fn per_frame<T>(

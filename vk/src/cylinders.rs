@@ -41,12 +41,12 @@ const INSTANCE: &[Attribute] = &[
 ];
 
 /// Per tube vertex: (normal in the ring plane, t, normal along the axis); see `mesh::tube`.
-const VERTEX: &[Attribute] = &[Attribute::VEC4];
+pub(crate) const VERTEX: &[Attribute] = &[Attribute::VEC4];
 
 /// Ring side counts of the level-of-detail meshes, coarse to fine.
 pub const SIDES: [u32; 3] = [4, 8, 16];
 /// Rings of each mesh's end domes: a twig of 4 sides stays open, thick branches are round.
-const DOME_BANDS: [u32; 3] = [0, 1, 2];
+pub(crate) const DOME_BANDS: [u32; 3] = [0, 1, 2];
 
 // SAFETY: repr(C) of five 4-byte integers: no padding.
 unsafe impl Pod for vk::DrawIndexedIndirectCommand {}

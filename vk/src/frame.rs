@@ -22,6 +22,11 @@ pub struct FrameInput<'a> {
     /// buffer per position in this list. They are the trees of the last `trees.len()`
     /// cylinder and leaf batches, in order, whose clusters that are cards alone are left out.
     pub trees: Vec<&'a mut TreeInstances>,
+    /// Trees drawn wholly from `tree_models`: each model's cylinders and leaves placed per
+    /// tree where it is large on screen, its impostor card where small, culled and given its
+    /// level of detail on the GPU. Each batch is a run of one table of resident trees, sent
+    /// again only when its dirty range says it changed.
+    pub instanced: Vec<&'a mut TreeInstances>,
     /// Seconds of simulated time, for the wind that sways the leaves.
     pub time: f32,
     /// Points (attractors).
@@ -91,10 +96,14 @@ pub struct FrameStats {
     pub draw_calls: u32,
     /// Draw calls recorded into the shadow map (terrain chunks, the trees' cylinders and leaves).
     pub shadow_draw_calls: u32,
-    /// Cylinder instances drawn.
+    /// Cylinder instances drawn (for trees drawn from their models, as counted on the GPU
+    /// [`crate::FRAMES_IN_FLIGHT`] frames before).
     pub cylinders: u64,
-    /// Leaves drawn.
+    /// Leaves drawn (as `cylinders` counts them).
     pub leaves: u64,
+    /// Trees drawn from their models' geometry (not as cards alone), in view, as counted on
+    /// the GPU [`crate::FRAMES_IN_FLIGHT`] frames before.
+    pub trees: u64,
     /// Trees in the batches whose impostor cards were drawn (each card may still be dropped
     /// by the shader where its tree is near).
     pub cards: u64,
@@ -121,6 +130,9 @@ pub struct FrameStats {
     /// Bytes of device memory in live allocations after the frame, those the frames in
     /// flight may still use included (less than `gpu_memory_bytes`, which grows in blocks).
     pub gpu_allocated_bytes: u64,
+    /// Bytes of the frame slots' staging rings (host-visible room for uploads, as large as
+    /// the largest recent frame's), within `gpu_allocated_bytes`.
+    pub staging_bytes: u64,
     /// At most how many memory types the reserved memory lies in: each type's blocks
     /// ([`crate::BLOCK_BYTES`] each, or one per larger allocation) leave about a block
     /// unused at most, so `gpu_memory_bytes` stays within about this many blocks of

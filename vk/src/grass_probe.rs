@@ -106,7 +106,7 @@ impl GrassProbe {
         let d = &memory.device().raw;
         let cmd = self.commands.begin()?;
         record_uploads(d, cmd, staging.raw(), &uploads);
-        self.pipeline.bind(d, cmd, set.raw(), &constants);
+        self.pipeline.bind(d, cmd, &[set.raw()], &constants);
         record_dispatch(d, cmd, queries.len() as u32);
         self.commands.submit_and_wait(vk::SubmitInfo::default())?;
         results(&output, queries.len())

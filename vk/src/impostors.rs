@@ -85,6 +85,8 @@ const CYLINDER: &[Attribute] = &[
 const LEAF: &[Attribute] = &[Attribute::VEC3, Attribute::VEC3, Attribute::FLOAT, Attribute::RGBA8];
 /// Per card: root position, yaw, and (half width, bottom, top, atlas row), metres scaled.
 const CARD: &[Attribute] = &[Attribute::VEC3, Attribute::FLOAT, Attribute::VEC4];
+/// Device bytes per card.
+pub(crate) const CARD_BYTES: u64 = 12 + 4 + 16;
 
 /// The push constants of the bake pipelines (matches `bake_cylinder.vert`, `bake_leaf.vert`).
 #[repr(C)]

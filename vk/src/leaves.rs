@@ -42,12 +42,12 @@ const INSTANCE: &[Attribute] = &[
 /// draws the share (length / this)² of its leaves, each grown by 1 / √share.
 pub const LEAF_FULL_PIXELS: f32 = 3.0;
 /// The smallest share of a cluster's leaves drawn (each grown 4×).
-const MIN_SHARE: f32 = 1.0 / 16.0;
+pub(crate) const MIN_SHARE: f32 = 1.0 / 16.0;
 /// Leaves whose rank is within `LEAF_FADE · (share − MIN_SHARE) · (1 − share) / (1 − MIN_SHARE)`
 /// of the share fade out by dither over that band instead of dropping at once. The band is
 /// even about the share (as many drawn on average) and closes where the share stops changing:
 /// at 1 (every leaf drawn whole) and at [`MIN_SHARE`] (far crowns, drawn at no extra cost).
-const LEAF_FADE: f32 = 0.5;
+pub(crate) const LEAF_FADE: f32 = 0.5;
 /// How far a grown leaf card reaches from its centre, in leaf sizes (half the diagonal of
 /// a card 4× grown); an ungrown card reaches less than one.
 const GROWN_REACH: f32 = 3.0;

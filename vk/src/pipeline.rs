@@ -319,14 +319,25 @@ impl ComputePipeline {
         Ok(ComputePipeline { pipeline, layout })
     }
 
-    /// Records: binds the pipeline, `set` at set 0 and the push constants.
-    pub fn bind<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, set: vk::DescriptorSet, constants: &T) {
+    /// Records: binds the pipeline, `sets` from set 0 on and the push constants.
+    pub fn bind<T: Pod>(
+        &self,
+        device: &ash::Device,
+        cmd: vk::CommandBuffer,
+        sets: &[vk::DescriptorSet],
+        constants: &T,
+    ) {
         let (bind, layout) = (vk::PipelineBindPoint::COMPUTE, self.layout.raw.raw());
-        // SAFETY: `cmd` is recording; pipeline and set live until its submission is done.
+        // SAFETY: `cmd` is recording; pipeline and sets live until its submission is done.
         unsafe {
             device.cmd_bind_pipeline(cmd, bind, self.pipeline.raw());
-            device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
+            device.cmd_bind_descriptor_sets(cmd, bind, layout, 0, sets, &[]);
         }
+        self.layout.push(device, cmd, constants);
+    }
+
+    /// Records: new push constants for the next dispatch of the bound pipeline.
+    pub fn push<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, constants: &T) {
         self.layout.push(device, cmd, constants);
     }
 }

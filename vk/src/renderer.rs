@@ -24,6 +24,7 @@ use crate::gpu_memory::Memory;
 use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
 use crate::impostors::Impostors;
+use crate::instanced_trees::InstancedTrees;
 use crate::leaves::Leaves;
 use crate::overlay::{Overlay, OverlayLine};
 use crate::pass::{DrawPass, Prepare, Recording};
@@ -79,6 +80,7 @@ pub struct Renderer {
     grass: Grass,
     cylinders: Cylinders,
     leaves: Leaves,
+    instanced: InstancedTrees,
     impostors: Impostors,
     points: Points,
     sky: Sky,
@@ -139,6 +141,7 @@ impl Renderer {
             grass: Grass::new(&memory, globals.layout())?,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
             leaves: Leaves::new(&device, globals.layout())?,
+            instanced: InstancedTrees::new(&memory, &mut uploads, globals.layout())?,
             impostors: Impostors::new(&memory, &mut uploads, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
             sky: Sky::new(&device, globals.layout())?,
@@ -228,6 +231,13 @@ impl Renderer {
         self.overlay.set(lines);
     }
 
+    /// Whether the trees drawn from their models are culled by the view (on by default).
+    /// Off, every tree in range is drawn, in view or not: a frame must look the same, which
+    /// tests check.
+    pub fn set_tree_culling(&mut self, on: bool) {
+        self.instanced.set_culling(on);
+    }
+
     /// The wind leaves sway in from the next frame on, evaluated at the frame's time on a
     /// grid around the camera (`sylva::render` sets a scene's). Default: still air, the
     /// leaves hold still.
@@ -252,6 +262,7 @@ impl Renderer {
         (stats.allocations, stats.frees) = self.memory.take_counts();
         stats.gpu_memory_bytes = self.memory.reserved_bytes();
         stats.gpu_allocated_bytes = self.memory.allocated_bytes();
+        stats.staging_bytes = self.frames.iter().map(|f| f.staging.size()).sum();
         stats.gpu_memory_types = self.memory.memory_types();
         stats.frame_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.count(&stats);
@@ -298,6 +309,7 @@ impl Renderer {
             leaves,
             tree_models,
             trees,
+            instanced,
             time,
             points,
             show_points,
@@ -317,11 +329,16 @@ impl Renderer {
             slot,
         };
         self.terrain.prepare(&mut frame, (terrain, time))?;
-        self.impostors.prepare(&mut frame, (tree_models, trees))?;
-        self.cylinders
-            .prepare(&mut frame, (cylinders, self.impostors.bands()))?;
-        self.leaves
-            .prepare(&mut frame, (leaves, time, self.impostors.bands()))?;
+        // Before the impostors, which take the batches' dirty ranges.
+        self.instanced.prepare(&mut frame, (tree_models, &instanced, time))?;
+        // Cards for both: the paired batches' first, whose bands the geometry passes read.
+        let paired = trees.len();
+        let mut cards = trees;
+        cards.extend(instanced);
+        self.impostors.prepare(&mut frame, (tree_models, cards))?;
+        let bands = &self.impostors.bands()[..paired];
+        self.cylinders.prepare(&mut frame, (cylinders, bands))?;
+        self.leaves.prepare(&mut frame, (leaves, time, bands))?;
         self.grass.prepare(&mut frame, grass)?;
         self.points.prepare(&mut frame, (points, show_points))?;
         self.overlay.prepare(&self.memory, slot, view.width, view.height)?;
@@ -345,6 +362,13 @@ impl Renderer {
             cmd,
             globals: self.globals.set(slot),
         });
+        // The trees drawn from their models are culled and given their levels before any
+        // draw reads the lists and commands that makes.
+        self.instanced.record_cull(&Recording {
+            device: d,
+            cmd,
+            globals: self.globals.set(slot),
+        });
         // A new generation of tree models is baked before anything samples the atlases.
         self.impostors.record_bake(&Recording {
             device: d,
@@ -363,6 +387,7 @@ impl Renderer {
             self.terrain.record_shadow(&sun, stats);
             self.cylinders.record_shadow(&sun, stats);
             self.leaves.record_shadow(&sun, stats);
+            self.instanced.record_shadow(&sun, stats);
         }
         self.shadow.end(d, cmd);
         self.target
@@ -376,6 +401,7 @@ impl Renderer {
         self.grass.record(&rec, stats);
         self.cylinders.record(&rec, stats);
         self.leaves.record(&rec, stats);
+        self.instanced.record(&rec, stats);
         self.impostors.record(&rec, stats);
         self.points.record(&rec, stats);
         // At the far plane, after the surfaces: it shades only the pixels left uncovered.

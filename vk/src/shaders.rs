@@ -160,8 +160,24 @@ pub const OVERLAY_FRAG: Shader = Shader {
     spirv: spirv!("overlay.frag"),
 };
 
+/// A model's segments placed per tree of the instanced trees' lists.
+pub const INSTANCED_CYLINDER_VERT: Shader = Shader {
+    name: "instanced_cylinder.vert",
+    spirv: spirv!("instanced_cylinder.vert"),
+};
+/// A model's leaves placed per tree of the instanced trees' lists.
+pub const INSTANCED_LEAF_VERT: Shader = Shader {
+    name: "instanced_leaf.vert",
+    spirv: spirv!("instanced_leaf.vert"),
+};
+/// The instanced trees' culling and levels of detail: lists and indirect commands.
+pub const TREE_CULL_COMP: Shader = Shader {
+    name: "tree_cull.comp",
+    spirv: spirv!("tree_cull.comp"),
+};
+
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 24] = [
+pub const ALL: [Shader; 27] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -186,6 +202,9 @@ pub const ALL: [Shader; 24] = [
     BAKE_FRAG,
     CARD_VERT,
     CARD_FRAG,
+    INSTANCED_CYLINDER_VERT,
+    INSTANCED_LEAF_VERT,
+    TREE_CULL_COMP,
 ];
 
 /// Creates a shader module from committed SPIR-V.

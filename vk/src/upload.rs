@@ -240,6 +240,11 @@ impl StagingRing {
         self.buffer.write(&uploads.data, "staging ring")
     }
 
+    /// The ring's bytes.
+    pub fn size(&self) -> u64 {
+        self.buffer.size()
+    }
+
     /// The ring's buffer, the source of the frame's copies.
     pub fn raw(&self) -> vk::Buffer {
         self.buffer.raw()

@@ -80,7 +80,7 @@ impl WindGrid {
             return;
         };
         let (d, cmd) = (rec.device, rec.cmd);
-        self.pipeline.bind(d, cmd, rec.globals, &[time, 0.0, 0.0, 0.0]);
+        self.pipeline.bind(d, cmd, &[rec.globals], &[time, 0.0, 0.0, 0.0]);
         let to_vertices = vk::MemoryBarrier::default()
             .src_access_mask(vk::AccessFlags::SHADER_WRITE)
             .dst_access_mask(vk::AccessFlags::SHADER_READ);

@@ -102,7 +102,7 @@ impl WindProbe {
         let d = &memory.device().raw;
         let cmd = self.commands.begin()?;
         self.pipeline
-            .bind(d, cmd, set.raw(), &ProbeCount([queries.len() as u32, 0, 0, 0]));
+            .bind(d, cmd, &[set.raw()], &ProbeCount([queries.len() as u32, 0, 0, 0]));
         record_dispatch(d, cmd, queries.len() as u32);
         self.commands.submit_and_wait(vk::SubmitInfo::default())?;
         results(&output, queries.len())

@@ -74,6 +74,7 @@ fn draws_uploads_only_changes_and_culls() {
                 leaves: Vec::new(),
                 tree_models: None,
                 trees: Vec::new(),
+                instanced: Vec::new(),
                 time: 0.0,
                 points: Some(points),
                 show_points: true,

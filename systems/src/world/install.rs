@@ -7,13 +7,12 @@
 //!   instances of their species' layer, not entities, as in a grass scene.
 //! - The ground goes into the [`TerrainBatch`] as one patch per chunk (evicted
 //!   keys listed, so a renderer frees their textures).
-//! - Trees are one cylinder batch per chunk in the [`WorldBatch`], moved in
-//!   whole (no copy on the main thread) into a slot that keeps its position
-//!   while the chunk is resident, so a renderer culls and picks the level of
-//!   detail per chunk and re-uploads only slots that changed hands. An evicted
-//!   chunk's slot is emptied and reused by the next chunk. Leaves go the same way,
-//!   one leaf batch per chunk in the same slot, and the trees as instances of the
-//!   world's [`TreeModels`] (one per variant, set once), for far trees drawn as cards.
+//! - Trees are one [`TreeInstances`] batch per chunk in the [`WorldBatch`], instances of the
+//!   world's [`TreeModels`] (one per variant, set once), moved in whole (no copy on the main
+//!   thread) into a slot that keeps its position while the chunk is resident, so a renderer
+//!   re-uploads only slots that changed hands and draws every tree from its model: geometry
+//!   near, an impostor card far. An evicted chunk's slot is emptied and reused by the next
+//!   chunk.
 //! - Blades are instances in the [`GrassBatch`] layer of their species; each
 //!   chunk owns one run per layer, an evicted chunk's run is zeroed (nothing is
 //!   drawn) and reused by later chunks, and trailing free runs are cut off, so a
@@ -26,9 +25,8 @@ use std::ops::Range;
 
 use glam::Vec3;
 use hecs::Entity;
-use sylva_runtime::extract::{
-    CylinderBatch, GrassBatch, GrassLayer, LeafBatch, TerrainBatch, TreeInstances, TreeModels,
-};
+use sylva_runtime::extract::{GrassBatch, GrassLayer, TerrainBatch, TreeInstances, TreeModels};
+use sylva_runtime::runs::Runs;
 use sylva_runtime::{Access, App, System};
 
 use super::chunk::TreeInstance;
@@ -47,62 +45,11 @@ pub struct WorldChunk {
 /// The world's trees as the renderer draws them (a resource).
 #[derive(Clone, Debug, Default)]
 pub struct WorldBatch {
-    /// Per slot, the cylinders (one per branch segment) of the trees of the
-    /// chunk in it; empty slots wait for the next chunk.
-    pub chunks: Vec<CylinderBatch>,
-    /// Per slot (the same as in `chunks`), the leaves of the trees of the chunk in it.
-    pub leaves: Vec<LeafBatch>,
-    /// Per slot (the same as in `chunks`), the trees of the chunk in it as instances of `models`.
+    /// Per slot, the trees of the chunk in it as instances of `models`; empty slots wait for
+    /// the next chunk.
     pub trees: Vec<TreeInstances>,
     /// Every tree species' variants, which `trees` instance.
     pub models: TreeModels,
-}
-
-/// Runs of a batch owned by resident chunks; freed runs are reused first-fit.
-#[derive(Clone, Debug, Default)]
-struct Runs {
-    free: Vec<Range<usize>>,
-    len: usize,
-}
-
-impl Runs {
-    fn take(&mut self, n: usize) -> Range<usize> {
-        if let Some(i) = self.free.iter().position(|r| r.len() >= n) {
-            let r = self.free[i].clone();
-            if r.len() == n {
-                self.free.remove(i);
-            } else {
-                self.free[i].start += n;
-            }
-            return r.start..r.start + n;
-        }
-        self.len += n;
-        self.len - n..self.len
-    }
-
-    /// Frees `r`; returns the new length when the batch may be cut short.
-    fn give(&mut self, r: Range<usize>) -> Option<usize> {
-        if r.is_empty() {
-            return None;
-        }
-        let at = self.free.partition_point(|f| f.start < r.start);
-        self.free.insert(at, r);
-        // Merge with the neighbours.
-        if at + 1 < self.free.len() && self.free[at].end == self.free[at + 1].start {
-            self.free[at].end = self.free.remove(at + 1).end;
-        }
-        if at > 0 && self.free[at - 1].end == self.free[at].start {
-            self.free[at - 1].end = self.free.remove(at).end;
-        }
-        match self.free.last() {
-            Some(last) if last.end == self.len => {
-                self.len = last.start;
-                self.free.pop();
-                Some(self.len)
-            }
-            _ => None,
-        }
-    }
 }
 
 struct Resident {
@@ -181,8 +128,6 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     }
     let ReadyChunk {
         payload,
-        cylinders,
-        leaves,
         trees,
         patch,
         grass,
@@ -199,7 +144,7 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
     let mut state = res.get_mut::<WorldState>().expect("install_world ran first");
     let slot = {
         let mut batch = res.get_mut::<WorldBatch>().expect("install_world ran first");
-        fill_slot(&mut state, &mut batch, (cylinders, leaves, trees))
+        fill_slot(&mut state, &mut batch, trees)
     };
     let mut grass_runs = Vec::with_capacity(grass.len());
     if let Some(mut batch) = res.get_mut::<GrassBatch>() {
@@ -229,25 +174,12 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
 
 /// Moves a chunk's trees into the lowest free slot (so the slots in use stay packed at the
 /// front), marked dirty whole, and returns the slot.
-fn fill_slot(
-    state: &mut WorldState,
-    batch: &mut WorldBatch,
-    (cylinders, leaves, trees): (CylinderBatch, LeafBatch, TreeInstances),
-) -> usize {
+fn fill_slot(state: &mut WorldState, batch: &mut WorldBatch, trees: TreeInstances) -> usize {
     state.free_slots.sort_unstable_by(|a, b| b.cmp(a));
-    let slot = state.free_slots.pop().unwrap_or(batch.chunks.len());
-    if slot == batch.chunks.len() {
-        batch.chunks.push(CylinderBatch::default());
+    let slot = state.free_slots.pop().unwrap_or(batch.trees.len());
+    if slot == batch.trees.len() {
+        batch.trees.push(TreeInstances::default());
     }
-    let slots = batch.chunks.len();
-    batch.leaves.resize_with(slots, LeafBatch::default);
-    batch.trees.resize_with(slots, TreeInstances::default);
-    let len = cylinders.len() as u32;
-    batch.chunks[slot] = cylinders;
-    batch.chunks[slot].dirty.mark(0, len);
-    let len = leaves.len() as u32;
-    batch.leaves[slot] = leaves;
-    batch.leaves[slot].dirty.mark(0, len);
     let len = trees.len() as u32;
     batch.trees[slot] = trees;
     batch.trees[slot].dirty.mark(0, len);
@@ -259,11 +191,9 @@ fn fill_slot(
 #[derive(Debug, Default)]
 pub struct Leftovers {
     terrain: Vec<TerrainChunk>,
-    cylinders: Vec<CylinderBatch>,
-    leaves: Vec<LeafBatch>,
 }
 
-/// Evicts chunk `coord`: despawns its entities, empties its cylinder, leaf and tree slot, zeroes
+/// Evicts chunk `coord`: despawns its entities, empties its tree slot, zeroes
 /// and frees its blade runs, and lists its terrain patch as evicted. Returns the
 /// buffers it held (see [`Leftovers`]); nothing happens when it is not resident.
 pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
@@ -285,9 +215,6 @@ pub fn evict_chunk(app: &mut App, coord: [i32; 2]) -> Leftovers {
     let res = &app.world.resources;
     let mut state = res.get_mut::<WorldState>().expect("checked above");
     if let Some(mut batch) = res.get_mut::<WorldBatch>() {
-        left.cylinders.push(std::mem::take(&mut batch.chunks[resident.slot]));
-        left.leaves
-            .extend(batch.leaves.get_mut(resident.slot).map(std::mem::take));
         if let Some(trees) = batch.trees.get_mut(resident.slot) {
             *trees = TreeInstances::default();
         }
@@ -332,29 +259,4 @@ fn truncate_blades(layer: &mut GrassLayer, len: usize) {
     layer.scale.truncate(len);
     layer.colour.truncate(len);
     layer.live_slot.truncate(len);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_are_reused_merged_and_cut_at_the_end() {
-        let mut runs = Runs::default();
-        let a = runs.take(10);
-        let b = runs.take(5);
-        let c = runs.take(7);
-        assert_eq!((a.clone(), b.clone(), c.clone()), (0..10, 10..15, 15..22));
-        assert_eq!(runs.give(b), None);
-        let d = runs.take(3);
-        assert_eq!(d, 10..13, "first fit reuses the hole");
-        assert_eq!(runs.give(a), None);
-        assert_eq!(runs.free, vec![0..10, 13..15]);
-        assert_eq!(runs.give(d), None);
-        assert_eq!(runs.free, vec![0..15]);
-        // Freeing the last run leaves nothing in use: the batch may shrink to zero.
-        assert_eq!(runs.give(c), Some(0));
-        assert!(runs.free.is_empty());
-        assert_eq!(runs.take(4), 0..4);
-    }
 }

@@ -114,13 +114,15 @@ impl Default for WorldParams {
 }
 
 /// The share of the vegetation a chunk's render data holds (docs/design/ecology.md,
-/// "Drawing a dense world"): every tree and blade is generated and instanced, but the
-/// world-space copies a renderer draws are capped, each tree or blade kept by its own hash,
-/// so the cap thins evenly and is the same in every chunk.
+/// "Drawing a dense world"): every tree and blade is generated and instanced, but what a
+/// renderer draws may be capped, each tree or blade kept by its own hash, so the cap thins
+/// evenly and is the same in every chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DrawParams {
-    /// Most trees and shrubs per hectare of a layer drawn where it is densest. Default 80.
+    /// Most trees and shrubs per hectare of a layer drawn where it is densest. Default 1000:
+    /// every tree of the bundled biomes (trees are drawn from their variants' models, a few
+    /// dozen bytes each).
     pub trees_per_hectare: f32,
     /// Most grass blades per m² drawn. Default 2.
     pub blades_per_m2: f32,
@@ -129,7 +131,7 @@ pub struct DrawParams {
 impl Default for DrawParams {
     fn default() -> Self {
         Self {
-            trees_per_hectare: 80.0,
+            trees_per_hectare: 1000.0,
             blades_per_m2: 2.0,
         }
     }

@@ -1,25 +1,21 @@
 //! The world as a [`ChunkSource`]: generate a chunk, then derive on the
-//! generation pool what installing it needs (cylinders, leaves, terrain patch, blades),
-//! so the main thread only moves data.
+//! generation pool what installing it needs (its trees as instances of their variants'
+//! models, terrain patch, blades), so the main thread only moves data.
 
 use std::sync::Arc;
 
-use glam::{Quat, Vec3};
-use sylva_runtime::extract::{CylinderBatch, LeafBatch, TerrainPatch, TreeAnchor, TreeInstances};
+use glam::Vec3;
+use sylva_runtime::extract::{TerrainPatch, TreeInstances};
 use sylva_runtime::stream::{ChunkCoord, ChunkSource};
 
 use super::blades::{Blade, expand_blades};
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
-use super::content::{TreeKind, WorldContent};
+use super::content::WorldContent;
 use crate::ecology::pcg;
-use crate::tree::{Placement, UpAxis, push_leaves};
 
-/// Bytes per cylinder instance a renderer uploads (start, end, two radii, colour).
-const CYLINDER_BYTES: u64 = 12 + 12 + 4 + 4 + 4;
-/// Bytes per leaf instance a renderer uploads (position, normal, size, colour).
-const LEAF_BYTES: u64 = 12 + 12 + 4 + 4;
-/// Bytes per tree instance a renderer uploads (model, position, yaw, scale).
-const TREE_BYTES: u64 = 4 + 12 + 4 + 4;
+/// Bytes per tree a renderer uploads: its place in the table of resident trees (position,
+/// yaw and scale as halves, model) and its card (position, yaw, size and atlas row).
+pub const TREE_UPLOAD_BYTES: u64 = 20 + 32;
 /// Bytes per blade instance a renderer uploads (root, yaw, scale, colour).
 const BLADE_BYTES: u64 = 12 + 4 + 4 + 4;
 
@@ -41,13 +37,10 @@ pub struct GrassPatch {
 pub struct ReadyChunk {
     /// The generated content (what the cache holds and the hash covers).
     pub payload: ChunkPayload,
-    /// One cylinder per branch segment of every tree.
-    pub cylinders: CylinderBatch,
-    /// Every tree's leaves: its variant's, placed like its cylinders. Render data only: the
-    /// payload (what is cached and hashed) has none.
-    pub leaves: LeafBatch,
-    /// Every tree as an instance of its variant's model ([`WorldContent::tree_models`]), for
-    /// a renderer that draws far trees as cards. Render data only, like `leaves`.
+    /// The drawn trees as instances of their variants' models
+    /// ([`WorldContent::tree_models`]): a renderer places each model's cylinders and leaves
+    /// per tree, or its card where small on screen. Render data only: the payload (what is
+    /// cached and hashed) holds the trees as placed.
     pub trees: TreeInstances,
     /// The ground as a renderer draws it.
     pub patch: TerrainPatch,
@@ -61,11 +54,7 @@ impl ReadyChunk {
     pub fn upload_bytes(&self) -> u64 {
         let blades: usize = self.grass.iter().map(|g| g.root.len()).sum();
         let samples = self.patch.height.len() as u64;
-        self.cylinders.len() as u64 * CYLINDER_BYTES
-            + self.leaves.len() as u64 * LEAF_BYTES
-            + self.trees.len() as u64 * TREE_BYTES
-            + blades as u64 * BLADE_BYTES
-            + samples * (4 + 4 + 1)
+        self.trees.len() as u64 * TREE_UPLOAD_BYTES + blades as u64 * BLADE_BYTES + samples * (4 + 4 + 1)
     }
 }
 
@@ -103,18 +92,8 @@ impl ChunkSource for WorldSource {
     }
 
     fn prepare(&self, payload: ChunkPayload) -> ReadyChunk {
-        let mut cylinders = CylinderBatch::default();
-        let mut leaves = LeafBatch::default();
         let mut trees = TreeInstances::default();
-        let drawn = payload.trees.iter().filter(|t| self.drawn(t));
-        for t in drawn {
-            let kind = &self.content.trees[usize::from(t.species)];
-            let from = (cylinders.len(), leaves.len());
-            push_tree(&mut cylinders, kind, t);
-            push_tree_leaves(&mut leaves, kind, t);
-            let anchor = TreeAnchor::of(t.position, (&cylinders, &leaves), from);
-            cylinders.set_tree(from.0..cylinders.len(), anchor);
-            leaves.set_tree(from.1..leaves.len(), anchor);
+        for t in payload.trees.iter().filter(|t| self.drawn(t)) {
             if let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) {
                 trees.push(model, t.position, t.yaw, t.scale);
             }
@@ -134,8 +113,6 @@ impl ChunkSource for WorldSource {
         let grass = self.blades(&payload);
         ReadyChunk {
             payload,
-            cylinders,
-            leaves,
             trees,
             patch,
             grass,
@@ -152,7 +129,7 @@ impl ChunkSource for WorldSource {
 }
 
 impl WorldSource {
-    /// Whether tree `t` is among those a renderer's copies hold: its own hash
+    /// Whether tree `t` is among those a renderer draws: its own hash
     /// (of its position's bits) below its species' draw share.
     fn drawn(&self, t: &TreeInstance) -> bool {
         let share = self.chunks.draw_share(usize::from(t.species));
@@ -186,35 +163,4 @@ impl WorldSource {
         patches.retain(|g| !g.root.is_empty());
         patches
     }
-}
-
-/// Appends one cylinder per segment of the tree's variant, turned by its yaw and scaled.
-fn push_tree(batch: &mut CylinderBatch, kind: &TreeKind, t: &TreeInstance) {
-    let Some(graph) = kind.variants.get(usize::from(t.variant)) else {
-        return;
-    };
-    let turn = Quat::from_rotation_y(t.yaw);
-    let scale = kind.scale * t.scale;
-    let point = |p: Vec3| t.position + turn * UpAxis::Z.to_y_up(p) * scale;
-    for i in 0..graph.len() {
-        batch.push(
-            point(graph.start[i]),
-            point(graph.end[i]),
-            graph.start_radius[i] * scale,
-            graph.end_radius[i] * scale,
-            kind.colour,
-        );
-    }
-}
-
-/// Appends the leaves of the tree's variant, turned and scaled as its cylinders are.
-fn push_tree_leaves(batch: &mut LeafBatch, kind: &TreeKind, t: &TreeInstance) {
-    let Some(leaves) = kind.leaves.get(usize::from(t.variant)) else {
-        return;
-    };
-    let placement = Placement {
-        position: t.position,
-        scale: kind.scale * t.scale,
-    };
-    push_leaves(batch, leaves, placement, t.yaw, kind.leaf_colour);
 }

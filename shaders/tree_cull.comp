@@ -1,0 +1,132 @@
+// Culling and level of detail of the resident trees, on the GPU, in three phases (the push
+// constants say which) over the frame's work (instanced.glsl):
+// 0. per tree: its level from its height on screen (the card's measure, tree.glsl), whether
+//    its bounding sphere is in view and in the shadow map; counted per bucket;
+// 1. one thread: each bucket's base in the lists (buckets in order) and its indirect
+//    commands, instance counts the bucket's trees times the parts its level draws;
+// 2. per tree: written into its buckets' lists.
+// The CPU records a fixed number of draws per model and level, whatever the tree count.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+#include "globals.glsl"
+#define WORK_ACCESS
+#include "instanced.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(push_constant) uniform Cull {
+    uvec4 counts; // x: phase, y: table entries, z: models, w: 1 to cull by the view, 0 to keep every tree
+    uvec4 rings;  // index count of each ring mesh (4, 8, 16 sides)
+    vec4 lod;     // x: pixels per metre of tree height at 1 m
+    vec4 from[2]; // the heights on screen (px) from which each level draws; below the last a tree is its card alone
+    vec4 leaf;    // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share, w: fade band (leaf.glsl's `lod`)
+} pc;
+
+// How many of a model's `n` leaves a tree whose nearest leaf may be `near` metres away asks
+// for, as leaf.glsl thins them: the share its largest leaf's size on screen asks for and the
+// fade band above it.
+uint leaves_asked(Model m, float scale, float near) {
+    float pixels = m.shape.y * scale * pc.leaf.x / max(near, 1e-3);
+    float share = clamp(pow(pixels / pc.leaf.y, 2.0), pc.leaf.z, 1.0);
+    float faded = share + pc.leaf.w * (share - pc.leaf.z) * (1.0 - share) / (1.0 - pc.leaf.z);
+    return min(uint(ceil(float(m.first.z) * faded)), m.first.z);
+}
+
+// Whether a sphere at `c` of radius `r` may be seen through `m` (Vulkan depth 0..1; the
+// planes of vk/src/cull.rs's Frustum).
+bool in_frustum(mat4 m, vec3 c, float r) {
+    vec4 r0 = vec4(m[0][0], m[1][0], m[2][0], m[3][0]);
+    vec4 r1 = vec4(m[0][1], m[1][1], m[2][1], m[3][1]);
+    vec4 r2 = vec4(m[0][2], m[1][2], m[2][2], m[3][2]);
+    vec4 r3 = vec4(m[0][3], m[1][3], m[2][3], m[3][3]);
+    vec4 planes[6] = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2);
+    for (int k = 0; k < 6; ++k) {
+        if (dot(planes[k].xyz, c) + planes[k].w < -r * length(planes[k].xyz)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+uint bucket(uint pass, uint level, uint model) {
+    return (pass * LEVELS + level) * pc.counts.z + model;
+}
+
+void main() {
+    uint buckets = PASSES * LEVELS * pc.counts.z;
+    uint levels_at = 13u * buckets;
+    uint lists_at = levels_at + pc.counts.y;
+    uint t = gl_GlobalInvocationID.x;
+    if (pc.counts.x == 1u) {
+        if (t != 0u) {
+            return;
+        }
+        uint running = 0u;
+        for (uint b = 0u; b < buckets; ++b) {
+            uint n = work[b];
+            work[buckets + b] = running;
+            work[2u * buckets + b] = running;
+            running += n;
+            uint model = b % pc.counts.z;
+            uint level = (b / pc.counts.z) % LEVELS;
+            uint c = 3u * buckets + 5u * b;
+            work[c] = pc.rings[models[model].ring[level]];
+            work[c + 1u] = n * models[model].cylinders[level];
+            work[c + 2u] = 0u;
+            work[c + 3u] = 0u;
+            work[c + 4u] = 0u;
+            uint l = 8u * buckets + 4u * b;
+            work[l] = 6u;
+            work[l + 1u] = n * work[12u * buckets + b];
+            work[l + 2u] = 0u;
+            work[l + 3u] = 0u;
+        }
+        return;
+    }
+    if (t >= pc.counts.y) {
+        return;
+    }
+    Placed tree = tree_at(t);
+    if (pc.counts.x == 0u) {
+        uint seen = NONE, casts = NONE;
+        if (tree.model < pc.counts.z) {
+            Model m = models[tree.model];
+            float px = m.shape.x * tree.scale * pc.lod.x / max(distance(g.camera.xyz, tree.position), 1e-3);
+            uint level = NONE;
+            for (uint k = LEVELS; k > 0u; --k) {
+                if (px >= pc.from[(k - 1u) / 4u][(k - 1u) % 4u]) {
+                    level = k - 1u;
+                }
+            }
+            vec3 c = tree.position + turned(m.sphere.xyz, tree.yaw) * tree.scale;
+            float r = m.sphere.w * tree.scale;
+            uint asked = leaves_asked(m, tree.scale, distance(g.camera.xyz, c) - r);
+            if (level != NONE && (pc.counts.w == 0u || in_frustum(g.view_proj, c, r))) {
+                seen = level;
+                uint b = bucket(0u, seen, tree.model);
+                atomicAdd(work[b], 1u);
+                atomicMax(work[12u * buckets + b], asked);
+            }
+            // A card casts no shadow: its tree's coarsest geometry does.
+            if (in_frustum(g.light_view_proj, c, r)) {
+                casts = min(level, LEVELS - 1u);
+                uint b = bucket(1u, casts, tree.model);
+                atomicAdd(work[b], 1u);
+                atomicMax(work[12u * buckets + b], asked);
+            }
+        }
+        work[levels_at + t] = seen | (casts << 8);
+        return;
+    }
+    uint word = work[levels_at + t];
+    uint seen = word & 255u, casts = (word >> 8) & 255u;
+    if (seen != NONE) {
+        uint at = atomicAdd(work[2u * buckets + bucket(0u, seen, tree.model)], 1u);
+        work[lists_at + at] = t;
+    }
+    if (casts != NONE) {
+        uint at = atomicAdd(work[2u * buckets + bucket(1u, casts, tree.model)], 1u);
+        work[lists_at + at] = t;
+    }
+}
