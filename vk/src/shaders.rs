@@ -160,8 +160,19 @@ pub const OVERLAY_FRAG: Shader = Shader {
     spirv: spirv!("overlay.frag"),
 };
 
+/// The far field's grid with vertex texture fetch, sunk under the streamed chunks.
+pub const HORIZON_VERT: Shader = Shader {
+    name: "horizon.vert",
+    spirv: spirv!("horizon.vert"),
+};
+/// The far field's colour: ground by slope, the open sea, fog.
+pub const HORIZON_FRAG: Shader = Shader {
+    name: "horizon.frag",
+    spirv: spirv!("horizon.frag"),
+};
+
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 24] = [
+pub const ALL: [Shader; 26] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -186,6 +197,8 @@ pub const ALL: [Shader; 24] = [
     BAKE_FRAG,
     CARD_VERT,
     CARD_FRAG,
+    HORIZON_VERT,
+    HORIZON_FRAG,
 ];
 
 /// Creates a shader module from committed SPIR-V.
