@@ -17,7 +17,7 @@ use glam::Vec2;
 use rayon::prelude::*;
 use sylva_runtime::extract::HorizonField;
 
-use super::domains::Domains;
+use super::domains::{Domains, KEPT_DOMAINS};
 
 /// How far the field reaches from its centre at most, metres: fog has taken nearly
 /// all of the ground's colour by then (the default fog, seen from 400 m up).
@@ -60,12 +60,17 @@ fn grid(node_spacing: f32, domain_size: f32) -> (u32, f32, f32) {
 }
 
 /// Bytes a far field holds while it is computed (the lattice window it reads every
-/// node of, and the field), beside the domains it solves (kept by [`Domains`]), for a
-/// lattice of `node_spacing` and domains of `domain_size` metres.
+/// node of, and the field) and the domains it keeps solved (about one and a half domain
+/// squares of nodes each, heights and drainage areas; at most what [`Domains`] keeps),
+/// for a lattice of `node_spacing` and domains of `domain_size` metres.
 pub fn horizon_bytes(node_spacing: f32, domain_size: f32) -> u64 {
-    let (samples, spacing, _) = grid(node_spacing, domain_size);
+    let (samples, spacing, radius) = grid(node_spacing, domain_size);
     let nodes_per_side = u64::from(samples - 1) * (spacing / node_spacing) as u64 + 1;
-    4 * (nodes_per_side * nodes_per_side + u64::from(samples) * u64::from(samples))
+    let window = 4 * (nodes_per_side * nodes_per_side + u64::from(samples) * u64::from(samples));
+    let across = (2.0 * radius / domain_size).ceil() as u64 + 2;
+    let domains = (across * across).min(KEPT_DOMAINS as u64);
+    let side = (1.5 * domain_size / node_spacing) as u64 + 2;
+    window + domains * side * side * 8
 }
 
 /// The centre of the field a viewer at world `(x, z)` gets: snapped to [`HORIZON_RECENTRE`].
@@ -74,8 +79,9 @@ pub fn horizon_centre(at: Vec2) -> Vec2 {
 }
 
 /// The far field around `centre` (a [`horizon_centre`]): the basin heights every
-/// [`horizon_grid`] spacing, their domains solved on the current rayon pool; the rim
-/// sinks below the sea level.
+/// [`horizon_grid`] spacing, their domains solved on the current rayon pool (or, from a
+/// baked store, only the domains it holds; the rest is sea floor); the rim sinks below
+/// the sea level.
 pub fn far_field(domains: &Domains, centre: Vec2) -> HorizonField {
     let p = domains.params();
     let (samples, spacing, radius) = horizon_grid(domains);
@@ -83,13 +89,18 @@ pub fn far_field(domains: &Domains, centre: Vec2) -> HorizonField {
     let half = (samples / 2) as f32 * spacing;
     let first = [centre.x, centre.y].map(|v| ((v - half) / p.node_spacing).round() as i64);
     let side = (samples as usize - 1) * step + 1;
-    // Solving the domains first, in parallel, spares the sequential read below
-    // from solving them one after another.
-    let cells: Vec<[i64; 2]> = domains.cells_over(first, side, side).into_iter().collect();
-    cells.par_iter().for_each(|&cell| {
-        domains.domain(cell);
-    });
-    let (nodes, _) = domains.heights(first, side, side);
+    let nodes = if domains.is_read_only() {
+        // A baked store is the world as shipped: what it lacks is not solved here.
+        domains.stored_heights(first, side, side)
+    } else {
+        // Solving the domains first, in parallel, spares the sequential read below
+        // from solving them one after another.
+        let cells: Vec<[i64; 2]> = domains.cells_over(first, side, side).into_iter().collect();
+        cells.par_iter().for_each(|&cell| {
+            domains.domain(cell);
+        });
+        domains.heights(first, side, side).0
+    };
     let n = samples as usize;
     let rim = radius * (1.0 - RIM_SHARE);
     let shore = p.sea_level - RIM_DEPTH;
