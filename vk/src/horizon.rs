@@ -81,6 +81,8 @@ pub(crate) struct Horizon {
     origin: Vec2,
     spacing: f32,
     samples: u32,
+    /// The lowest and highest height of the field.
+    range: (f32, f32),
     sea_level: Option<f32>,
     /// The chunks' squares the drops were last worked out for (sorted).
     covered: Vec<[i32; 2]>,
@@ -113,6 +115,7 @@ impl Horizon {
             origin: Vec2::ZERO,
             spacing: 1.0,
             samples: 0,
+            range: (0.0, 0.0),
             sea_level: None,
             covered: Vec::new(),
             visible: false,
@@ -151,6 +154,12 @@ impl Horizon {
         self.origin = field.origin;
         self.spacing = field.spacing;
         self.samples = field.resolution;
+        self.range = field
+            .height
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
+                (lo.min(h), hi.max(h))
+            });
         if self.field.as_ref().is_some_and(|f| f.samples == field.resolution) {
             return Ok(());
         }
@@ -274,12 +283,7 @@ impl DrawPass for Horizon {
             }
         }
         let extent = (self.samples - 1) as f32 * self.spacing;
-        let (lo, hi) = self
-            .heights
-            .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &h| {
-                (lo.min(h), hi.max(h))
-            });
+        let (lo, hi) = self.range;
         let bounds = Aabb {
             min: Vec3::new(self.origin.x, lo - LAND_DROP, self.origin.y),
             max: Vec3::new(

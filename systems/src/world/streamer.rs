@@ -225,8 +225,9 @@ impl WorldStreamer {
     }
 
     /// Streams until every chunk within the load radius of `viewers` is
-    /// installed, then the far field around them (a loading screen), calling `progress` with the chunks
-    /// installed so far after every frame; returns the milliseconds it took.
+    /// installed, then the far field around them (a loading screen), calling
+    /// `progress` with the chunks installed so far after every frame; returns
+    /// the milliseconds it took.
     pub fn settle(&mut self, app: &mut App, viewers: &[Viewer], mut progress: impl FnMut(u64)) -> f64 {
         let started = Instant::now();
         while !self.streamer.is_settled(viewers) || !self.is_horizon_ready(viewers) {
