@@ -12,8 +12,13 @@ vec3 to_sun() {
 // and the glow of light scattered around the sun.
 vec3 sky_colour(vec3 dir) {
     float y = dir.y;
-    // A power below 1 keeps the horizon band narrow and the upper sky blue.
-    vec3 above = mix(g.horizon.rgb, g.zenith.rgb, pow(max(y, 0.0), 0.5));
+    // Height above the horizon with its corner rounded over about 2°: the
+    // brightest sky meets the haze below with no crease, which the eye would
+    // see as a bright line along the horizon.
+    float up = sqrt(y * y + 0.0009) - 0.03;
+    // A cubic falls off quickly above the horizon, keeping the upper sky blue.
+    float t = y > 0.0 ? 1.0 - pow(1.0 - up, 3.0) : 0.0;
+    vec3 above = mix(g.horizon.rgb, g.zenith.rgb, t);
     vec3 below = mix(g.horizon.rgb, g.ground_haze.rgb, smoothstep(0.0, 0.3, -y));
     vec3 c = y >= 0.0 ? above : below;
     float mu = max(dot(dir, to_sun()), 0.0);

@@ -168,7 +168,7 @@ fn sway_wind(scene: &Scene) -> sylva_runtime::extract::SwayWind {
 /// Draws the app's extraction batches — springs, trees and their leaves, attractor points
 /// (when `show_points`), terrain — with the scene's camera and sun.
 pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Result<vk::FrameStats, vk::RenderError> {
-    use sylva_runtime::extract::{Camera, Sun, TerrainBatch};
+    use sylva_runtime::extract::{Camera, HorizonBatch, Sun, TerrainBatch};
     use sylva_systems::world::WorldBatch;
     use sylva_systems::{particles, tree};
     let res = &app.world.resources;
@@ -178,6 +178,7 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
     let mut attractors = res.get_mut::<sylva_systems::colonize::AttractorBatch>();
     let mut terrain = res.get_mut::<TerrainBatch>();
     let mut grass = res.get_mut::<sylva_runtime::extract::GrassBatch>();
+    let mut horizon = res.get_mut::<HorizonBatch>();
     if let Some(wind) = res.get::<sylva_runtime::extract::SwayWind>() {
         renderer.set_wind(&wind);
     }
@@ -214,6 +215,7 @@ pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Resu
         grass: grass.as_deref_mut(),
         camera: res.get::<Camera>().map(|c| *c).unwrap_or_default(),
         sun: res.get::<Sun>().map(|s| *s).unwrap_or_default(),
+        horizon: horizon.as_deref_mut(),
     };
     // The renderer's sorting and packing run on rayon: in the app's pool, they keep to the
     // threads the user gave the app.

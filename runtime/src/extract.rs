@@ -493,6 +493,60 @@ pub struct TerrainBatch {
     pub evicted: Vec<[i32; 2]>,
 }
 
+/// The far field: coarse ground heights around a centre, drawn beyond the
+/// streamed chunks out to the horizon (a renderer lowers it under the chunks,
+/// which replace it). Sample `(i, j)` lies at world `(origin.x + i·spacing,
+/// origin.y + j·spacing)` in x and z, index `j·resolution + i`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HorizonField {
+    /// World x and z of sample (0, 0), metres.
+    pub origin: glam::Vec2,
+    /// Distance between neighbouring samples, metres.
+    pub spacing: f32,
+    /// Samples per side.
+    pub resolution: u32,
+    /// Ground height per sample, metres (below the sea level where the sea lies).
+    pub height: Vec<f32>,
+}
+
+impl HorizonField {
+    /// True when the heights fill `resolution²` samples (≥ 2 per side), all finite, and
+    /// the spacing is positive.
+    pub fn is_consistent(&self) -> bool {
+        let n = self.resolution as usize * self.resolution as usize;
+        self.resolution >= 2
+            && self.spacing > 0.0
+            && self.spacing.is_finite()
+            && self.height.len() == n
+            && self.height.iter().all(|h| h.is_finite())
+    }
+
+    /// The world x and z at the field's centre, metres.
+    pub fn centre(&self) -> glam::Vec2 {
+        self.origin + glam::Vec2::splat(0.5 * self.spacing * (self.resolution.max(1) - 1) as f32)
+    }
+}
+
+/// What lies beyond the streamed world: a sea to the horizon at one level, and
+/// the far field of ground around the viewer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HorizonBatch {
+    /// The sea's level, metres (none: no sea, the sky goes down to its haze).
+    pub sea_level: Option<f32>,
+    /// The far field, once computed (none: only the sea beyond the chunks).
+    pub field: Option<HorizonField>,
+    /// The field changed since the renderer last uploaded it.
+    pub dirty: bool,
+}
+
+impl HorizonBatch {
+    /// Replaces the far field and marks it for upload.
+    pub fn set_field(&mut self, field: HorizonField) {
+        self.field = Some(field);
+        self.dirty = true;
+    }
+}
+
 /// How a [`GrassMotion`] stores one displacement texel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum GrassTexel {

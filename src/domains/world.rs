@@ -36,6 +36,15 @@ impl Domain for WorldDomain {
                  samples and {drawn_blades:.0} drawn blades"
             );
             estimate.add("world.ecology", what, resident.saturating_mul(per_chunk));
+            if let Some(b) = &w.terrain.basins {
+                let domain = b.domain_chunks as f32 * w.chunk_size();
+                let what = format!("the far field, out to {} m at most", world::HORIZON_RADIUS);
+                estimate.add(
+                    "world.terrain.basins",
+                    what,
+                    world::horizon_bytes(b.node_spacing, domain),
+                );
+            }
         }
     }
 

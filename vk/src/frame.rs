@@ -1,7 +1,8 @@
 //! What a frame draws and what drawing it cost.
 
 use sylva_runtime::extract::{
-    Camera, CylinderBatch, GrassBatch, LeafBatch, PointBatch, Sun, TerrainBatch, TreeInstances, TreeModels,
+    Camera, CylinderBatch, GrassBatch, HorizonBatch, LeafBatch, PointBatch, Sun, TerrainBatch, TreeInstances,
+    TreeModels,
 };
 use sylva_runtime::glam::{Mat4, Vec3};
 
@@ -41,6 +42,9 @@ pub struct FrameInput<'a> {
     pub camera: Camera,
     /// The sun.
     pub sun: Sun,
+    /// The sea and the far field beyond the terrain's chunks (the camera's far plane is
+    /// pushed out to see all of the field).
+    pub horizon: Option<&'a mut HorizonBatch>,
 }
 
 /// Sky, ambient light and fog. The sky pass and the fog of every surface share

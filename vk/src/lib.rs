@@ -28,7 +28,8 @@
 //!   shared `pipeline` recipe; `sky`, a full-screen triangle behind them
 //!   whose colours the fog of every surface fades to; `overlay`, text over the
 //!   frame (`Renderer::set_overlay`) in a bitmap `font` of Sylva's own;
-//!   `impostors`, far trees as camera-facing cards from baked atlases.
+//!   `impostors`, far trees as camera-facing cards from baked atlases; `horizon`, the far
+//!   field beyond the streamed chunks (sunk under them) and the sea to the horizon.
 //! - `target`: the headless colour + depth target with readback to PNG.
 //! - [`shaders`]: the committed SPIR-V of `shaders/`.
 //! - [`testing`]: the no-driver skip rule and the validation check render tests share.
@@ -50,6 +51,7 @@ mod gpu_memory;
 mod grass;
 mod grass_probe;
 mod handles;
+mod horizon;
 mod impostors;
 mod indirect;
 mod instanced_trees;

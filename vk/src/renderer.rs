@@ -23,6 +23,7 @@ use crate::globals::Globals;
 use crate::gpu_memory::Memory;
 use crate::grass::Grass;
 use crate::grass_probe::GrassProbe;
+use crate::horizon::Horizon;
 use crate::impostors::Impostors;
 use crate::instanced_trees::InstancedTrees;
 use crate::leaves::Leaves;
@@ -83,6 +84,7 @@ pub struct Renderer {
     instanced: InstancedTrees,
     impostors: Impostors,
     points: Points,
+    horizon: Horizon,
     sky: Sky,
     overlay: Overlay,
     probe: GrassProbe,
@@ -144,6 +146,7 @@ impl Renderer {
             instanced: InstancedTrees::new(&memory, &mut uploads, globals.layout())?,
             impostors: Impostors::new(&memory, &mut uploads, globals.layout())?,
             points: Points::new(&device, globals.layout())?,
+            horizon: Horizon::new(&memory, globals.layout())?,
             sky: Sky::new(&device, globals.layout())?,
             overlay: Overlay::new(&device, globals.layout())?,
             probe: GrassProbe::new(&memory)?,
@@ -251,7 +254,11 @@ impl Renderer {
     pub fn render(&mut self, input: FrameInput<'_>) -> Result<FrameStats, RenderError> {
         let t0 = Instant::now();
         let (width, height) = self.size();
-        let view = View::new(input.camera, width, height);
+        let mut camera = input.camera;
+        if let Some(reach) = Horizon::reach(input.horizon.as_deref(), camera.position) {
+            camera.far = camera.far.max(reach);
+        }
+        let view = View::new(camera, width, height);
         let mut stats = FrameStats::default();
         let slot = ((self.submitted + 1) % FRAMES_IN_FLIGHT as u64) as usize;
         stats.gpu_wait_ms = self.reuse(slot)?;
@@ -316,6 +323,7 @@ impl Renderer {
             terrain,
             grass,
             sun,
+            horizon,
             ..
         } = input;
         let aspect = view.width as f32 / view.height as f32;
@@ -328,6 +336,7 @@ impl Renderer {
             stats: &mut *stats,
             slot,
         };
+        self.horizon.prepare(&mut frame, (horizon, terrain.as_deref()))?;
         self.terrain.prepare(&mut frame, (terrain, time))?;
         // Before the impostors, which take the batches' dirty ranges.
         self.instanced.prepare(&mut frame, (tree_models, &instanced, time))?;
@@ -404,8 +413,9 @@ impl Renderer {
         self.instanced.record(&rec, stats);
         self.impostors.record(&rec, stats);
         self.points.record(&rec, stats);
+        self.horizon.record(&rec, stats);
         // At the far plane, after the surfaces: it shades only the pixels left uncovered.
-        self.sky.record(&rec);
+        self.sky.record(&rec, self.horizon.sea_level());
         self.overlay.record(&rec);
         self.target.end(d, cmd);
         self.frames[slot].commands.submit(vk::SubmitInfo::default())?;

@@ -176,8 +176,19 @@ pub const TREE_CULL_COMP: Shader = Shader {
     spirv: spirv!("tree_cull.comp"),
 };
 
+/// The far field's grid with vertex texture fetch, sunk under the streamed chunks.
+pub const HORIZON_VERT: Shader = Shader {
+    name: "horizon.vert",
+    spirv: spirv!("horizon.vert"),
+};
+/// The far field's colour: ground by slope, the open sea, fog.
+pub const HORIZON_FRAG: Shader = Shader {
+    name: "horizon.frag",
+    spirv: spirv!("horizon.frag"),
+};
+
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 27] = [
+pub const ALL: [Shader; 29] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -205,6 +216,8 @@ pub const ALL: [Shader; 27] = [
     INSTANCED_CYLINDER_VERT,
     INSTANCED_LEAF_VERT,
     TREE_CULL_COMP,
+    HORIZON_VERT,
+    HORIZON_FRAG,
 ];
 
 /// Creates a shader module from committed SPIR-V.

@@ -82,6 +82,7 @@ fn draws_uploads_only_changes_and_culls() {
                 grass: None,
                 camera,
                 sun: Sun::default(),
+                horizon: None,
             })
             .unwrap()
         };

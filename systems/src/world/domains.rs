@@ -27,7 +27,7 @@ use crate::terrain::Fbm;
 use crate::terrain::basin::{Basin, BasinGrid, solve};
 
 /// Solved domains kept in memory; more are solved again when needed.
-const KEPT_DOMAINS: usize = 64;
+pub(super) const KEPT_DOMAINS: usize = 64;
 
 /// Nodes of one channel polyline, smoothed, in world metres.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -442,6 +442,60 @@ impl Domains {
     /// every domain they belong to.
     pub fn areas(&self, origin: [i64; 2], width: usize, height: usize) -> (Vec<f32>, Vec<Arc<Domain>>) {
         self.nodes(origin, [width, height], |d, i| d.area[i])
+    }
+
+    /// Whether the domains are read from a read-only store (a baked world): the far field
+    /// then reads only what the store holds.
+    pub fn is_read_only(&self) -> bool {
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(ChunkCache::is_read_only)
+    }
+
+    /// Heights of the `width × height` nodes from `origin` on, read from the domains that
+    /// are kept or in the cache, solving none: the nodes of a domain neither holds are the
+    /// sea floor. What a reader of a baked store draws far off is what was baked.
+    pub fn stored_heights(&self, origin: [i64; 2], width: usize, height: usize) -> Vec<f32> {
+        let mut domains: BTreeMap<[i64; 2], Option<Arc<Domain>>> = BTreeMap::new();
+        let mut out = Vec::with_capacity(width * height);
+        let sites = self.sites_over(origin, width, height);
+        let mut sites = sites.cursor();
+        for z in 0..height as i64 {
+            for x in 0..width as i64 {
+                let node = [origin[0] + x, origin[1] + z];
+                let cell = sites.nearest(node);
+                out.push(match domains.entry(cell).or_insert_with(|| self.stored(cell)) {
+                    Some(d) => {
+                        let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
+                        d.heights[lz as usize * d.width + lx as usize]
+                    }
+                    None => self.params.sea_floor,
+                });
+            }
+        }
+        out
+    }
+
+    /// Domain `cell` if it is kept or in the cache, never solved (nor kept: the chunks'
+    /// domains keep their places in the memo).
+    fn stored(&self, cell: [i64; 2]) -> Option<Arc<Domain>> {
+        let kept = self
+            .memo
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .slots
+            .get(&cell)
+            .and_then(|s| s.1.clone());
+        if kept.is_some() {
+            return kept;
+        }
+        let cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner).clone()?;
+        match cache.read::<Domain>(self.cache_key(cell)) {
+            CacheRead::Hit(d) => Some(Arc::new(d)),
+            CacheRead::Rejected(_) | CacheRead::Missing => None,
+        }
     }
 
     /// `value(domain, index)` of each of the `size[0] × size[1]` nodes from

@@ -18,6 +18,8 @@
 //!   cells) and carves the rivers, and [`WorldGen::region`] erodes the chunk
 //!   with an apron wide enough that it equals a monolithic run. Placement uses
 //!   hashed priorities over the 3 × 3 neighbourhood ([`across_borders`]).
+//! - [`far_field`]: the basin heights beyond the streamed chunks, out to the
+//!   horizon, which the streamer keeps around its first viewer.
 //! - [`stitch`]: a rectangle of chunks as one map, with river measures.
 //! - [`grow_content`]: the few tree variants per species and one grass bake per
 //!   species, grown once and instanced by every chunk.
@@ -38,6 +40,7 @@ mod blades;
 mod chunk;
 mod content;
 mod domains;
+mod horizon;
 mod install;
 mod masks;
 mod params;
@@ -59,6 +62,9 @@ pub use chunk::{
 };
 pub use content::{ContentError, GrassKind, TreeKind, WorldContent, grow_content};
 pub use domains::{Domain, DomainCounts, Domains, RiverPath};
+pub use horizon::{
+    HORIZON_RADIUS, HORIZON_RECENTRE, HORIZON_SPACING, far_field, horizon_bytes, horizon_centre, horizon_grid,
+};
 pub use install::{
     GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,
 };

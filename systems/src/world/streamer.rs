@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sylva_runtime::chunk_cache::ChunkCache;
+use sylva_runtime::extract::HorizonBatch;
 use sylva_runtime::stream::{FrameBudget, FrameStream, StreamEvent, StreamSettings, StreamStats, Streamer, Viewer};
 use sylva_runtime::{App, FieldError, Validate};
 
 use super::chunk::{ChunkContent, StageMillis, WorldGen};
 use super::content::{ContentError, WorldContent, grow_content};
 use super::domains::Domains;
+use super::horizon::Horizon;
 use super::install::{evict_chunk, install_chunk, install_world};
 use super::params::WorldParams;
 use super::source::{ReadyChunk, WorldSource};
@@ -77,6 +79,8 @@ pub struct WorldStreamer {
     grass: super::params::WorldGrass,
     content: Arc<WorldContent>,
     hashes: BTreeMap<[i32; 2], u64>,
+    /// The far field around the first viewer, when the world has basin domains.
+    horizon: Option<Horizon>,
 }
 
 impl WorldStreamer {
@@ -92,6 +96,7 @@ impl WorldStreamer {
         let content = Arc::new(pool.install(|| grow_content(params, seed))?);
         let settings = params.stream_settings(pool.current_num_threads() * 2);
         let source = WorldSource::new(WorldGen::new(params.clone(), seed), Arc::clone(&content));
+        let horizon = source.chunks().domains().map(|d| Horizon::new(Arc::clone(d)));
         let mut streamer = Streamer::new(Arc::new(source), settings, pool);
         if let Some(dir) = &params.cache {
             streamer = with_cache(streamer, dir)?;
@@ -106,6 +111,7 @@ impl WorldStreamer {
             grass: params.grass.clone(),
             content,
             hashes: BTreeMap::new(),
+            horizon,
         })
     }
 
@@ -143,12 +149,42 @@ impl WorldStreamer {
     /// Inserts the world's resources and frame systems into `app` (once).
     pub fn install(&self, app: &mut App) {
         install_world(app, &self.content, &self.grass);
+        app.world.resources.insert(HorizonBatch {
+            sea_level: self.domains().map(|d| d.params().sea_level),
+            ..HorizonBatch::default()
+        });
+    }
+
+    /// Starts the far field around the first viewer on the generation pool when it has
+    /// none near and no chunk is being generated, and hands a finished one to `app`'s
+    /// [`HorizonBatch`].
+    fn horizon(&mut self, app: &mut App, viewers: &[Viewer]) {
+        let (Some(horizon), Some(v)) = (&mut self.horizon, viewers.first()) else {
+            return;
+        };
+        let at = glam::Vec2::new(v.position.x, v.position.z);
+        let idle = self.streamer.generating() == 0;
+        if let Some(field) = horizon.update(at, idle, self.streamer.generation_pool())
+            && let Some(mut batch) = app.world.resources.get_mut::<HorizonBatch>()
+        {
+            batch.set_field(field);
+        }
+    }
+
+    /// Whether the far field around the first of `viewers` is in the app (always true for
+    /// a world without basin domains, which has none, and without viewers).
+    pub fn is_horizon_ready(&self, viewers: &[Viewer]) -> bool {
+        match (&self.horizon, viewers.first()) {
+            (Some(h), Some(v)) => h.is_ready(glam::Vec2::new(v.position.x, v.position.z)),
+            _ => true,
+        }
     }
 
     /// One frame: installs ready chunks into `app` within the budget and evicts far ones.
     pub fn update(&mut self, app: &mut App, viewers: &[Viewer]) -> FrameStream {
         let content = Arc::clone(&self.content);
         self.prefetch(viewers);
+        self.horizon(app, viewers);
         let hashes = &mut self.hashes;
         let mut left = Vec::new();
         let frame = self.streamer.update(viewers, &self.budget, |event| match event {
@@ -166,7 +202,8 @@ impl WorldStreamer {
     }
 
     /// One frame for a host with its own world: `on_event` receives each ready
-    /// chunk (payload and render data) and each eviction.
+    /// chunk (payload and render data) and each eviction. The far field is the
+    /// host's to make ([`far_field`](super::far_field) over [`domains`](Self::domains)).
     pub fn update_with(
         &mut self,
         viewers: &[Viewer],
@@ -188,11 +225,12 @@ impl WorldStreamer {
     }
 
     /// Streams until every chunk within the load radius of `viewers` is
-    /// installed (a loading screen), calling `progress` with the chunks
-    /// installed so far after every frame; returns the milliseconds it took.
+    /// installed, then the far field around them (a loading screen), calling
+    /// `progress` with the chunks installed so far after every frame; returns
+    /// the milliseconds it took.
     pub fn settle(&mut self, app: &mut App, viewers: &[Viewer], mut progress: impl FnMut(u64)) -> f64 {
         let started = Instant::now();
-        while !self.streamer.is_settled(viewers) {
+        while !self.streamer.is_settled(viewers) || !self.is_horizon_ready(viewers) {
             self.update(app, viewers);
             progress(self.streamer.stats().installed);
             std::thread::sleep(std::time::Duration::from_millis(1));
