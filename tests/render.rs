@@ -653,6 +653,28 @@ fn the_world_renders_like_its_golden_images() {
     assert_clean_shutdown(r);
 }
 
+/// The ground's height under `p` (its nearest sample in the resident chunks; 0 outside them).
+fn ground_at(app: &sylva::runtime::App, p: Vec3) -> f32 {
+    let batch = app
+        .world
+        .resources
+        .get::<sylva::runtime::extract::TerrainBatch>()
+        .unwrap();
+    batch
+        .patches
+        .iter()
+        .find_map(|patch| {
+            let n = patch.resolution as usize;
+            let (i, j) = (
+                ((p.x - patch.origin.x) / patch.cell_size).round(),
+                ((p.z - patch.origin.z) / patch.cell_size).round(),
+            );
+            let inside = (0.0..n as f32).contains(&i) && (0.0..n as f32).contains(&j);
+            inside.then(|| patch.origin.y + patch.height[j as usize * n + i as usize])
+        })
+        .unwrap_or(0.0)
+}
+
 /// Where a river meets the sea among the resident chunks: the sample under water above
 /// sea level (the lowest water surface) nearest a sea sample, that sea sample, and the
 /// nearest open water to it (over 4 m deep).
@@ -751,14 +773,77 @@ fn pictures_of_the_world_at_720p() {
             ),
         ));
     }
+    if let Some((river, sea, _)) = mouth {
+        // A meadow by the river at eye height, looking up the valley.
+        let up = (river - sea).with_y(0.0).normalize();
+        let side = Vec3::new(-up.z, 0.0, up.x);
+        let at = river + side * 12.0 + up * 20.0;
+        let ahead = river + up * 120.0;
+        cameras.push((
+            "world-river-meadow",
+            Camera {
+                position: at.with_y(ground_at(&built.app, at).max(river.y) + 1.7),
+                target: ahead.with_y(ground_at(&built.app, ahead).max(river.y) + 5.0),
+                far: 3000.0,
+                ..Camera::default()
+            },
+        ));
+    }
+    // Inside a forest: at eye height among the trees around the one with the most neighbours.
+    let neighbours = |t: Vec3| trees.iter().filter(|o| o.distance(t) < 25.0).count();
+    if let Some(&core) = trees.iter().max_by_key(|&&t| neighbours(t)) {
+        let near: Vec<Vec3> = trees.iter().copied().filter(|o| o.distance(core) < 25.0).collect();
+        let centre = near.iter().sum::<Vec3>() / near.len() as f32;
+        let gap = near
+            .iter()
+            .map(|t| (*t - centre).with_y(0.0))
+            .max_by(|a, b| a.length().total_cmp(&b.length()))
+            .and_then(|d| d.try_normalize())
+            .unwrap_or(Vec3::X);
+        let ahead = centre + gap * 30.0;
+        cameras.push((
+            "world-inside-forest",
+            Camera {
+                position: centre.with_y(ground_at(&built.app, centre) + 1.7),
+                target: ahead.with_y(ground_at(&built.app, ahead) + 4.0),
+                far: 3000.0,
+                ..Camera::default()
+            },
+        ));
+    }
+    let low_sun = sylva::runtime::extract::Sun {
+        direction: Vec3::new(0.75, -0.16, -0.64),
+        ..sylva::runtime::extract::Sun::default()
+    };
+    cameras.push(("world-aerial-low-sun", aerial_camera()));
     for (name, camera) in cameras {
         built.app.world.resources.insert(camera);
-        // Two frames: the second draws with everything uploaded.
-        sylva::render(&mut r, &built.app, false).unwrap();
+        if name == "world-aerial-low-sun" {
+            built.app.world.resources.insert(low_sun);
+        }
+        // Frames until the trees' counts are read back: the last draws with everything
+        // uploaded; its time includes waiting for the GPU.
+        for _ in 0..sylva::vk::FRAMES_IN_FLIGHT {
+            sylva::render(&mut r, &built.app, false).unwrap();
+        }
+        let started = std::time::Instant::now();
         let stats = sylva::render(&mut r, &built.app, false).unwrap();
+        r.finish().unwrap();
+        let ms = started.elapsed().as_secs_f64() * 1e3;
         let path = dir.join(format!("{name}.png"));
         r.save_png(&path).unwrap();
-        eprintln!("{}: {stats:?}", path.display());
+        eprintln!(
+            "{}: {ms:.0} ms; trees {} (segments {}, leaves {}), cards {}, blades {}; draw calls {} (+{} shadow); GPU memory {:.0} MB",
+            path.display(),
+            stats.trees,
+            stats.cylinders,
+            stats.leaves,
+            stats.cards,
+            stats.grass,
+            stats.draw_calls,
+            stats.shadow_draw_calls,
+            stats.gpu_allocated_bytes as f64 / 1e6
+        );
     }
     assert_validation_clean(&r);
 }
