@@ -7,10 +7,11 @@
 //! the table's trees into buckets (view or shadow map, level, model), lists them and writes
 //! each bucket's indirect commands; the CPU records two draws (segments, leaves) per bucket
 //! of a model with resident trees, whatever the tree count, and reads the counts back once
-//! the frame has finished (its statistics lag [`FRAMES_IN_FLIGHT`] frames). Levels 0 to 2 draw
-//! whole, from finer rings to coarser and fewer parts; level 3 cross-fades by dither with the
-//! tree's impostor card, which the impostor pass draws from the same batches; below
-//! [`CARD_PIXELS`] a tree is its card alone (docs/design/rendering.md, "Trees as instances").
+//! the frame has finished (its statistics lag [`FRAMES_IN_FLIGHT`] frames). Levels 0 to 4 draw
+//! whole, from finer rings to coarser and fewer parts ([`LEVEL_PIXELS`]); level 5 cross-fades by
+//! dither with the tree's impostor card, which the impostor pass draws from the same batches;
+//! below [`CARD_PIXELS`] a tree is its card alone (docs/design/rendering.md, "Trees as
+//! instances").
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -616,21 +617,18 @@ impl InstancedTrees {
         let lists = (13 * buckets) as u32 + plan.entries;
         let shadow = pass == 1;
         let card = if shadow { [0.0; 4] } else { card_fade(plan.pixel_scale) };
-        let draw = |level: usize, model: u32| {
-            let b = bucket(pass, level, model as usize, plan.models as usize);
-            ([(buckets + b) as u32, model, level as u32, lists], b)
-        };
+        let bucket = |level: usize, model: u32| bucket(pass, level, model as usize, plan.models as usize);
         let Some(models) = &self.models else {
             return 0;
         };
         let mut calls = 0;
         // Segments: the solid levels, then the level fading into the cards (in the shadow
         // map every level is solid).
-        let groups: [(&DrawPipeline, Range<usize>); 2] = match shadow {
-            true => [(&self.cylinder_shadow, 0..LEVELS), (&self.cylinder_shadow, 0..0)],
-            false => [(&self.cylinders, 0..LEVELS - 1), (&self.fading, LEVELS - 1..LEVELS)],
+        let groups = match shadow {
+            true => vec![(&self.cylinder_shadow, 0..LEVELS)],
+            false => vec![(&self.cylinders, 0..LEVELS - 1), (&self.fading, LEVELS - 1..LEVELS)],
         };
-        for (pipeline, levels) in groups.into_iter().filter(|(_, l)| !l.is_empty()) {
+        for (pipeline, levels) in groups {
             pipeline.bind(rec);
             pipeline.bind_set(rec, 1, set.raw());
             let mut bound = None;
@@ -641,11 +639,11 @@ impl InstancedTrees {
                         self.rings[ring].bind(rec);
                         bound = Some(ring);
                     }
-                    let (draw, b) = draw(level, model);
+                    let b = bucket(level, model);
                     pipeline.push(
                         rec,
                         &CylinderConstants {
-                            draw,
+                            draw: [(buckets + b) as u32, model, level as u32, lists],
                             fade: [0.0, 0.0, 0.0, if shadow { -1.0 } else { 1.0 }],
                             card,
                         },
@@ -667,13 +665,12 @@ impl InstancedTrees {
         pipeline.bind_set(rec, 1, set.raw());
         for level in 0..LEVELS {
             for &model in &plan.present {
-                let (mut draw, b) = draw(level, model);
-                // The leaves the bucket's trees ask for, in place of the level.
-                draw[2] = (12 * buckets + b) as u32;
+                let b = bucket(level, model);
                 pipeline.push(
                     rec,
                     &LeafConstants {
-                        draw,
+                        // The word of the leaves the bucket's trees ask for, in place of the level.
+                        draw: [(buckets + b) as u32, model, (12 * buckets + b) as u32, lists],
                         play: [plan.time, 0.0, 0.0, 0.0],
                         lod: [plan.pixel_scale, LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
                         card,
@@ -888,6 +885,5 @@ mod tests {
         assert_eq!(half::f16::from_bits(words[3] as u16).to_f32(), 1.0);
         assert_eq!(half::f16::from_bits((words[3] >> 16) as u16).to_f32(), 0.75);
         assert_eq!(words[4], 7);
-        assert_eq!(TREE_WORDS * 4, 20);
     }
 }

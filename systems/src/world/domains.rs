@@ -458,23 +458,15 @@ impl Domains {
     /// are kept or in the cache, solving none: the nodes of a domain neither holds are the
     /// sea floor. What a reader of a baked store draws far off is what was baked.
     pub fn stored_heights(&self, origin: [i64; 2], width: usize, height: usize) -> Vec<f32> {
-        let mut domains: BTreeMap<[i64; 2], Option<Arc<Domain>>> = BTreeMap::new();
         let mut out = Vec::with_capacity(width * height);
-        let sites = self.sites_over(origin, width, height);
-        let mut sites = sites.cursor();
-        for z in 0..height as i64 {
-            for x in 0..width as i64 {
-                let node = [origin[0] + x, origin[1] + z];
-                let cell = sites.nearest(node);
-                out.push(match domains.entry(cell).or_insert_with(|| self.stored(cell)) {
-                    Some(d) => {
-                        let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
-                        d.heights[lz as usize * d.width + lx as usize]
-                    }
-                    None => self.params.sea_floor,
-                });
-            }
-        }
+        self.each_node(
+            origin,
+            [width, height],
+            |cell| self.stored(cell),
+            |node| {
+                out.push(node.map_or(self.params.sea_floor, |(d, i)| d.heights[i]));
+            },
+        );
         out
     }
 
@@ -503,23 +495,46 @@ impl Domains {
     fn nodes(
         &self,
         origin: [i64; 2],
-        [width, height]: [usize; 2],
+        size: [usize; 2],
         value: impl Fn(&Domain, usize) -> f32,
     ) -> (Vec<f32>, Vec<Arc<Domain>>) {
-        let mut domains: BTreeMap<[i64; 2], Arc<Domain>> = BTreeMap::new();
-        let mut out = Vec::with_capacity(width * height);
+        let mut out = Vec::with_capacity(size[0] * size[1]);
+        let domains = self.each_node(
+            origin,
+            size,
+            |cell| Some(self.domain(cell)),
+            |node| {
+                out.push(node.map_or(0.0, |(d, i)| value(d, i)));
+            },
+        );
+        (out, domains)
+    }
+
+    /// Visits each of the `size[0] × size[1]` nodes from `origin` on, row by row, with the
+    /// domain `find` gives its owner (asked once per owner; none: the node has no domain)
+    /// and the node's index in it; returns the domains found.
+    fn each_node(
+        &self,
+        origin: [i64; 2],
+        [width, height]: [usize; 2],
+        find: impl Fn([i64; 2]) -> Option<Arc<Domain>>,
+        mut visit: impl FnMut(Option<(&Domain, usize)>),
+    ) -> Vec<Arc<Domain>> {
+        let mut domains: BTreeMap<[i64; 2], Option<Arc<Domain>>> = BTreeMap::new();
         let sites = self.sites_over(origin, width, height);
         let mut sites = sites.cursor();
         for z in 0..height as i64 {
             for x in 0..width as i64 {
                 let node = [origin[0] + x, origin[1] + z];
                 let cell = sites.nearest(node);
-                let d = domains.entry(cell).or_insert_with(|| self.domain(cell));
-                let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
-                out.push(value(d, lz as usize * d.width + lx as usize));
+                let d = domains.entry(cell).or_insert_with(|| find(cell));
+                visit(d.as_deref().map(|d| {
+                    let (lx, lz) = (node[0] - d.origin[0], node[1] - d.origin[1]);
+                    (d, lz as usize * d.width + lx as usize)
+                }));
             }
         }
-        (out, domains.into_values().collect())
+        domains.into_values().flatten().collect()
     }
 }
 
