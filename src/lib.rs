@@ -8,6 +8,22 @@
 //! World scenes stream their chunks around viewers: [`build_all`] hands back a
 //! [`WorldStreamer`] to call once per frame (`examples/stream.rs`).
 //!
+//! # Embedding in an engine with its own renderer
+//!
+//! Depend on `sylva` with `default-features = false` (no Vulkan, window or CLI) and read
+//! `docs/embedding.md` in the repository. The parts, all reachable from here:
+//!
+//! - [`WorldStreamer`] streams a world around your viewers on a generation pool (yours,
+//!   built with the re-exported [`rayon`]); [`WorldStreamer::update_with`] paces it by the
+//!   wall clock, [`WorldStreamer::step`] by yours, [`WorldStreamer::settle_with`] loads a
+//!   ring synchronously.
+//! - Each [`StreamEvent::Ready`](runtime::stream::StreamEvent) hands over a
+//!   [`ReadyChunk`](systems::world::ReadyChunk): its payload (terrain, trees as placed,
+//!   attributes, ground cover) and the [`ChunkParts`](systems::world::ChunkParts) you asked
+//!   for with [`WorldStreamer::with_parts`].
+//! - The [mesh kit](systems::mesh_kit) makes triangles of chunks and tree variants (Y up,
+//!   metres); [`WorldStreamer::with_hook`] runs your own conversion on the pool.
+//!
 //! ```
 //! let scene = sylva::Scene::from_str("(chains: (columns: 2, rows: 2, links: 3))", "tiny.ron").unwrap();
 //! let mut app = sylva::build(&scene, 1).unwrap();
@@ -29,9 +45,17 @@ pub use content_camera::{camera_for, framed_on_content};
 pub use domains::{BladeError, BladeSource, GrassScene, GrassSpecies, TreeScene};
 pub use flight::Flight;
 pub use memory::MemoryLimit;
+/// The generation pool's thread pools: a host hands [`WorldStreamer::new`] its own.
+pub use rayon;
 pub use report::{InstancesByLayer, RenderReport, Report};
 pub use scene::{CHAINS, GRASS_PRESETS, MAX_STEPS_PER_FRAME, Scene, SceneError, SceneSource, Simulation, WORLD};
+/// The runtime: the app, its schedules, streaming ([`runtime::stream`]), the render contract
+/// ([`runtime::extract`]).
+#[doc(inline)]
 pub use sylva_runtime as runtime;
+/// The domains: trees, terrain, grass, the streamed world ([`systems::world`]) and the mesh
+/// kit ([`systems::mesh_kit`]).
+#[doc(inline)]
 pub use sylva_systems as systems;
 pub use sylva_systems::colonize::TreeReport;
 pub use sylva_systems::grass::GrassReport;

@@ -223,6 +223,8 @@ pub struct StreamStats {
     pub cancelled: u64,
     /// Results that arrived for chunks no longer wanted.
     pub dropped: u64,
+    /// Jobs whose source panicked (the chunk is asked for again while wanted).
+    pub panicked: u64,
     /// Most chunks installed at once.
     pub resident_max: usize,
     /// Request to ready, per chunk.
@@ -251,6 +253,8 @@ pub struct FrameStream {
 struct Slot<P> {
     state: ChunkState,
     requested_at: Instant,
+    /// The host's clock when requested (stepped mode).
+    requested_host: f64,
     cancel: Arc<AtomicBool>,
     payload: Option<P>,
 }
@@ -263,6 +267,10 @@ enum Outcome<P> {
         ms: f64,
     },
     Cancelled,
+    /// The source panicked making the chunk; it is asked for again.
+    Panicked {
+        coord: ChunkCoord,
+    },
 }
 
 enum CacheUse {
@@ -286,7 +294,22 @@ pub struct Streamer<S: ChunkSource> {
     rx: Receiver<Outcome<S::Ready>>,
     stats: StreamStats,
     ring_chunks: usize,
+    /// Jobs on the pool that have not reported back.
+    pending: usize,
+    /// The host's clock, seconds, once it steps the streamer ([`Streamer::step`]).
+    host_clock: Option<f64>,
 }
+
+/// Why a [`Streamer::step`] was refused.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum StepError {
+    /// The step was negative, infinite or NaN.
+    #[error("a step must be a finite number of seconds from 0 to {MAX_STEP_SECONDS}, got {0}")]
+    Step(f64),
+}
+
+/// The longest step a host may take, seconds (a day): anything longer is a unit mistake.
+pub const MAX_STEP_SECONDS: f64 = 86_400.0;
 
 impl<S: ChunkSource> Streamer<S> {
     /// A streamer generating on `pool` (the host's, or one made for it).
@@ -302,6 +325,8 @@ impl<S: ChunkSource> Streamer<S> {
             rx,
             stats: StreamStats::default(),
             ring_chunks: settings.ring_chunks(),
+            pending: 0,
+            host_clock: None,
         }
     }
 
@@ -333,6 +358,11 @@ impl<S: ChunkSource> Streamer<S> {
     /// The source chunks come from.
     pub fn source(&self) -> &S {
         &self.source
+    }
+
+    /// The source, to change before the first job starts: `None` once a job holds it.
+    pub fn source_mut(&mut self) -> Option<&mut S> {
+        Arc::get_mut(&mut self.source)
     }
 
     /// The radii and limits.
@@ -391,13 +421,78 @@ impl<S: ChunkSource> Streamer<S> {
         budget: &FrameBudget,
         mut on_event: impl FnMut(StreamEvent<S::Ready>),
     ) -> FrameStream {
-        self.collect_results();
+        self.collect_results(false);
         let mut frame = FrameStream::default();
         let started = Instant::now();
         self.evict(viewers, &mut on_event);
         self.request(viewers);
         self.dispatch(viewers);
         self.install(viewers, budget, &mut frame, &mut on_event);
+        self.finish_frame(viewers, started, frame)
+    }
+
+    /// One frame of streaming by the host's clock, `dt` seconds after the last: like
+    /// [`update`](Self::update), but every job started this frame (and any still running) is
+    /// waited for before installing, and the budget's milliseconds do not apply (its installs
+    /// and bytes still do). What arrives in which frame then depends on the viewers of each
+    /// step alone, never on the machine's speed: deterministic tests, headless tools and
+    /// loading screens step. Latencies are counted in the host's seconds.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use sylva_runtime::glam::Vec3;
+    /// # use sylva_runtime::stream::*;
+    /// # struct Sums;
+    /// # impl ChunkSource for Sums {
+    /// #     type Payload = i64;
+    /// #     type Ready = i64;
+    /// #     fn generate(&self, [x, z]: ChunkCoord) -> i64 { i64::from(x) + i64::from(z) }
+    /// #     fn prepare(&self, payload: i64) -> i64 { payload }
+    /// #     fn cache_key(&self, [x, z]: ChunkCoord) -> u64 { u64::from(x as u32) << 32 | u64::from(z as u32) }
+    /// #     fn upload_bytes(_: &i64) -> u64 { 8 }
+    /// # }
+    /// let settings = StreamSettings { chunk_size: 100.0, load_radius: 150.0, evict_radius: 250.0, near_radius: 50.0, max_in_flight: 64 };
+    /// let mut streamer = Streamer::new(Arc::new(Sums), settings, Streamer::<Sums>::pool(2)?);
+    /// let budget = FrameBudget { installs: 64, millis: 0.0, upload_bytes: u64::MAX };
+    /// let viewers = [Viewer { position: Vec3::ZERO, forward: Vec3::X }];
+    /// // One step generates and installs the whole ring, however slow the machine.
+    /// streamer.step(&viewers, &budget, 1.0 / 60.0, |_| {})?;
+    /// assert!(streamer.is_settled(&viewers));
+    /// assert!(streamer.step(&viewers, &budget, f64::NAN, |_| {}).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn step(
+        &mut self,
+        viewers: &[Viewer],
+        budget: &FrameBudget,
+        dt: f64,
+        mut on_event: impl FnMut(StreamEvent<S::Ready>),
+    ) -> Result<FrameStream, StepError> {
+        if !(0.0..=MAX_STEP_SECONDS).contains(&dt) {
+            return Err(StepError::Step(dt));
+        }
+        let now = self.host_clock.unwrap_or(0.0) + dt;
+        self.host_clock = Some(now);
+        let mut frame = FrameStream::default();
+        let started = Instant::now();
+        self.evict(viewers, &mut on_event);
+        self.request(viewers);
+        self.dispatch(viewers);
+        self.collect_results(true);
+        let unlimited = FrameBudget {
+            millis: f32::INFINITY,
+            ..*budget
+        };
+        self.install(viewers, &unlimited, &mut frame, &mut on_event);
+        Ok(self.finish_frame(viewers, started, frame))
+    }
+
+    /// The host's clock, seconds: the sum of its steps (0 before the first).
+    pub fn host_clock(&self) -> f64 {
+        self.host_clock.unwrap_or(0.0)
+    }
+
+    fn finish_frame(&mut self, viewers: &[Viewer], started: Instant, mut frame: FrameStream) -> FrameStream {
         frame.install_ms = started.elapsed().as_secs_f64() * 1e3;
         self.stats.install.record(started.elapsed());
         frame.resident = self.resident();
@@ -409,10 +504,34 @@ impl<S: ChunkSource> Streamer<S> {
         frame
     }
 
-    fn collect_results(&mut self) {
-        while let Ok(outcome) = self.rx.try_recv() {
+    /// Takes in what the pool finished; with `wait`, blocks until every job started has
+    /// reported back.
+    fn collect_results(&mut self, wait: bool) {
+        loop {
+            let outcome = if wait && self.pending > 0 {
+                match self.rx.recv() {
+                    Ok(o) => o,
+                    Err(_) => break,
+                }
+            } else {
+                match self.rx.try_recv() {
+                    Ok(o) => o,
+                    Err(_) => break,
+                }
+            };
+            self.pending = self.pending.saturating_sub(1);
             match outcome {
                 Outcome::Cancelled => self.stats.cancelled += 1,
+                Outcome::Panicked { coord } => {
+                    self.stats.panicked += 1;
+                    if self
+                        .slots
+                        .get(&coord)
+                        .is_some_and(|s| s.state == ChunkState::Generating)
+                    {
+                        self.slots.remove(&coord);
+                    }
+                }
                 Outcome::Done {
                     coord,
                     payload,
@@ -436,7 +555,11 @@ impl<S: ChunkSource> Streamer<S> {
                         Some(slot) if slot.state == ChunkState::Generating => {
                             slot.state = ChunkState::Ready;
                             slot.payload = Some(payload);
-                            self.stats.ready.record(slot.requested_at.elapsed());
+                            let waited = match self.host_clock {
+                                Some(now) => std::time::Duration::from_secs_f64((now - slot.requested_host).max(0.0)),
+                                None => slot.requested_at.elapsed(),
+                            };
+                            self.stats.ready.record(waited);
                         }
                         _ => self.stats.dropped += 1,
                     }
@@ -484,6 +607,7 @@ impl<S: ChunkSource> Streamer<S> {
                 Slot {
                     state: ChunkState::Requested,
                     requested_at: Instant::now(),
+                    requested_host: self.host_clock.unwrap_or(0.0),
                     cancel: Arc::new(AtomicBool::new(false)),
                     payload: None,
                 }
@@ -504,6 +628,7 @@ impl<S: ChunkSource> Streamer<S> {
                 cancel: Arc::clone(&slot.cancel),
                 tx: self.tx.clone(),
             };
+            self.pending += 1;
             self.pool.spawn(move || job.run());
         }
     }
@@ -648,7 +773,16 @@ struct Job<S: ChunkSource> {
 }
 
 impl<S: ChunkSource> Job<S> {
+    /// Runs the job; a panic in the source is reported, so a streamer waiting for its jobs
+    /// never waits for one that died.
     fn run(self) {
+        let (coord, tx) = (self.coord, self.tx.clone());
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.make())).is_err() {
+            let _ = tx.send(Outcome::Panicked { coord });
+        }
+    }
+
+    fn make(self) {
         let coord = self.coord;
         if self.cancel.load(Ordering::Relaxed) {
             // The streamer may be gone; then nobody counts.

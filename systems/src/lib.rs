@@ -6,6 +6,7 @@ pub mod colonize;
 pub mod ecology;
 pub mod grass;
 pub mod lsystem;
+pub mod mesh_kit;
 mod pages;
 pub mod particles;
 pub mod placement;

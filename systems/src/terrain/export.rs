@@ -130,7 +130,8 @@ pub fn thesis_grey(h: f32, h_max: f32) -> u8 {
     (h / h_max * 255.0).clamp(0.0, 255.0) as u8
 }
 
-fn material_colour(m: Option<Material>) -> [u8; 3] {
+/// The RGB colour of a top material in pictures and meshes (none: black).
+pub fn material_colour(m: Option<Material>) -> [u8; 3] {
     match m {
         None => [0, 0, 0],
         Some(Material::Granite) => [150, 120, 125],

@@ -21,7 +21,7 @@ use crate::terrain::{BARE, Eroder, TerrainBalance, TerrainChunk, TerrainParams, 
 
 /// Version of the payload layout and of the generation rules; part of every
 /// cache key, so a build that generates differently never reads old files.
-pub const DATA_VERSION: u64 = 3;
+pub const DATA_VERSION: u64 = 4;
 
 /// One placed tree: which grown variant, where, turned and scaled how.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -50,6 +50,11 @@ pub struct Surface {
     pub material: Vec<u8>,
     /// Water depth over the rock per sample (rivers and sea), metres.
     pub water: Vec<f32>,
+    /// Rock height of the one-sample ring around the chunk, the neighbours' samples, so a
+    /// normal on the border sees both sides (the mesh kit's ground): the row before
+    /// (`resolution + 2` samples, x from −1), the row after, the column before (`resolution`
+    /// samples, z from 0), the column after; `4 · resolution + 4` in all.
+    pub ring: Vec<f32>,
 }
 
 /// Where a river crosses a chunk's border.
@@ -621,13 +626,23 @@ fn surface(region: &RegionGround, depth: &[f32], side: u32, apron: u32, n: u32) 
         height: Vec::with_capacity(r * r),
         material: Vec::with_capacity(r * r),
         water: Vec::with_capacity(r * r),
+        ring: Vec::with_capacity(4 * r + 4),
     };
+    let a = apron as usize;
     for z in 0..r {
-        let row = (z + apron as usize) * side + apron as usize;
+        let row = (z + a) * side + a;
         s.height.extend_from_slice(&ground[row..row + r]);
         s.water.extend_from_slice(&depth[row..row + r]);
         s.material
             .extend(top[row..row + r].iter().map(|m| m.map_or(BARE, |m| m as u8)));
+    }
+    // The apron is at least two samples wide, so the ring lies inside the region.
+    for z in [a - 1, a + r] {
+        let row = z * side + a - 1;
+        s.ring.extend_from_slice(&ground[row..row + r + 2]);
+    }
+    for x in [a - 1, a + r] {
+        s.ring.extend((a..a + r).map(|z| ground[z * side + x]));
     }
     s
 }

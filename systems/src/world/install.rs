@@ -131,6 +131,7 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
         trees,
         patch,
         grass,
+        ..
     } = ready;
     let tag = WorldChunk { coord };
     let mut entities = vec![app.world.entities.spawn((payload.terrain, tag))];
@@ -158,7 +159,10 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
             grass_runs.push((k, r));
         }
     }
-    if let Some(mut terrain) = res.get_mut::<TerrainBatch>() {
+    // A host that asked for no ground patch (`ChunkParts`) has none to draw.
+    if let Some(mut terrain) = res.get_mut::<TerrainBatch>()
+        && patch.is_consistent()
+    {
         terrain.evicted.retain(|k| *k != coord);
         terrain.patches.push(patch);
     }

@@ -23,10 +23,12 @@
 //! - [`stitch`]: a rectangle of chunks as one map, with river measures.
 //! - [`grow_content`]: the few tree variants per species and one grass bake per
 //!   species, grown once and instanced by every chunk.
-//! - [`WorldSource`]: the world as the runtime's `ChunkSource`; it derives
-//!   cylinders and the terrain patch on the generation pool.
+//! - [`WorldSource`]: the world as the runtime's `ChunkSource`; it derives on the
+//!   generation pool the [`ChunkParts`] asked for (tree instances, the terrain patch,
+//!   blades, the [mesh kit](crate::mesh_kit)'s meshes) and runs the host's hook.
 //! - [`install_chunk`] / [`evict_chunk`]: a chunk in and out of an `App`.
-//! - [`WorldStreamer`]: all of it, driven by the host once per frame; [`build`]
+//! - [`WorldStreamer`]: all of it, driven by the host once per frame (by the wall clock,
+//!   [`WorldStreamer::update`], or by the host's own, [`WorldStreamer::step`]); [`build`]
 //!   puts a scene's world into an `App`.
 //! - [`StreamingReport`]: the streaming over a flight, measured by a [`FlightLog`].
 //! - [`bake`] / [`verify`]: a rectangle of chunks and their domains made ahead
@@ -76,7 +78,7 @@ pub use params::{
 };
 pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
-pub use source::{GrassPatch, ReadyChunk, WorldSource};
+pub use source::{ChunkHook, ChunkMeshes, ChunkParts, GrassPatch, HookError, PreparedCounts, ReadyChunk, WorldSource};
 pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, stitch};
 pub use store::{MANIFEST, STAGING, StoreError, StoreWriter, create_store, is_store, leftovers, open_store};
 pub use streamer::{WorldError, WorldStreamer, build};

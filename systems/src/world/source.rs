@@ -1,8 +1,12 @@
 //! The world as a [`ChunkSource`]: generate a chunk, then derive on the
-//! generation pool what installing it needs (its trees as instances of their variants'
-//! models, terrain patch, blades), so the main thread only moves data.
+//! generation pool what installing it needs (the [`ChunkParts`] asked for: its trees as
+//! instances of their variants' models, terrain patch, blades, the mesh kit's meshes, and
+//! the host's own type from its hook), so the main thread only moves data.
 
+use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use glam::Vec3;
 use sylva_runtime::extract::{TerrainPatch, TreeInstances};
@@ -12,6 +16,118 @@ use super::blades::{Blade, expand_blades};
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
 use super::content::WorldContent;
 use crate::ecology::pcg;
+use crate::mesh_kit::{Bounds, GROUND_LEVELS, KitError, Mesh, MeshKit};
+
+/// What a ready chunk carries beyond its payload (which it always carries). Sylva's renderer
+/// needs the first three ([`ChunkParts::RENDERER`], the default); a host with its own
+/// renderer asks for what it uses, and what it does not ask for is never built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkParts {
+    /// The drawn trees as instances of their variants' models ([`ReadyChunk::trees`]).
+    pub tree_instances: bool,
+    /// The ground as Sylva's renderer draws it ([`ReadyChunk::patch`]).
+    pub ground_patch: bool,
+    /// Grass blades expanded from the ground cover ([`ReadyChunk::grass`]).
+    pub blades: bool,
+    /// The mesh kit's ground (every level) and water ([`ReadyChunk::meshes`]).
+    pub meshes: bool,
+}
+
+impl ChunkParts {
+    /// What Sylva's renderer draws: tree instances, the ground patch and blades.
+    pub const RENDERER: ChunkParts = ChunkParts {
+        tree_instances: true,
+        ground_patch: true,
+        blades: true,
+        meshes: false,
+    };
+
+    /// The mesh kit's meshes alone (a host with its own renderer).
+    pub const MESHES: ChunkParts = ChunkParts {
+        tree_instances: false,
+        ground_patch: false,
+        blades: false,
+        meshes: true,
+    };
+
+    /// True when no part is asked for.
+    pub fn is_empty(&self) -> bool {
+        !(self.tree_instances || self.ground_patch || self.blades || self.meshes)
+    }
+
+    /// True when any of Sylva's render batches is asked for.
+    pub fn any_render(&self) -> bool {
+        self.tree_instances || self.ground_patch || self.blades
+    }
+}
+
+impl Default for ChunkParts {
+    fn default() -> Self {
+        Self::RENDERER
+    }
+}
+
+/// A host's own work on a ready chunk, run on the generation pool (see
+/// [`WorldStreamer::with_hook`](super::WorldStreamer::with_hook)).
+pub type ChunkHook = Arc<dyn Fn(&ReadyChunk, &MeshKit) -> Box<dyn Any + Send> + Send + Sync>;
+
+/// Why a host's hook gave nothing for a chunk.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum HookError {
+    /// The hook panicked; the pool went on.
+    #[error("chunk {coord:?}: the host's hook panicked: {message}")]
+    Panicked {
+        /// The chunk.
+        coord: [i32; 2],
+        /// The panic's message, when it was a string.
+        message: String,
+    },
+    /// The hook's output was asked for as another type.
+    #[error("chunk {coord:?}: the host's hook made another type than the one asked for")]
+    Type {
+        /// The chunk.
+        coord: [i32; 2],
+    },
+}
+
+/// A chunk's meshes from the mesh kit.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChunkMeshes {
+    /// The ground at each level of detail the chunk's cells allow, finest first
+    /// ([`MeshKit::ground`]).
+    pub ground: Vec<Mesh>,
+    /// The water surface ([`MeshKit::water`]); empty for a dry chunk.
+    pub water: Mesh,
+    /// The box around the ground, the water and every tree of the chunk
+    /// ([`MeshKit::chunk_bounds`]).
+    pub bounds: Bounds,
+}
+
+/// What the generation pool made for ready chunks so far, part by part: chunks and
+/// milliseconds.
+#[derive(Debug, Default)]
+pub struct PreparedCounts {
+    /// Chunks given Sylva's render batches.
+    pub render: AtomicU64,
+    /// Nanoseconds making them.
+    pub render_ns: AtomicU64,
+    /// Chunks given meshes.
+    pub meshes: AtomicU64,
+    /// Nanoseconds making them.
+    pub meshes_ns: AtomicU64,
+    /// Chunks the host's hook ran on.
+    pub hooked: AtomicU64,
+    /// Nanoseconds in the hook.
+    pub hook_ns: AtomicU64,
+    /// Hook runs that panicked.
+    pub hook_panics: AtomicU64,
+}
+
+/// Adds the time since `started` to `ns` and one to `count`.
+fn book(count: &AtomicU64, ns: &AtomicU64, started: Instant) {
+    count.fetch_add(1, Ordering::Relaxed);
+    ns.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
 
 /// Bytes per tree a renderer uploads: its place in the table of resident trees (position,
 /// yaw and scale as halves, model) and its card (position, yaw, size and atlas row).
@@ -32,44 +148,115 @@ pub struct GrassPatch {
     pub scale: Vec<f32>,
 }
 
-/// A chunk ready to install.
+/// A chunk ready to install. Its payload is the chunk itself, what the cache holds and the
+/// hash covers: the terrain's columns, the trees as placed (`payload.trees`: every tree and
+/// shrub, species, variant and transform), the attribute maps and the ground cover. The rest
+/// is derived from it for drawing, each part only when asked for ([`ChunkParts`]); a part not
+/// asked for is empty.
 #[derive(Debug)]
 pub struct ReadyChunk {
     /// The generated content (what the cache holds and the hash covers).
     pub payload: ChunkPayload,
-    /// The drawn trees as instances of their variants' models
+    /// The drawn trees (those the world's `draw.trees_per_hectare` keeps of
+    /// `payload.trees`) as instances of their variants' models
     /// ([`WorldContent::tree_models`]): a renderer places each model's cylinders and leaves
-    /// per tree, or its card where small on screen. Render data only: the payload (what is
-    /// cached and hashed) holds the trees as placed.
+    /// per tree, or its card where small on screen.
     pub trees: TreeInstances,
-    /// The ground as a renderer draws it.
+    /// The ground as Sylva's renderer draws it: `payload.surface`'s planes with their place
+    /// in the world.
     pub patch: TerrainPatch,
     /// The blades a renderer draws: the ground cover expanded up to the world's
-    /// `draw.blades_per_m2`, one patch per species with blades here. Render data only.
+    /// `draw.blades_per_m2`, one patch per species with blades here.
     pub grass: Vec<GrassPatch>,
+    /// The mesh kit's meshes of the chunk, when asked for.
+    pub meshes: Option<ChunkMeshes>,
+    /// What the host's hook made of this chunk on the pool, when it has one.
+    pub hosted: Option<Result<Box<dyn Any + Send>, HookError>>,
 }
 
 impl ReadyChunk {
-    /// Bytes a renderer uploads to draw this chunk.
+    /// Takes what the host's hook made of this chunk, as the type the hook returns: `None`
+    /// without a hook (or when taken already), an error when the hook panicked or made another
+    /// type.
+    pub fn take_hosted<T: 'static>(&mut self) -> Option<Result<T, HookError>> {
+        let coord = self.payload.coord;
+        Some(
+            self.hosted
+                .take()?
+                .and_then(|b| b.downcast::<T>().map(|t| *t).map_err(|_| HookError::Type { coord })),
+        )
+    }
+
+    /// Bytes a renderer uploads to draw this chunk (Sylva's render batches and the kit's
+    /// meshes it carries).
     pub fn upload_bytes(&self) -> u64 {
         let blades: usize = self.grass.iter().map(|g| g.root.len()).sum();
         let samples = self.patch.height.len() as u64;
-        self.trees.len() as u64 * TREE_UPLOAD_BYTES + blades as u64 * BLADE_BYTES + samples * (4 + 4 + 1)
+        let meshes = self.meshes.as_ref().map_or(0, |m| {
+            m.ground.iter().chain([&m.water]).map(|g| g.bytes() as u64).sum::<u64>()
+        });
+        self.trees.len() as u64 * TREE_UPLOAD_BYTES + blades as u64 * BLADE_BYTES + samples * (4 + 4 + 1) + meshes
     }
 }
 
 /// Chunks of one world with its grown content.
-#[derive(Debug)]
 pub struct WorldSource {
     chunks: WorldGen,
     content: Arc<WorldContent>,
+    kit: MeshKit,
+    parts: ChunkParts,
+    hook: Option<ChunkHook>,
+    prepared: PreparedCounts,
+}
+
+impl std::fmt::Debug for WorldSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorldSource")
+            .field("chunks", &self.chunks)
+            .field("parts", &self.parts)
+            .field("hook", &self.hook.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorldSource {
-    /// The source of `gen`'s chunks, instancing `content`; its render data holds what the
-    /// world's `draw` asks for (none at zero).
+    /// The source of `gen`'s chunks, instancing `content`, making Sylva's render batches
+    /// ([`ChunkParts::RENDERER`]); its render data holds what the world's `draw` asks for
+    /// (none at zero).
     pub fn new(chunks: WorldGen, content: Arc<WorldContent>) -> Self {
-        Self { chunks, content }
+        Self {
+            kit: MeshKit::new(chunks.params(), Arc::clone(&content)),
+            chunks,
+            content,
+            parts: ChunkParts::RENDERER,
+            hook: None,
+            prepared: PreparedCounts::default(),
+        }
+    }
+
+    /// Makes `parts` of each chunk from now on.
+    pub fn set_parts(&mut self, parts: ChunkParts) {
+        self.parts = parts;
+    }
+
+    /// Runs `hook` on each chunk from now on, after its parts are made.
+    pub fn set_hook(&mut self, hook: Option<ChunkHook>) {
+        self.hook = hook;
+    }
+
+    /// The parts each chunk is given.
+    pub fn parts(&self) -> ChunkParts {
+        self.parts
+    }
+
+    /// What the pool made so far.
+    pub fn prepared(&self) -> &PreparedCounts {
+        &self.prepared
+    }
+
+    /// The mesh kit of this world.
+    pub fn mesh_kit(&self) -> &MeshKit {
+        &self.kit
     }
 
     /// The chunk function.
@@ -92,31 +279,56 @@ impl ChunkSource for WorldSource {
     }
 
     fn prepare(&self, payload: ChunkPayload) -> ReadyChunk {
-        let mut trees = TreeInstances::default();
-        for t in payload.trees.iter().filter(|t| self.drawn(t)) {
-            if let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) {
-                trees.push(model, t.position, t.yaw, t.scale);
-            }
-        }
-        let p = self.chunks.params();
-        let c = payload.coord;
-        let patch = TerrainPatch {
-            key: c,
-            origin: Vec3::new(c[0] as f32, 0.0, c[1] as f32) * p.chunk_size(),
-            cell_size: p.cell_size,
-            resolution: payload.surface.resolution,
-            height: payload.surface.height.clone(),
-            material: payload.surface.material.clone(),
-            water: payload.surface.water.clone(),
-            dirty: true,
-        };
-        let grass = self.blades(&payload);
-        ReadyChunk {
+        let parts = self.parts;
+        let started = Instant::now();
+        let mut ready = ReadyChunk {
+            trees: if parts.tree_instances {
+                self.instances(&payload)
+            } else {
+                TreeInstances::default()
+            },
+            patch: if parts.ground_patch {
+                self.patch(&payload)
+            } else {
+                TerrainPatch::default()
+            },
+            grass: if parts.blades {
+                self.blades(&payload)
+            } else {
+                Vec::new()
+            },
+            meshes: None,
+            hosted: None,
             payload,
-            trees,
-            patch,
-            grass,
+        };
+        let p = &self.prepared;
+        if parts.any_render() {
+            book(&p.render, &p.render_ns, started);
         }
+        if parts.meshes {
+            let started = Instant::now();
+            // A payload made by this world always has its shape, so the kit cannot refuse it.
+            ready.meshes = self.meshes(&ready.payload).ok();
+            book(&p.meshes, &p.meshes_ns, started);
+        }
+        if let Some(hook) = &self.hook {
+            let started = Instant::now();
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&ready, &self.kit)));
+            book(&p.hooked, &p.hook_ns, started);
+            ready.hosted = Some(made.map_err(|panic| {
+                p.hook_panics.fetch_add(1, Ordering::Relaxed);
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                HookError::Panicked {
+                    coord: ready.payload.coord,
+                    message,
+                }
+            }));
+        }
+        ready
     }
 
     fn cache_key(&self, coord: ChunkCoord) -> u64 {
@@ -129,6 +341,50 @@ impl ChunkSource for WorldSource {
 }
 
 impl WorldSource {
+    /// The drawn trees of `payload` as instances of their models.
+    fn instances(&self, payload: &ChunkPayload) -> TreeInstances {
+        let mut trees = TreeInstances::default();
+        for t in payload.trees.iter().filter(|t| self.drawn(t)) {
+            if let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) {
+                trees.push(model, t.position, t.yaw, t.scale);
+            }
+        }
+        trees
+    }
+
+    /// `payload`'s ground as Sylva's renderer draws it.
+    fn patch(&self, payload: &ChunkPayload) -> TerrainPatch {
+        let p = self.chunks.params();
+        let c = payload.coord;
+        TerrainPatch {
+            key: c,
+            origin: Vec3::new(c[0] as f32, 0.0, c[1] as f32) * p.chunk_size(),
+            cell_size: p.cell_size,
+            resolution: payload.surface.resolution,
+            height: payload.surface.height.clone(),
+            material: payload.surface.material.clone(),
+            water: payload.surface.water.clone(),
+            dirty: true,
+        }
+    }
+
+    /// `payload`'s meshes: its ground at every level its cells allow, its water, its bounds.
+    fn meshes(&self, payload: &ChunkPayload) -> Result<ChunkMeshes, KitError> {
+        let mut ground = vec![self.kit.ground(payload, 0)?];
+        for level in 1..GROUND_LEVELS {
+            match self.kit.ground(payload, level) {
+                Ok(mesh) => ground.push(mesh),
+                Err(KitError::Level { .. }) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ChunkMeshes {
+            ground,
+            water: self.kit.water(payload)?,
+            bounds: self.kit.chunk_bounds(payload)?,
+        })
+    }
+
     /// Whether tree `t` is among those a renderer draws: its own hash
     /// (of its position's bits) below its species' draw share.
     fn drawn(&self, t: &TreeInstance) -> bool {

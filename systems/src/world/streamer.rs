@@ -7,8 +7,12 @@ use std::time::Instant;
 
 use sylva_runtime::chunk_cache::ChunkCache;
 use sylva_runtime::extract::HorizonBatch;
-use sylva_runtime::stream::{FrameBudget, FrameStream, StreamEvent, StreamSettings, StreamStats, Streamer, Viewer};
+use sylva_runtime::stream::{
+    FrameBudget, FrameStream, StepError, StreamEvent, StreamSettings, StreamStats, Streamer, Viewer,
+};
 use sylva_runtime::{App, FieldError, Validate};
+
+use crate::mesh_kit::MeshKit;
 
 use super::chunk::{ChunkContent, StageMillis, WorldGen};
 use super::content::{ContentError, WorldContent, grow_content};
@@ -16,7 +20,7 @@ use super::domains::Domains;
 use super::horizon::Horizon;
 use super::install::{evict_chunk, install_chunk, install_world};
 use super::params::WorldParams;
-use super::source::{ReadyChunk, WorldSource};
+use super::source::{ChunkHook, ChunkParts, PreparedCounts, ReadyChunk, WorldSource};
 use super::store::{StoreError, is_store, open_store};
 
 /// Why a world could not start.
@@ -42,6 +46,25 @@ pub enum WorldError {
     /// The baked store could not be opened.
     #[error("baked store {0}")]
     Store(#[from] StoreError),
+    /// The chunk parts asked for are none.
+    #[error(
+        "the chunk parts ask for nothing: a ready chunk always carries its payload; ask for tree instances, the ground patch, blades or meshes"
+    )]
+    NoParts,
+    /// Chunk parts or a hook were set after streaming started.
+    #[error("{0} must be set before the first update: chunks are being made already")]
+    Started(&'static str),
+    /// A step of the host's clock was refused.
+    #[error("stream step: {0}")]
+    Step(#[from] StepError),
+    /// Settling gave up: chunks kept failing (their source panicked).
+    #[error("not settled after {steps} steps: {panicked} chunk jobs panicked")]
+    NotSettled {
+        /// Steps taken.
+        steps: u64,
+        /// Jobs that panicked so far.
+        panicked: u64,
+    },
 }
 
 /// Builds a scene's world (scene section `world`) into `app`: grows its content on a generation
@@ -59,13 +82,15 @@ pub fn build(app: &mut App, params: &WorldParams, seed: u64) -> Result<WorldStre
 /// [`update_with`](Self::update_with) and handles the events itself.
 ///
 /// ```no_run
-/// use sylva_systems::world::{WorldParams, WorldStreamer};
-/// use sylva_runtime::stream::Viewer;
+/// # mod sylva { pub use sylva_runtime as runtime; pub use sylva_systems as systems; }
+/// use sylva::runtime::glam::Vec3;
+/// use sylva::runtime::stream::Viewer;
+/// use sylva::systems::world::{WorldParams, WorldStreamer};
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let mut app = sylva_runtime::App::new(Default::default())?;
+/// let mut app = sylva::runtime::App::new(Default::default())?;
 /// let mut world = WorldStreamer::new(&WorldParams::default(), 1, None)?;
 /// world.install(&mut app);
-/// let viewer = Viewer { position: glam::Vec3::ZERO, forward: glam::Vec3::X };
+/// let viewer = Viewer { position: Vec3::ZERO, forward: Vec3::X };
 /// loop {
 ///     world.update(&mut app, &[viewer]);
 ///     app.update(1.0 / 60.0);
@@ -81,6 +106,8 @@ pub struct WorldStreamer {
     hashes: BTreeMap<[i32; 2], u64>,
     /// The far field around the first viewer, when the world has basin domains.
     horizon: Option<Horizon>,
+    /// Whether a frame has been streamed (parts and hooks are set before).
+    started: bool,
 }
 
 impl WorldStreamer {
@@ -112,7 +139,73 @@ impl WorldStreamer {
             content,
             hashes: BTreeMap::new(),
             horizon,
+            started: false,
         })
+    }
+
+    /// Makes `parts` of each ready chunk instead of Sylva's render batches: a host with its
+    /// own renderer asks for what it uses ([`ChunkParts::MESHES`], say), and nothing else is
+    /// built. Set before the first update; a mask of no part is refused.
+    ///
+    /// ```no_run
+    /// # mod sylva { pub use sylva_runtime as runtime; pub use sylva_systems as systems; }
+    /// use sylva::systems::world::{ChunkParts, WorldParams, WorldStreamer};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let world = WorldStreamer::new(&WorldParams::default(), 1, None)?.with_parts(ChunkParts::MESHES)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_parts(mut self, parts: ChunkParts) -> Result<Self, WorldError> {
+        if parts.is_empty() {
+            return Err(WorldError::NoParts);
+        }
+        self.source_mut("chunk parts")?.set_parts(parts);
+        Ok(self)
+    }
+
+    /// Runs `hook` on the generation pool on every ready chunk, after its parts are made,
+    /// with the world's mesh kit: the host turns the chunk into its own type there (GPU-ready
+    /// buffers, say), off the main thread and outside the install budget, and takes it from
+    /// the ready event with [`ReadyChunk::take_hosted`]. A hook that panics gives that chunk
+    /// a [`HookError`](super::HookError) and the pool goes on. Set before the first update.
+    ///
+    /// ```no_run
+    /// # mod sylva { pub use sylva_runtime as runtime; pub use sylva_systems as systems; }
+    /// use sylva::runtime::glam::Vec3;
+    /// use sylva::runtime::stream::{StreamEvent, Viewer};
+    /// use sylva::systems::world::{ChunkParts, WorldParams, WorldStreamer};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut world = WorldStreamer::new(&WorldParams::default(), 1, None)?
+    ///     .with_parts(ChunkParts::MESHES)?
+    ///     .with_hook(|ready, _kit| ready.meshes.as_ref().map_or(0, |m| m.ground[0].triangle_count()))?;
+    /// let viewer = Viewer { position: Vec3::ZERO, forward: Vec3::X };
+    /// world.step(&[viewer], 1.0 / 60.0, |event| {
+    ///     if let StreamEvent::Ready { mut payload, .. } = event {
+    ///         let triangles: usize = payload.take_hosted().expect("a hook ran").expect("it did not panic");
+    ///         println!("{triangles} ground triangles");
+    ///     }
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn with_hook<T: Send + 'static>(
+        mut self,
+        hook: impl Fn(&ReadyChunk, &MeshKit) -> T + Send + Sync + 'static,
+    ) -> Result<Self, WorldError> {
+        let boxed: ChunkHook = Arc::new(move |ready: &ReadyChunk, kit: &MeshKit| Box::new(hook(ready, kit)) as _);
+        self.source_mut("a chunk hook")?.set_hook(Some(boxed));
+        Ok(self)
+    }
+
+    /// The source, while no job holds it.
+    fn source_mut(&mut self, what: &'static str) -> Result<&mut WorldSource, WorldError> {
+        if self.started {
+            return Err(WorldError::Started(what));
+        }
+        self.streamer.source_mut().ok_or(WorldError::Started(what))
+    }
+
+    /// What the generation pool made of ready chunks so far: chunks and nanoseconds per part.
+    pub fn prepared(&self) -> &PreparedCounts {
+        self.streamer.source().prepared()
     }
 
     /// Reads and writes chunks in `dir` instead of the scene's cache; a baked
@@ -182,6 +275,7 @@ impl WorldStreamer {
 
     /// One frame: installs ready chunks into `app` within the budget and evicts far ones.
     pub fn update(&mut self, app: &mut App, viewers: &[Viewer]) -> FrameStream {
+        self.started = true;
         let content = Arc::clone(&self.content);
         self.prefetch(viewers);
         self.horizon(app, viewers);
@@ -209,6 +303,7 @@ impl WorldStreamer {
         viewers: &[Viewer],
         mut on_event: impl FnMut(StreamEvent<ReadyChunk>),
     ) -> FrameStream {
+        self.started = true;
         self.prefetch(viewers);
         let hashes = &mut self.hashes;
         self.streamer.update(viewers, &self.budget, |event| {
@@ -217,6 +312,53 @@ impl WorldStreamer {
             }
             on_event(event)
         })
+    }
+
+    /// One frame for a host with its own world and its own clock, `dt` seconds after the last:
+    /// as [`update_with`](Self::update_with), but the chunks asked for this frame are made
+    /// before it returns (see [`Streamer::step`]), so what arrives when depends on the
+    /// viewers alone. A negative, infinite or NaN step is refused.
+    pub fn step(
+        &mut self,
+        viewers: &[Viewer],
+        dt: f64,
+        mut on_event: impl FnMut(StreamEvent<ReadyChunk>),
+    ) -> Result<FrameStream, WorldError> {
+        self.started = true;
+        self.prefetch(viewers);
+        let hashes = &mut self.hashes;
+        Ok(self.streamer.step(viewers, &self.budget, dt, |event| {
+            if let StreamEvent::Ready { coord, payload } = &event {
+                hashes.insert(*coord, payload.payload.hash);
+            }
+            on_event(event)
+        })?)
+    }
+
+    /// Steps without advancing the host's clock until every chunk within the load radius of
+    /// `viewers` has been handed to `on_event` (a loading screen without an [`App`]); returns
+    /// the steps it took. Each step installs at most the budget's chunks, so this ends after
+    /// at most the ring's chunks steps.
+    pub fn settle_with(
+        &mut self,
+        viewers: &[Viewer],
+        mut on_event: impl FnMut(StreamEvent<ReadyChunk>),
+    ) -> Result<u64, WorldError> {
+        // Each step hands over at least one chunk unless a job panicked, so a settled ring
+        // takes at most its chunks' count in steps; far more means chunks keep failing.
+        let limit = 16 * (self.streamer.ring_chunks() * viewers.len().max(1)) as u64 + 16;
+        let mut steps = 0;
+        while !self.streamer.is_settled(viewers) {
+            if steps >= limit {
+                return Err(WorldError::NotSettled {
+                    steps,
+                    panicked: self.streamer.stats().panicked,
+                });
+            }
+            self.step(viewers, 0.0, &mut on_event)?;
+            steps += 1;
+        }
+        Ok(steps)
     }
 
     /// The content hash of every chunk installed so far.
@@ -276,6 +418,12 @@ impl WorldStreamer {
     /// The grown content.
     pub fn content(&self) -> &WorldContent {
         &self.content
+    }
+
+    /// The mesh kit of this world: its chunks' ground and water, its tree variants and grass
+    /// blades as plain triangle meshes, for a host with its own renderer.
+    pub fn mesh_kit(&self) -> MeshKit {
+        MeshKit::new(self.streamer.source().chunks().params(), Arc::clone(&self.content))
     }
 
     /// The streaming radii.
