@@ -387,6 +387,31 @@ pub fn resident_chunks(w: &WorldParams) -> u64 {
     w.stream_settings(1).ring_chunks() as u64
 }
 
+/// What `sylva export` holds to write `chunks` chunks of `w` with the ground at `ground_level`:
+/// each chunk's payload (its columns and its trees and shrubs at their densest), and its ground
+/// and water meshes twice (the kit's, and their copy in the document's buffer), the water taken
+/// as wide as the ground.
+pub fn export_region(w: &WorldParams, chunks: u64, ground_level: usize) -> Estimate {
+    let mut e = Estimate::default();
+    let cells = u64::from(w.chunk_cells).pow(2);
+    let per_cell = WORLD_CELL + WORLD_SLOT * u64::from(w.terrain.max_layers);
+    let instances = instances_per_chunk(w);
+    let payload = cells * per_cell + (instances * WORLD_INSTANCE as f64) as u64;
+    let what = format!(
+        "{chunks} chunks of {}² cells with at most {instances:.0} trees and shrubs each",
+        w.chunk_cells
+    );
+    e.add("--region", what, chunks.saturating_mul(payload));
+    let side = u64::from(w.chunk_cells >> ground_level.min(31)) + 1;
+    // Vertices (position, normal, uv, colour) and indices of the grid and its four skirts.
+    let vertices = side * side + 4 * side;
+    let triangles = 2 * (side - 1) * (side - 1) + 8 * (side - 1);
+    let mesh = vertices * (12 + 12 + 8 + 4) + triangles * 12;
+    let what = format!("{chunks} chunks' ground and water meshes of {side}² vertices, twice");
+    e.add("--ground-level", what, chunks.saturating_mul(4 * mesh));
+    e
+}
+
 /// Trees one chunk of `w` draws, at most, per species: the most any
 /// biome asks for of it over a chunk's area, times the share `draw.trees_per_hectare` keeps
 /// of its layer (the placement survives its spacing at the asked density, docs/design/ecology.md,

@@ -16,6 +16,7 @@ mod bench;
 mod common;
 mod completions;
 mod estimate;
+mod export;
 mod fly;
 mod grass;
 mod output_paths;
@@ -55,6 +56,7 @@ Examples:
   sylva tree scenes/thesis/fig6_1b.ron --export tree.glb
   sylva fly --no-render --speed 50 --seconds 60 --report fly.json
   sylva bake --region=-8,0,-2,6 --out store    then: sylva fly --cache store
+  sylva export --region=-4,2,-3,3 --out region.glb
   sylva bench scenes/chains.ron --threads 1 --report a.json";
 
 #[derive(Subcommand)]
@@ -81,6 +83,9 @@ enum Command {
     /// whole or one shard of many (a Kubernetes Indexed Job or Slurm array; see deploy/README.md),
     /// or check a store with --verify.
     Bake(bake::BakeArgs),
+    /// Export a rectangle of a world's chunks as one glTF binary (.glb): ground, water, and
+    /// trees as instances of their variants, for engines and DCC tools.
+    Export(export::ExportArgs),
     /// List the bundled scenes (scenes/), one line each: what it shows, which thesis figure.
     Scenes,
     /// Print a shell completion script, e.g. `sylva completions bash > /etc/bash_completion.d/sylva`.
@@ -112,6 +117,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), String> {
         Some(Command::View(args)) => view::run(&args, common),
         Some(Command::Fly(args)) => fly::run(&args, common),
         Some(Command::Bake(args)) => bake::run(&args, common),
+        Some(Command::Export(args)) => export::run(&args, common),
         Some(Command::Scenes) => {
             scenes::run();
             Ok(())

@@ -61,6 +61,12 @@ pub(crate) const MESH: Accepts = Accepts {
     stdout: Stdout::Refused("the format is told by the extension, .glb or .obj"),
 };
 
+/// `export --out`: a glTF binary, to a file or standard output.
+pub(crate) const GLTF: Accepts = Accepts {
+    extensions: &["glb"],
+    stdout: Stdout::Binary("a glTF binary"),
+};
+
 /// `grass --bake`: one file per species, the later ones named after the first.
 pub(crate) const BAKE: Accepts = Accepts {
     extensions: &[],

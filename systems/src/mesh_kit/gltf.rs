@@ -26,8 +26,9 @@ pub struct Primitive<'a> {
     pub positions: &'a [Vec3],
     /// Unit vertex normals.
     pub normals: &'a [Vec3],
-    /// Texture coordinates with v up (flipped to glTF's top-left origin when written).
-    pub uvs: &'a [Vec2],
+    /// Texture coordinates with v up (flipped to glTF's top-left origin when written), if
+    /// any: left out where no texture reads them.
+    pub uvs: Option<&'a [Vec2]>,
     /// Linear RGBA8 colour per vertex, if any (written as normalized `COLOR_0`).
     pub colours: Option<&'a [[u8; 4]]>,
     /// Three vertex indices per triangle.
@@ -115,7 +116,12 @@ impl Glb {
     }
 
     /// A float accessor of vectors of `N` components, with their bounds.
-    fn floats<const N: usize>(&mut self, values: impl Iterator<Item = [f32; N]> + Clone, target: Option<u32>, kind: &str) -> usize {
+    fn floats<const N: usize>(
+        &mut self,
+        values: impl Iterator<Item = [f32; N]> + Clone,
+        target: Option<u32>,
+        kind: &str,
+    ) -> usize {
         let (mut min, mut max) = ([f32::INFINITY; N], [f32::NEG_INFINITY; N]);
         let mut bytes = Vec::new();
         let mut count = 0;
@@ -127,19 +133,26 @@ impl Glb {
             }
             count += 1;
         }
-        let a = json!({ "componentType": FLOAT, "count": count, "type": kind, "min": min, "max": max });
+        let a =
+            json!({ "componentType": FLOAT, "count": count, "type": kind, "min": min.to_vec(), "max": max.to_vec() });
         self.accessor(&bytes, target, a)
     }
 
-    /// A mesh of one primitive named `name` with `extras`; `None` for a primitive without a
-    /// triangle (glTF forbids empty buffers, so it is left out).
-    pub fn mesh(&mut self, name: &str, p: &Primitive<'_>, extras: Value) -> Result<Option<usize>, GlbError> {
+    /// One primitive's accessors; `None` for a primitive without a triangle (glTF forbids
+    /// empty buffers, so it is left out).
+    fn primitive(&mut self, name: &str, p: &Primitive<'_>) -> Result<Option<Value>, GlbError> {
         let n = p.positions.len();
-        let bad = |why: String| GlbError::Inconsistent { name: name.to_owned(), why };
-        if p.normals.len() != n || p.uvs.len() != n || p.colours.is_some_and(|c| c.len() != n) {
-            return Err(bad(format!("{n} positions, {} normals, {} uvs", p.normals.len(), p.uvs.len())));
+        let bad = |why: String| GlbError::Inconsistent {
+            name: name.to_owned(),
+            why,
+        };
+        if p.normals.len() != n || p.uvs.is_some_and(|u| u.len() != n) || p.colours.is_some_and(|c| c.len() != n) {
+            return Err(bad(format!(
+                "{n} positions, {} normals, and uvs or colours of other counts",
+                p.normals.len()
+            )));
         }
-        if p.indices.len() % 3 != 0 || p.indices.iter().any(|&i| i as usize >= n) {
+        if !p.indices.len().is_multiple_of(3) || p.indices.iter().any(|&i| i as usize >= n) {
             return Err(bad("indices are not whole triangles of its vertices".into()));
         }
         if p.indices.is_empty() {
@@ -147,8 +160,11 @@ impl Glb {
         }
         let position = self.floats(p.positions.iter().map(|v| v.to_array()), Some(ARRAY_BUFFER), "VEC3");
         let normal = self.floats(p.normals.iter().map(|v| v.to_array()), Some(ARRAY_BUFFER), "VEC3");
-        let uv = self.floats(p.uvs.iter().map(|t| [t.x, 1.0 - t.y]), Some(ARRAY_BUFFER), "VEC2");
-        let mut attributes = json!({ "POSITION": position, "NORMAL": normal, "TEXCOORD_0": uv });
+        let mut attributes = json!({ "POSITION": position, "NORMAL": normal });
+        if let Some(uvs) = p.uvs {
+            attributes["TEXCOORD_0"] =
+                json!(self.floats(uvs.iter().map(|t| [t.x, 1.0 - t.y]), Some(ARRAY_BUFFER), "VEC2"));
+        }
         if let Some(colours) = p.colours {
             let bytes: Vec<u8> = colours.iter().flatten().copied().collect();
             let a = json!({ "componentType": UNSIGNED_BYTE, "normalized": true, "count": n, "type": "VEC4" });
@@ -161,8 +177,21 @@ impl Glb {
         if let Some(m) = p.material {
             primitive["material"] = json!(m);
         }
+        Ok(Some(primitive))
+    }
+
+    /// A mesh of `primitives` named `name` with `extras`; `None` when no primitive has a
+    /// triangle.
+    pub fn mesh(&mut self, name: &str, primitives: &[Primitive<'_>], extras: Value) -> Result<Option<usize>, GlbError> {
+        let mut made = Vec::new();
+        for p in primitives {
+            made.extend(self.primitive(name, p)?);
+        }
+        if made.is_empty() {
+            return Ok(None);
+        }
         self.meshes
-            .push(json!({ "name": name, "primitives": [primitive], "extras": extras }));
+            .push(json!({ "name": name, "primitives": made, "extras": extras }));
         Ok(Some(self.meshes.len() - 1))
     }
 
@@ -177,20 +206,31 @@ impl Glb {
     }
 
     /// A node drawing `mesh` once per placement (position, yaw about +Y, uniform scale) by
-    /// `EXT_mesh_gpu_instancing`; `None` when there is no placement.
-    pub fn instanced(&mut self, name: &str, mesh: usize, placements: &[(Vec3, f32, f32)], extras: Value) -> Option<usize> {
-        if placements.is_empty() {
-            return None;
-        }
+    /// `EXT_mesh_gpu_instancing`; `None` when there is no placement. The node itself stands at
+    /// the first placement's position and the instances are placed from there, so a viewer
+    /// without the extension still draws one of them where it belongs.
+    pub fn instanced(
+        &mut self,
+        name: &str,
+        mesh: usize,
+        placements: &[(Vec3, f32, f32)],
+        extras: Value,
+    ) -> Option<usize> {
+        let origin = placements.first()?.0;
         if !self.extensions.contains(&GPU_INSTANCING) {
             self.extensions.push(GPU_INSTANCING);
         }
-        let translation = self.floats(placements.iter().map(|p| p.0.to_array()), None, "VEC3");
-        let rotation = self.floats(placements.iter().map(|p| Quat::from_rotation_y(p.1).to_array()), None, "VEC4");
+        let translation = self.floats(placements.iter().map(|p| (p.0 - origin).to_array()), None, "VEC3");
+        let rotation = self.floats(
+            placements.iter().map(|p| Quat::from_rotation_y(p.1).to_array()),
+            None,
+            "VEC4",
+        );
         let scale = self.floats(placements.iter().map(|p| [p.2; 3]), None, "VEC3");
         let node = json!({
             "name": name,
             "mesh": mesh,
+            "translation": origin.to_array(),
             "extras": extras,
             "extensions": { GPU_INSTANCING: {
                 "attributes": { "TRANSLATION": translation, "ROTATION": rotation, "SCALE": scale }

@@ -16,6 +16,7 @@
 //!   world's wind ([`motion_sample`](crate::grass::sampler::motion_sample) is the playback
 //!   alone: inputs, output and units, for a host that ports it to its shaders).
 //! - [`MeshKit::chunk_bounds`]: a chunk's ground, water and trees, boxed.
+//! - [`MeshKit::region_glb`]: chunks as one glTF document ([`gltf::Glb`]), trees instanced.
 //!
 //! ```
 //! # mod sylva { pub use sylva_runtime as runtime; pub use sylva_systems as systems; }
@@ -28,8 +29,10 @@
 //! assert_eq!(m.bounds(), Bounds { min: Vec3::ZERO, max: Vec3::new(1.0, 0.0, 1.0) });
 //! ```
 
+pub mod gltf;
 mod grass_blade;
 mod ground;
+mod region_export;
 mod variants;
 
 use std::io::Write;
@@ -40,6 +43,7 @@ use glam::{Quat, Vec2, Vec3};
 use crate::world::{ChunkPayload, WorldContent, WorldParams};
 
 pub use ground::{GROUND_LEVELS, WATER_COLOUR};
+pub use region_export::{RegionCounts, RegionExportError};
 pub use variants::{TREE_LEVELS, TreeLod, TreeLods};
 
 /// A triangle list with one normal, colour and uv per vertex (see the module docs for the
@@ -264,6 +268,8 @@ pub struct MeshKit {
     content: Arc<WorldContent>,
     wind_power: f32,
     wave_speed: f32,
+    /// Tree species' names, in the world's order.
+    species: Arc<Vec<String>>,
     /// Each tree model's bounds, made on first use.
     tree_bounds: Arc<OnceLock<Vec<Bounds>>>,
 }
@@ -277,6 +283,7 @@ impl MeshKit {
             content,
             wind_power: params.grass.wind_power,
             wave_speed: params.grass.wave_speed,
+            species: Arc::new(params.trees.iter().map(|t| t.species.name.clone()).collect()),
             tree_bounds: Arc::new(OnceLock::new()),
         }
     }

@@ -1,0 +1,122 @@
+//! `sylva export`: a region of the world as one glTF binary (docs/design/embedding.md,
+//! "glTF"): its structure read back, its instances the chunks' trees, and bad input refused
+//! before any work. CI also runs the Khronos validator on an export (`.ci/run`).
+
+use serde_json::Value;
+use sylva::Scene;
+use sylva::systems::world::WorldGen;
+
+mod support;
+use support::{run, stderr, stdout, temp};
+
+/// The JSON chunk and the length of the binary chunk of a GLB file.
+fn read_glb(bytes: &[u8]) -> (Value, usize) {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    assert_eq!(&bytes[..4], b"glTF");
+    assert_eq!((word(4), word(8)), (2, bytes.len()), "version and length");
+    let json_len = word(12);
+    assert_eq!(&bytes[16..20], b"JSON");
+    let json = serde_json::from_slice(&bytes[20..20 + json_len]).expect("the JSON chunk parses");
+    let bin_at = 20 + json_len;
+    assert_eq!(&bytes[bin_at + 4..bin_at + 8], b"BIN\0");
+    (json, word(bin_at))
+}
+
+#[test]
+fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
+    let out = temp("two.glb");
+    let o = run(&[
+        "export",
+        "--region=-4,2,-3,2",
+        "--out",
+        out.to_str().unwrap(),
+        "--tree-level",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 chunks"), "{}", stdout(&o));
+    let (doc, bin) = read_glb(&std::fs::read(&out).unwrap());
+    let buffer = doc["buffers"][0]["byteLength"].as_u64().unwrap() as usize;
+    assert!(
+        (buffer..buffer + 4).contains(&bin),
+        "the BIN chunk is the buffer, padded: {bin} for {buffer}"
+    );
+    assert_eq!(doc["extensionsUsed"][0], "EXT_mesh_gpu_instancing");
+    let nodes = doc["nodes"].as_array().unwrap();
+    let roots = doc["scenes"][0]["nodes"].as_array().unwrap();
+    assert_eq!(roots.len(), 2, "a root node per chunk");
+    let scene = Scene::world();
+    let world = WorldGen::new(scene.world.clone().unwrap(), scene.seed);
+    for (root, coord) in roots.iter().zip([[-4, 2], [-3, 2]]) {
+        let chunk = &nodes[root.as_u64().unwrap() as usize];
+        assert_eq!(chunk["name"], format!("chunk {},{}", coord[0], coord[1]));
+        assert_eq!(chunk["extras"]["chunk"], serde_json::json!(coord));
+        let children: Vec<&Value> = chunk["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &nodes[c.as_u64().unwrap() as usize])
+            .collect();
+        assert!(
+            children
+                .iter()
+                .any(|c| c["name"] == format!("ground {},{}", coord[0], coord[1]))
+        );
+        let placed: u64 = children
+            .iter()
+            .filter_map(|c| c["extensions"]["EXT_mesh_gpu_instancing"]["attributes"]["TRANSLATION"].as_u64())
+            .map(|a| doc["accessors"][a as usize]["count"].as_u64().unwrap())
+            .sum();
+        let trees = world.chunk(coord).trees.len() as u64;
+        assert!(trees > 0, "the chunk has trees");
+        assert_eq!(placed, trees, "chunk {coord:?}: every tree and shrub is an instance");
+        for c in children.iter().filter(|c| c.get("extensions").is_some()) {
+            assert!(c["extras"]["species"].is_string() && c["extras"]["variant"].is_u64());
+        }
+    }
+    // Leaves are two-sided, water blends, colours ride the vertices.
+    let materials = doc["materials"].as_array().unwrap();
+    assert!(
+        materials
+            .iter()
+            .any(|m| m["name"] == "leaves" && m["doubleSided"] == true)
+    );
+    assert!(
+        materials
+            .iter()
+            .any(|m| m["name"] == "water" && m["alphaMode"] == "BLEND")
+    );
+    assert!(doc["meshes"][0]["primitives"][0]["attributes"]["COLOR_0"].is_u64());
+}
+
+#[test]
+fn bad_export_requests_are_refused_before_any_work() {
+    let dir = temp("exports");
+    std::fs::create_dir_all(&dir).unwrap();
+    let wrong = dir.join("region.obj");
+    let o = run(&["export", "--region=0,0,0,0", "--out", wrong.to_str().unwrap()]);
+    assert!(!o.status.success() && stderr(&o).contains(".glb"), "{}", stderr(&o));
+    let missing = dir.join("no/such/dir/region.glb");
+    let o = run(&["export", "--region=0,0,0,0", "--out", missing.to_str().unwrap()]);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    let huge = dir.join("huge.glb");
+    let o = run(&[
+        "export",
+        "--region=-1000,-1000,1000,1000",
+        "--out",
+        huge.to_str().unwrap(),
+        "--memory-limit",
+        "4G",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("4004001 chunks"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("--region"),
+        "the estimate names its largest part: {}",
+        stderr(&o)
+    );
+    assert!(!huge.exists());
+}
