@@ -120,3 +120,30 @@ fn bad_export_requests_are_refused_before_any_work() {
     );
     assert!(!huge.exists());
 }
+
+#[test]
+fn a_trees_gltf_carries_its_bark_colour_and_its_leaves() {
+    let out = temp("tree.glb");
+    let o = run(&["tree", "scenes/thesis/fig6_1b.ron", "--export", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (doc, _) = read_glb(&std::fs::read(&out).unwrap());
+    let primitives = doc["meshes"][0]["primitives"].as_array().unwrap();
+    assert_eq!(primitives.len(), 2, "bark and leaves");
+    let material = |p: &Value| &doc["materials"][p["material"].as_u64().unwrap() as usize];
+    assert_eq!(material(&primitives[0])["name"], "bark");
+    let bark = material(&primitives[0])["pbrMetallicRoughness"]["baseColorFactor"]
+        .as_array()
+        .unwrap();
+    assert!(
+        bark[..3].iter().any(|c| c.as_f64().unwrap() < 0.9),
+        "bark is coloured, not white"
+    );
+    assert_eq!(material(&primitives[1])["name"], "leaves");
+    assert_eq!(material(&primitives[1])["doubleSided"], true);
+    let leaves = &doc["accessors"][primitives[1]["attributes"]["POSITION"].as_u64().unwrap() as usize];
+    assert!(
+        leaves["count"].as_u64().unwrap() >= 8 * 1000,
+        "thousands of leaves, eight vertices each"
+    );
+    assert!(primitives[1]["attributes"]["COLOR_0"].is_u64());
+}

@@ -6,9 +6,12 @@ use std::time::Instant;
 
 use clap::Args;
 use sylva::Report;
+use sylva::runtime::extract::LeafBatch;
+use sylva::runtime::glam::Vec3;
 use sylva::systems::colonize::GRAPH_SCALE;
+use sylva::systems::mesh_kit::leaf_mesh;
 use sylva::systems::species::{TreeBuilder, TreeStats};
-use sylva::systems::tree::{UpAxis, write_glb, write_obj};
+use sylva::systems::tree::{Placement, TreeLook, UpAxis, push_leaves, write_obj, write_tree_glb};
 
 use crate::cli::Common;
 use crate::cli::common::{build, load, write_report};
@@ -19,7 +22,8 @@ use crate::cli::output_paths::{self, MESH};
 pub(crate) struct TreeArgs {
     /// Scene file with a `tree` section.
     scene: PathBuf,
-    /// Write the mesh (metres, Y up): `.glb` (glTF binary) or `.obj`.
+    /// Write the mesh (metres, Y up): `.glb` (glTF binary: bark in its colour and the
+    /// leaves) or `.obj` (the bark's mesh alone).
     #[arg(long, value_name = "PATH")]
     export: Option<PathBuf>,
     /// Then grow the L-system tree N more times in buffers it has already used and print
@@ -79,7 +83,15 @@ pub(crate) fn run(args: &TreeArgs, common: &Common) -> Result<(), String> {
         let mut bytes = Vec::new();
         let glb = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("glb"));
         let encoded = if glb {
-            write_glb(&mesh, UpAxis::Z, &mut bytes)
+            // The bark in its colour and the leaves as the renderer draws them.
+            let look = scene.tree.as_ref().map_or_else(TreeLook::default, |t| t.look);
+            let mut batch = LeafBatch::default();
+            let at = Placement {
+                position: Vec3::ZERO,
+                scale,
+            };
+            push_leaves(&mut batch, &grown.leaves, at, 0.0, look.leaf_colour);
+            write_tree_glb(&mesh, UpAxis::Z, look.bark, &leaf_mesh(&batch), &mut bytes)
         } else {
             write_obj(&mesh, UpAxis::Z, &mut bytes)
         };

@@ -10,7 +10,7 @@ const MAGIC: u32 = 0x4654_6C67; // "glTF"
 const VERSION: u32 = 2;
 const CHUNK_JSON: u32 = 0x4E4F_534A; // "JSON"
 const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0"
-const UNSIGNED_BYTE: u32 = 5121;
+const UNSIGNED_SHORT: u32 = 5123;
 const UNSIGNED_INT: u32 = 5125;
 const FLOAT: u32 = 5126;
 const ARRAY_BUFFER: u32 = 34962;
@@ -18,6 +18,16 @@ const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 const TRIANGLES: u32 = 4;
 /// The extension that places one mesh many times.
 pub const GPU_INSTANCING: &str = "EXT_mesh_gpu_instancing";
+
+/// An sRGB channel as linear light, in [0, 1] (the sRGB transfer function).
+pub fn linear(c: u8) -> f32 {
+    let c = f32::from(c) / 255.0;
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
 
 /// One triangle primitive's arrays, Y up, metres (what [`Glb::mesh`] takes).
 #[derive(Clone, Copy, Debug)]
@@ -29,7 +39,8 @@ pub struct Primitive<'a> {
     /// Texture coordinates with v up (flipped to glTF's top-left origin when written), if
     /// any: left out where no texture reads them.
     pub uvs: Option<&'a [Vec2]>,
-    /// Linear RGBA8 colour per vertex, if any (written as normalized `COLOR_0`).
+    /// sRGB RGBA8 colour per vertex, if any (alpha linear), written as glTF's linear
+    /// `COLOR_0` in normalized 16-bit channels.
     pub colours: Option<&'a [[u8; 4]]>,
     /// Three vertex indices per triangle.
     pub indices: &'a [u32],
@@ -81,7 +92,7 @@ impl Glb {
         self.bin.len()
     }
 
-    /// A PBR material of `colour` (linear RGBA, multiplied by the vertex colours), rough and
+    /// A PBR material of `colour` (linear RGBA, multiplied by any vertex colours), rough and
     /// not metallic; `double_sided` for leaves and blades, `blend` for translucent water.
     pub fn material(&mut self, name: &str, colour: [f32; 4], double_sided: bool, blend: bool) -> usize {
         let mut m = json!({
@@ -166,8 +177,12 @@ impl Glb {
                 json!(self.floats(uvs.iter().map(|t| [t.x, 1.0 - t.y]), Some(ARRAY_BUFFER), "VEC2"));
         }
         if let Some(colours) = p.colours {
-            let bytes: Vec<u8> = colours.iter().flatten().copied().collect();
-            let a = json!({ "componentType": UNSIGNED_BYTE, "normalized": true, "count": n, "type": "VEC4" });
+            let bytes: Vec<u8> = colours
+                .iter()
+                .flat_map(|&[r, g, b, a]| [linear(r), linear(g), linear(b), f32::from(a) / 255.0])
+                .flat_map(|c| ((c * 65535.0).round() as u16).to_le_bytes())
+                .collect();
+            let a = json!({ "componentType": UNSIGNED_SHORT, "normalized": true, "count": n, "type": "VEC4" });
             attributes["COLOR_0"] = json!(self.accessor(&bytes, Some(ARRAY_BUFFER), a));
         }
         let bytes: Vec<u8> = p.indices.iter().flat_map(|i| i.to_le_bytes()).collect();

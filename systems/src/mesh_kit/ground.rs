@@ -11,7 +11,7 @@ use crate::world::ChunkPayload;
 /// cells divide by it).
 pub const GROUND_LEVELS: usize = 4;
 
-/// Colour of the water surface: linear RGBA8, translucent.
+/// Colour of the water surface: sRGB RGBA8, translucent.
 pub const WATER_COLOUR: [u8; 4] = [28, 70, 96, 170];
 
 /// Water shallower than this, metres, is dry ground.
@@ -20,10 +20,10 @@ const WET: f32 = 0.02;
 /// Ground fully grown over at this many blades per cell takes the grass colour whole.
 const LUSH_BLADES: f32 = 4.0;
 
-/// Grassy ground's colour, linear RGBA8.
+/// Grassy ground's colour, sRGB RGBA8.
 const GRASS: [u8; 4] = [70, 104, 38, 255];
 
-/// The colour of a sample's top material byte, linear RGBA8 (no rock: regolith's, as soil).
+/// The colour of a sample's top material byte, sRGB RGBA8 (no rock: regolith's, as soil).
 fn material_colour(m: u8) -> [u8; 4] {
     let [r, g, b] = crate::terrain::material_colour(Some(Material::from_u8(m).unwrap_or(Material::Regolith)));
     [r, g, b, 255]

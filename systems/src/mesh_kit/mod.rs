@@ -3,7 +3,7 @@
 //! host renderer both go through here.
 //!
 //! Every [`Mesh`] is a triangle list in the world's frame: **Y up, metres**, triangles
-//! counter-clockwise seen from their front, unit normals, colours as linear RGBA8 (alpha 255:
+//! counter-clockwise seen from their front, unit normals, colours as sRGB RGBA8 with linear alpha, as Sylva's renderer reads them (alpha 255:
 //! opaque; leaves are cut to their shape in geometry, so no texture or alpha test is needed).
 //!
 //! - [`MeshKit::ground`]: a chunk's ground at a level of detail, with skirts, in world
@@ -44,7 +44,7 @@ use crate::world::{ChunkPayload, WorldContent, WorldParams};
 
 pub use ground::{GROUND_LEVELS, WATER_COLOUR};
 pub use region_export::{RegionCounts, RegionExportError};
-pub use variants::{TREE_LEVELS, TreeLod, TreeLods};
+pub use variants::{TREE_LEVELS, TreeLod, TreeLods, leaf_mesh};
 
 /// A triangle list with one normal, colour and uv per vertex (see the module docs for the
 /// frame and units).
@@ -54,7 +54,7 @@ pub struct Mesh {
     pub positions: Vec<Vec3>,
     /// Unit vertex normals.
     pub normals: Vec<Vec3>,
-    /// Linear RGBA8 colour per vertex.
+    /// sRGB RGBA8 colour per vertex (alpha linear).
     pub colours: Vec<[u8; 4]>,
     /// Texture coordinates per vertex: on the ground, metres along x and z over 64 m; on bark,
     /// around the tube and along it; on a leaf, its card ([0, 1]², stalk at u = 0).

@@ -161,6 +161,13 @@ fn hash3(p: Vec3) -> Vec3 {
     fract((Vec3::new(p.x, p.x, p.y) + Vec3::new(p.y, p.x, p.x)) * Vec3::new(p.z, p.y, p.x))
 }
 
+/// Every leaf of `leaves` (a model's or a placed tree's, Y up, metres) as its outline, eight
+/// vertices in its plane turned and tinted as Sylva's renderer draws it: a tree's leaves for a
+/// host or an exporter.
+pub fn leaf_mesh(leaves: &LeafBatch) -> Mesh {
+    leaf_outlines(leaves, 1.0)
+}
+
 /// The lowest-ranked `share` of `leaves` (at least one), each grown by 1/√share, as leaf
 /// outlines.
 fn leaf_outlines(leaves: &LeafBatch, share: f32) -> Mesh {

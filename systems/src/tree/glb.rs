@@ -1,4 +1,5 @@
-//! glTF 2.0 binary (`.glb`) export of a tree's mesh, through the mesh kit's one glTF writer.
+//! glTF 2.0 binary (`.glb`) export of a tree's mesh, bare or with its bark colour and leaves,
+//! through the mesh kit's one glTF writer.
 
 use std::io::Write;
 
@@ -6,7 +7,8 @@ use glam::Vec3;
 use serde_json::json;
 
 use super::{TreeError, TreeMesh, UpAxis};
-use crate::mesh_kit::gltf::{Glb, GlbError, Primitive};
+use crate::mesh_kit::Mesh;
+use crate::mesh_kit::gltf::{Glb, GlbError, Primitive, linear};
 
 /// Writes `mesh` as a binary glTF 2.0 file with one node, one mesh and one triangle primitive.
 ///
@@ -17,20 +19,54 @@ use crate::mesh_kit::gltf::{Glb, GlbError, Primitive};
 /// a file with an empty node and no BIN chunk, because glTF forbids zero-length buffers.
 ///
 /// Fails, writing nothing, when the mesh is inconsistent; otherwise fails only when `out` does.
-pub fn write_glb(mesh: &TreeMesh, up: UpAxis, mut out: impl Write) -> Result<(), TreeError> {
+pub fn write_glb(mesh: &TreeMesh, up: UpAxis, out: impl Write) -> Result<(), TreeError> {
+    write_tree(mesh, up, None, out)
+}
+
+/// Writes `mesh` as [`write_glb`] does, in a material of the `bark` colour (sRGB), with
+/// `leaves` (the kit's [`leaf_mesh`](crate::mesh_kit::leaf_mesh), Y up, metres) as a second
+/// primitive in a two-sided material that multiplies their vertex colours.
+pub fn write_tree_glb(
+    mesh: &TreeMesh,
+    up: UpAxis,
+    bark: [u8; 4],
+    leaves: &Mesh,
+    out: impl Write,
+) -> Result<(), TreeError> {
+    write_tree(mesh, up, Some((bark, leaves)), out)
+}
+
+fn write_tree(
+    mesh: &TreeMesh,
+    up: UpAxis,
+    look: Option<([u8; 4], &Mesh)>,
+    mut out: impl Write,
+) -> Result<(), TreeError> {
     mesh.validate()?;
     let positions: Vec<Vec3> = mesh.positions.iter().map(|&p| up.to_y_up(p)).collect();
     let normals: Vec<Vec3> = mesh.normals.iter().map(|&n| up.to_y_up(n)).collect();
     let mut glb = Glb::new();
-    let primitive = Primitive {
+    let mut primitives = vec![Primitive {
         positions: &positions,
         normals: &normals,
         uvs: Some(&mesh.uvs),
         colours: None,
         indices: &mesh.indices,
         material: None,
-    };
-    let node = match glb.mesh("tree", &[primitive], json!({})).map_err(glb_error)? {
+    }];
+    if let Some((bark, leaves)) = look {
+        let [r, g, b, _] = bark;
+        primitives[0].material = Some(glb.material("bark", [linear(r), linear(g), linear(b), 1.0], false, false));
+        primitives.push(Primitive {
+            positions: &leaves.positions,
+            normals: &leaves.normals,
+            uvs: None,
+            colours: Some(&leaves.colours),
+            indices: &leaves.indices,
+            material: Some(glb.material("leaves", [1.0; 4], true, false)),
+        });
+    }
+    let node = match glb.mesh("tree", &primitives, json!({})).map_err(glb_error)? {
         Some(m) => json!({ "name": "tree", "mesh": m }),
         None => json!({ "name": "tree" }),
     };

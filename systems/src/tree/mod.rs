@@ -60,7 +60,7 @@ pub use error::TreeError;
 pub use foliage::{
     MAX_CLUSTER_LEAVES, MAX_LEAF_SIZE, MAX_LEAVES_PER_TIP, TreeLook, grow_leaves, push_tip_clusters, twig_tips,
 };
-pub use glb::write_glb;
+pub use glb::{write_glb, write_tree_glb};
 pub use graph::{BranchGraph, Children, NO_PARENT};
 pub use leaves::{Leaves, push_leaves};
 pub(crate) use leaves::{TreeLeaves, push_many_leaves};
