@@ -33,17 +33,17 @@
 //! ```
 #![warn(missing_docs)]
 
+mod camera_path;
 mod content_camera;
 mod domains;
-mod flight;
 pub mod live;
 pub mod memory;
 mod report;
 mod scene;
 
+pub use camera_path::Flight;
 pub use content_camera::{camera_for, framed_on_content};
 pub use domains::{BladeError, BladeSource, GrassScene, GrassSpecies, TreeScene};
-pub use flight::Flight;
 pub use memory::MemoryLimit;
 /// The generation pool's thread pools: a host hands [`WorldStreamer::new`] its own.
 pub use rayon;
