@@ -359,3 +359,38 @@ fn a_blade_stands_at_its_root_and_sways_in_the_wind() {
     }
     assert!(kit.blade(kit.grass_count(), root, 0.0, 1.0, None).is_err());
 }
+
+#[test]
+fn a_variants_cards_show_it_from_eight_sides_and_above() {
+    let (params, seed) = world();
+    let world = WorldStreamer::new(&params, seed, Some(pool(2))).unwrap();
+    let kit = world.mesh_kit();
+    for m in 0..kit.tree_count() {
+        let cards = kit.tree_cards(m, 64).unwrap();
+        assert_eq!(cards.len(), sylva::systems::mesh_kit::CARD_VIEWS);
+        let bounds = kit.tree_bounds(m).unwrap();
+        for (k, c) in cards.iter().enumerate() {
+            assert_eq!(c.rgba.len(), (c.width * c.height * 4) as usize);
+            assert_eq!(c.height, 64, "model {m} view {k}");
+            let alpha: Vec<u8> = c.rgba.chunks_exact(4).map(|p| p[3]).collect();
+            let covered = alpha.iter().filter(|&&a| a == 255).count();
+            assert!(alpha.iter().all(|&a| a == 0 || a == 255));
+            assert!(
+                covered > alpha.len() / 50,
+                "model {m} view {k}: {covered} of {} pixels",
+                alpha.len()
+            );
+            assert!(covered < alpha.len(), "model {m} view {k}: the background shows");
+            if k < 8 {
+                assert!(
+                    (c.size.y - (bounds.max.y - bounds.min.y)).abs() < 1e-3,
+                    "as tall as the tree"
+                );
+                assert!(c.from.y.abs() < 1e-6);
+            }
+        }
+        assert_eq!(cards[8].from, Vec3::Y);
+        assert_eq!(kit.tree_cards(m, 64).unwrap(), cards, "deterministic");
+    }
+    assert!(kit.tree_cards(kit.tree_count(), 64).is_err());
+}

@@ -11,7 +11,8 @@
 //! - [`MeshKit::water`]: a chunk's rivers and sea as a surface over the water depth.
 //! - [`MeshKit::tree`]: a tree variant's [`TreeLods`], in the tree's own frame (root at the
 //!   origin), each level of detail its bark and its leaves (two-sided), with its bounds;
-//!   [`place`] is the transform from a tree instance to the world.
+//!   [`place`] is the transform from a tree instance to the world; [`MeshKit::tree_cards`]
+//!   its impostor card images from eight sides and above.
 //! - [`MeshKit::blade`]: a grass species' blade at a root, at rest or played back in the
 //!   world's wind ([`motion_sample`](crate::grass::sampler::motion_sample) is the playback
 //!   alone: inputs, output and units, for a host that ports it to its shaders).
@@ -29,6 +30,7 @@
 //! assert_eq!(m.bounds(), Bounds { min: Vec3::ZERO, max: Vec3::new(1.0, 0.0, 1.0) });
 //! ```
 
+mod card_images;
 pub mod gltf;
 mod grass_blade;
 mod ground;
@@ -42,6 +44,7 @@ use glam::{Quat, Vec2, Vec3};
 
 use crate::world::{ChunkPayload, WorldContent, WorldParams};
 
+pub use card_images::{CARD_VIEWS, CardImage};
 pub use ground::{GROUND_LEVELS, WATER_COLOUR};
 pub use region_export::{RegionCounts, RegionExportError};
 pub use variants::{TREE_LEVELS, TreeLod, TreeLods, leaf_mesh};
