@@ -436,7 +436,8 @@ impl<S: ChunkSource> Streamer<S> {
     /// waited for before installing, and the budget's milliseconds do not apply (its installs
     /// and bytes still do). What arrives in which frame then depends on the viewers of each
     /// step alone, never on the machine's speed: deterministic tests, headless tools and
-    /// loading screens step. Latencies are counted in the host's seconds.
+    /// loading screens step. Latencies are counted in the host's seconds. Call it from the
+    /// host's own thread, never from one of the generation pool's: it waits for the pool.
     ///
     /// ```
     /// # use std::sync::Arc;
