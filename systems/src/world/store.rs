@@ -192,7 +192,7 @@ pub fn create_store(dir: &Path, world: &WorldGen, writer: &str) -> Result<StoreW
     }
     let staging = staging_dir(dir, writer);
     let locked = own_dir(&dir.join(STAGING)).and_then(|()| {
-        let lock = lock_writer(dir, writer)?;
+        let lock = lock_writer(dir, writer, Role::Writer)?;
         clear_staging(dir, writer)?;
         own_dir(&staging)?;
         sweep_orphans(dir, writer)?;
@@ -240,7 +240,7 @@ fn sweep_orphans(dir: &Path, me: &str) -> Result<(), StoreError> {
         if name == me || !is_dir || std::fs::symlink_metadata(lock_path(dir, &name)).is_err() {
             continue;
         }
-        match lock_writer(dir, &name) {
+        match lock_writer(dir, &name, Role::Sweeper) {
             Ok(_held) => {
                 clear_staging(dir, &name)?;
                 let lock = lock_path(dir, &name);
@@ -253,9 +253,78 @@ fn sweep_orphans(dir: &Path, me: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Takes the lock of `writer` in the store `dir`, and writes into it who holds it.
-fn lock_writer(dir: &Path, writer: &str) -> Result<File, StoreError> {
+/// Why a process takes a writer's lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// To write as that writer.
+    Writer,
+    /// To sweep what that writer left: held for as long as removing a folder takes.
+    Sweeper,
+}
+
+/// What a sweeper writes into the lock it holds, before its identity.
+const SWEEPING: &str = "sweeping: ";
+
+/// How long a writer waits for a sweeper to let go of its lock, seconds.
+const SWEEP_WAIT_SECONDS: f64 = 10.0;
+
+/// Takes the lock of `writer` in the store `dir`, and writes into it who holds it (and, for a
+/// sweeper, that it sweeps). A writer that finds a sweeper holding its lock waits for it (a
+/// retried shard starting while an earlier run's leftovers are swept), and a lock on a file
+/// a sweeper unlinked meanwhile is taken again on the file now at the path, so two writers of
+/// one shard never both hold "the" lock (docs/design/limits.md, "Files Sylva reads and
+/// writes").
+fn lock_writer(dir: &Path, writer: &str, role: Role) -> Result<File, StoreError> {
     let path = lock_path(dir, writer);
+    let started = std::time::Instant::now();
+    loop {
+        if started.elapsed().as_secs_f64() > 2.0 * SWEEP_WAIT_SECONDS {
+            return Err(StoreError::Busy {
+                path,
+                holder: "sweepers, one after another, for too long".into(),
+            });
+        }
+        let mut file = open_lock(&path)?;
+        match file.try_lock() {
+            Ok(()) if !is_at(&file, &path) => continue,
+            Ok(()) => {
+                let me = format!("process {} on {}", std::process::id(), host_name());
+                let me = if role == Role::Sweeper {
+                    format!("{SWEEPING}{me}")
+                } else {
+                    me
+                };
+                file.set_len(0)
+                    .and_then(|()| file.write_all(me.as_bytes()))
+                    .map_err(io_error(&path))?;
+                return Ok(file);
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                // What the holder wrote is only shown: any bytes, at most a line's worth.
+                let _ = (&file).take(256).read_to_string(&mut holder);
+                let holder = holder.trim();
+                let swept = holder.starts_with(SWEEPING) && role == Role::Writer;
+                if swept && started.elapsed().as_secs_f64() < SWEEP_WAIT_SECONDS {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                }
+                return Err(StoreError::Busy {
+                    path,
+                    holder: if holder.is_empty() {
+                        "unknown".into()
+                    } else {
+                        holder.to_owned()
+                    },
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(io_error(&path)(e)),
+        }
+    }
+}
+
+/// Opens (creating it) the lock file at `path`: a regular file, never through a link.
+fn open_lock(path: &Path) -> Result<File, StoreError> {
     let mut open = std::fs::OpenOptions::new();
     open.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
@@ -263,43 +332,39 @@ fn lock_writer(dir: &Path, writer: &str) -> Result<File, StoreError> {
         // A link in its place may lead anywhere, and a FIFO would block the open.
         std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let mut file = open.open(&path).map_err(|e| match e.raw_os_error() {
+    let file = open.open(path).map_err(|e| match e.raw_os_error() {
         #[cfg(unix)]
         Some(libc::ELOOP) => StoreError::NotOwnDirectory {
-            path: path.clone(),
+            path: path.to_owned(),
             what: "a symbolic link",
         },
-        _ => io_error(&path)(e),
+        _ => io_error(path)(e),
     })?;
-    if !file.metadata().map_err(io_error(&path))?.is_file() {
+    if !file.metadata().map_err(io_error(path))?.is_file() {
         return Err(StoreError::NotOwnDirectory {
-            path,
+            path: path.to_owned(),
             what: "a special file",
         });
     }
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            // What the holder wrote is only shown: any bytes, at most a line's worth.
-            let _ = (&file).take(256).read_to_string(&mut holder);
-            let holder = holder.trim();
-            return Err(StoreError::Busy {
-                path,
-                holder: if holder.is_empty() {
-                    "unknown".into()
-                } else {
-                    holder.to_owned()
-                },
-            });
-        }
-        Err(TryLockError::Error(e)) => return Err(io_error(&path)(e)),
-    }
-    let me = format!("process {} on {}", std::process::id(), host_name());
-    file.set_len(0)
-        .and_then(|()| file.write_all(me.as_bytes()))
-        .map_err(io_error(&path))?;
     Ok(file)
+}
+
+/// Whether `file` is still the file at `path` (a sweeper may have unlinked it after it was
+/// opened; a lock on an unlinked file guards nothing).
+fn is_at(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::symlink_metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
 }
 
 /// This machine's name, for a lock's holder (Slurm and Kubernetes run shards on many).
@@ -398,4 +463,46 @@ pub fn leftovers(dir: &Path) -> Result<Vec<PathBuf>, StoreError> {
 
 fn staging_dir(dir: &Path, writer: &str) -> PathBuf {
     dir.join(STAGING).join(writer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweeper that holds `writer`'s lock for `ms`, then removes the lock file and lets go,
+    /// as `sweep_orphans` does.
+    fn sweep_for(dir: &Path, writer: &str, ms: u64) -> std::thread::JoinHandle<()> {
+        let held = lock_writer(dir, writer, Role::Sweeper).expect("the sweeper takes the lock");
+        let path = lock_path(dir, writer);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            std::fs::remove_file(&path).unwrap();
+            drop(held);
+        })
+    }
+
+    #[test]
+    fn a_writer_waits_for_a_sweeper_and_locks_the_file_that_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(STAGING)).unwrap();
+        // The writer opens the lock file the sweeper holds, waits, and then holds a lock on a
+        // file the sweeper unlinked: it must take the lock again on the file at the path.
+        let sweeper = sweep_for(dir.path(), "all-0-of-2", 150);
+        let mine = lock_writer(dir.path(), "all-0-of-2", Role::Writer).expect("the writer waits, then writes");
+        sweeper.join().unwrap();
+        assert!(
+            is_at(&mine, &lock_path(dir.path(), "all-0-of-2")),
+            "the lock held is the file at the path"
+        );
+        // So a second writer of the shard is refused, naming the first.
+        match lock_writer(dir.path(), "all-0-of-2", Role::Writer) {
+            Err(StoreError::Busy { holder, .. }) => assert!(holder.starts_with("process "), "{holder}"),
+            other => panic!("a second writer got {other:?}"),
+        }
+        // A sweeper never waits for a writer: it leaves a busy writer alone.
+        assert!(matches!(
+            lock_writer(dir.path(), "all-0-of-2", Role::Sweeper),
+            Err(StoreError::Busy { .. })
+        ));
+    }
 }
