@@ -51,6 +51,11 @@ fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
         let chunk = &nodes[root.as_u64().unwrap() as usize];
         assert_eq!(chunk["name"], format!("chunk {},{}", coord[0], coord[1]));
         assert_eq!(chunk["extras"]["chunk"], serde_json::json!(coord));
+        let biome = chunk["extras"]["biome"]
+            .as_str()
+            .expect("a chunk on land names its biome");
+        let biomes = &scene.world.as_ref().unwrap().ecology.biomes;
+        assert!(biomes.iter().any(|b| b.name == biome), "{biome}");
         let children: Vec<&Value> = chunk["children"]
             .as_array()
             .unwrap()

@@ -1,6 +1,7 @@
 //! `sylva export`: a rectangle of a world's chunks as one glTF binary that engines and DCC
 //! tools open: each chunk's ground and water, and its trees and shrubs as instances of their
-//! variants (the mesh kit's meshes; docs/design/embedding.md, "glTF").
+//! variants (the mesh kit's meshes; docs/design/embedding.md, "glTF"); each chunk's node says
+//! its biome (the largest membership at its middle).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,8 +10,9 @@ use std::time::Instant;
 use clap::Args;
 use rayon::prelude::*;
 use serde::Serialize;
+use sylva::runtime::glam::Vec2;
 use sylva::systems::mesh_kit::{GROUND_LEVELS, MeshKit, RegionCounts, TREE_LEVELS};
-use sylva::systems::world::{WorldGen, grow_content};
+use sylva::systems::world::{ChunkPayload, WorldGen, grow_content};
 
 use crate::cli::Common;
 use crate::cli::common::{count, parse_region, scene_or_default, write_json};
@@ -95,8 +97,10 @@ pub(crate) fn run(args: &ExportArgs, common: &Common) -> Result<(), String> {
     let t1 = Instant::now();
     let kit = MeshKit::new(&params, Arc::new(content));
     let spinner = progress::spinner("writing glTF");
+    let levels = (usize::from(args.ground_level), usize::from(args.tree_level));
+    let biome_of = |p: &ChunkPayload| biome_at_centre(&world, p);
     let (glb, counts) = pool
-        .install(|| kit.region_glb(&payloads, usize::from(args.ground_level), usize::from(args.tree_level)))
+        .install(|| kit.region_glb(&payloads, levels, &biome_of))
         .map_err(|e| e.to_string())?;
     let mut bytes = Vec::with_capacity(glb.bin_bytes() + (1 << 20));
     glb.write(&mut bytes)
@@ -125,6 +129,18 @@ pub(crate) fn run(args: &ExportArgs, common: &Common) -> Result<(), String> {
         write_json(path, &report)?;
     }
     Ok(())
+}
+
+/// The biome with the largest membership at the middle of `payload`'s chunk.
+fn biome_at_centre(world: &WorldGen, payload: &ChunkPayload) -> Option<String> {
+    let p = world.params();
+    let centre = (Vec2::new(payload.coord[0] as f32, payload.coord[1] as f32) + 0.5) * p.chunk_size();
+    let mut m = vec![0.0f32; world.biomes().len()];
+    if !world.memberships(&payload.attributes, centre.x, centre.y, &mut m) {
+        return None;
+    }
+    let best = (0..m.len()).max_by(|&a, &b| m[a].total_cmp(&m[b]))?;
+    p.ecology.biomes.get(best).map(|b| b.name.clone())
 }
 
 /// The lines an export ends with.

@@ -48,16 +48,16 @@ fn primitive(mesh: &Mesh, material: usize) -> Primitive<'_> {
 }
 
 impl MeshKit {
-    /// `chunks` as one glTF document: per chunk a node (`chunk X,Z`, extras `chunk`) with its
-    /// ground at `ground_level` and its water, and per tree variant standing there an
+    /// `chunks` as one glTF document: per chunk a node (`chunk X,Z`, extras `chunk` and, where
+    /// `biome_of` names one, `biome`) with its ground at `ground_level` and its water, and per tree variant standing there an
     /// instanced node (`EXT_mesh_gpu_instancing`; extras `species`, `variant`) of the variant's
     /// mesh at `tree_level` (its bark and its leaves, two-sided). Materials multiply the
     /// vertex colours; water blends.
     pub fn region_glb(
         &self,
         chunks: &[ChunkPayload],
-        ground_level: usize,
-        tree_level: usize,
+        (ground_level, tree_level): (usize, usize),
+        biome_of: &dyn Fn(&ChunkPayload) -> Option<String>,
     ) -> Result<(Glb, RegionCounts), RegionExportError> {
         if tree_level >= TREE_LEVELS {
             return Err(KitError::Level {
@@ -119,8 +119,12 @@ impl MeshKit {
                 let extras = json!({ "chunk": [x, z], "species": self.species_name(species), "variant": variant, "count": placed.len() });
                 children.extend(glb.instanced(&name, mesh, &placed, extras));
             }
+            let mut extras = json!({ "chunk": [x, z] });
+            if let Some(biome) = biome_of(payload) {
+                extras["biome"] = json!(biome);
+            }
             glb.node(
-                json!({ "name": format!("chunk {x},{z}"), "children": children, "extras": { "chunk": [x, z] } }),
+                json!({ "name": format!("chunk {x},{z}"), "children": children, "extras": extras }),
                 true,
             );
         }
