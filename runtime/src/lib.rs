@@ -17,6 +17,7 @@
 // What must be unsafe (SIMD dispatch, Vulkan, the allocator) lives in the crates built on this one.
 #![forbid(unsafe_code)]
 
+pub mod aabb;
 mod access;
 mod app;
 mod bounded;

@@ -488,11 +488,6 @@ impl<S: ChunkSource> Streamer<S> {
         Ok(self.finish_frame(viewers, started, frame))
     }
 
-    /// The host's clock, seconds: the sum of its steps (0 before the first).
-    pub fn host_clock(&self) -> f64 {
-        self.host_clock.unwrap_or(0.0)
-    }
-
     fn finish_frame(&mut self, viewers: &[Viewer], started: Instant, mut frame: FrameStream) -> FrameStream {
         frame.install_ms = started.elapsed().as_secs_f64() * 1e3;
         self.stats.install.record(started.elapsed());

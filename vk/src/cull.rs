@@ -1,44 +1,8 @@
-//! Frustum culling against axis-aligned boxes.
+//! Frustum culling against axis-aligned boxes (the runtime's [`Aabb`]).
 
 use sylva_runtime::glam::{Mat4, Vec3, Vec4};
 
-/// An axis-aligned box.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Aabb {
-    /// Smallest corner.
-    pub min: Vec3,
-    /// Largest corner.
-    pub max: Vec3,
-}
-
-impl Aabb {
-    /// The empty box (any union with it is the other box).
-    pub const EMPTY: Aabb = Aabb {
-        min: Vec3::splat(f32::INFINITY),
-        max: Vec3::splat(f32::NEG_INFINITY),
-    };
-
-    /// True when the box holds no point.
-    pub fn is_empty(&self) -> bool {
-        self.min.cmpgt(self.max).any()
-    }
-
-    /// Grows the box to hold a sphere.
-    pub fn add_sphere(&mut self, centre: Vec3, radius: f32) {
-        self.min = self.min.min(centre - radius);
-        self.max = self.max.max(centre + radius);
-    }
-
-    /// Distance from `p` to the box (0 inside).
-    pub fn distance(&self, p: Vec3) -> f32 {
-        (self.min - p).max(p - self.max).max(Vec3::ZERO).length()
-    }
-
-    /// Distance from `p` to the box's farthest corner: nothing in the box is farther.
-    pub fn farthest(&self, p: Vec3) -> f32 {
-        (self.min - p).abs().max((self.max - p).abs()).length()
-    }
-}
+pub use sylva_runtime::aabb::Aabb;
 
 /// The six planes of a view-projection's frustum (Vulkan depth 0..1), inside positive.
 #[derive(Clone, Copy, Debug)]

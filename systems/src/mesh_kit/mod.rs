@@ -22,12 +22,13 @@
 //! ```
 //! # mod sylva { pub use sylva_runtime as runtime; pub use sylva_systems as systems; }
 //! use sylva::runtime::glam::Vec3;
-//! use sylva::systems::mesh_kit::{Bounds, Mesh};
+//! use sylva::runtime::aabb::Aabb;
+//! use sylva::systems::mesh_kit::Mesh;
 //! let mut m = Mesh::default();
 //! m.push_triangle([Vec3::ZERO, Vec3::X, Vec3::Z], [200, 180, 140, 255]);
 //! assert_eq!(m.triangle_count(), 1);
 //! assert_eq!(m.normals[0], Vec3::NEG_Y); // counter-clockwise seen from below
-//! assert_eq!(m.bounds(), Bounds { min: Vec3::ZERO, max: Vec3::new(1.0, 0.0, 1.0) });
+//! assert_eq!(m.bounds(), Aabb { min: Vec3::ZERO, max: Vec3::new(1.0, 0.0, 1.0) });
 //! ```
 
 mod card_images;
@@ -41,6 +42,7 @@ use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
 use glam::{Quat, Vec2, Vec3};
+use sylva_runtime::aabb::Aabb;
 
 use crate::world::{ChunkPayload, WorldContent, WorldParams};
 
@@ -64,74 +66,6 @@ pub struct Mesh {
     pub uvs: Vec<Vec2>,
     /// Three vertex indices per triangle.
     pub indices: Vec<u32>,
-}
-
-/// An axis-aligned box, metres.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bounds {
-    /// Smallest corner.
-    pub min: Vec3,
-    /// Largest corner.
-    pub max: Vec3,
-}
-
-impl Default for Bounds {
-    fn default() -> Self {
-        Bounds::EMPTY
-    }
-}
-
-impl Bounds {
-    /// The empty box: `min` above `max`, so any point grows it to itself.
-    pub const EMPTY: Bounds = Bounds {
-        min: Vec3::splat(f32::INFINITY),
-        max: Vec3::splat(f32::NEG_INFINITY),
-    };
-
-    /// True when the box holds no point.
-    pub fn is_empty(&self) -> bool {
-        self.min.cmpgt(self.max).any()
-    }
-
-    /// The box grown to hold `p`.
-    pub fn with(self, p: Vec3) -> Bounds {
-        Bounds {
-            min: self.min.min(p),
-            max: self.max.max(p),
-        }
-    }
-
-    /// The box holding both.
-    pub fn union(self, other: Bounds) -> Bounds {
-        Bounds {
-            min: self.min.min(other.min),
-            max: self.max.max(other.max),
-        }
-    }
-
-    /// Whether `p` lies inside or on the box.
-    pub fn contains(&self, p: Vec3) -> bool {
-        p.cmpge(self.min).all() && p.cmple(self.max).all()
-    }
-
-    /// The box around this one turned by `yaw` about +Y, scaled by `scale` and moved to
-    /// `position` (see [`place`]).
-    pub fn placed(&self, position: Vec3, yaw: f32, scale: f32) -> Bounds {
-        if self.is_empty() {
-            return *self;
-        }
-        let mut out = Bounds::EMPTY;
-        for i in 0..8 {
-            let pick = |bit: usize, lo: f32, hi: f32| if i >> bit & 1 == 0 { lo } else { hi };
-            let corner = Vec3::new(
-                pick(0, self.min.x, self.max.x),
-                pick(1, self.min.y, self.max.y),
-                pick(2, self.min.z, self.max.z),
-            );
-            out = out.with(place(corner, position, yaw, scale));
-        }
-        out
-    }
 }
 
 /// Where point `p` of a model lands for a tree at `position`, turned by `yaw` radians about +Y
@@ -163,9 +97,9 @@ impl Mesh {
         self.indices.is_empty()
     }
 
-    /// The box around every vertex ([`Bounds::EMPTY`] for none).
-    pub fn bounds(&self) -> Bounds {
-        self.positions.iter().fold(Bounds::EMPTY, |b, &p| b.with(p))
+    /// The box around every vertex ([`Aabb::EMPTY`] for none).
+    pub fn bounds(&self) -> Aabb {
+        self.positions.iter().fold(Aabb::EMPTY, |b, &p| b.with(p))
     }
 
     /// Bytes of the five arrays.
@@ -274,7 +208,7 @@ pub struct MeshKit {
     /// Tree species' names, in the world's order.
     species: Arc<Vec<String>>,
     /// Each tree model's bounds, made on first use.
-    tree_bounds: Arc<OnceLock<Vec<Bounds>>>,
+    tree_bounds: Arc<OnceLock<Vec<Aabb>>>,
 }
 
 impl MeshKit {
@@ -307,13 +241,20 @@ impl MeshKit {
     }
 
     /// The box around a chunk's ground, water and trees (each tree's variant bounds placed).
-    pub fn chunk_bounds(&self, payload: &ChunkPayload) -> Result<Bounds, KitError> {
-        let mut b = self.ground(payload, 0)?.bounds().union(self.water(payload)?.bounds());
+    pub fn chunk_bounds(&self, payload: &ChunkPayload) -> Result<Aabb, KitError> {
+        let b = self.ground(payload, 0)?.bounds().union(self.water(payload)?.bounds());
+        Ok(b.union(self.trees_bounds(payload)?))
+    }
+
+    /// The box around `payload`'s trees: each tree's variant bounds, placed.
+    pub fn trees_bounds(&self, payload: &ChunkPayload) -> Result<Aabb, KitError> {
+        let mut b = Aabb::EMPTY;
         for t in &payload.trees {
             let Some(model) = self.content.model_id(usize::from(t.species), usize::from(t.variant)) else {
                 continue;
             };
-            b = b.union(self.tree_bounds(model as usize)?.placed(t.position, t.yaw, t.scale));
+            let tree = self.tree_bounds(model as usize)?;
+            b = b.union(tree.transformed(|p| place(p, t.position, t.yaw, t.scale)));
         }
         Ok(b)
     }

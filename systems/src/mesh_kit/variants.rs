@@ -4,7 +4,9 @@
 use glam::{Vec2, Vec3};
 use sylva_runtime::extract::{CylinderBatch, LeafBatch, TreeModel};
 
-use super::{Bounds, KitError, Mesh, MeshKit};
+use sylva_runtime::aabb::Aabb;
+
+use super::{KitError, Mesh, MeshKit};
 use crate::ecology::pcg;
 use crate::tree::model;
 
@@ -45,7 +47,7 @@ pub struct TreeLods {
     /// trees).
     pub levels: Vec<TreeLod>,
     /// The box around every vertex of every level.
-    pub bounds: Bounds,
+    pub bounds: Aabb,
     /// Height of the highest vertex above the root, metres.
     pub height: f32,
 }
@@ -65,7 +67,7 @@ impl MeshKit {
             .collect();
         let bounds = levels
             .iter()
-            .fold(Bounds::EMPTY, |b, l| b.union(l.bark.bounds()).union(l.leaves.bounds()));
+            .fold(Aabb::EMPTY, |b, l| b.union(l.bark.bounds()).union(l.leaves.bounds()));
         Ok(TreeLods {
             levels,
             height: if bounds.is_empty() { 0.0 } else { bounds.max.y },
@@ -75,10 +77,10 @@ impl MeshKit {
 
     /// The box around every level of tree model `model_id` (every model's are made once, on
     /// first use, and kept by the kit and its clones).
-    pub fn tree_bounds(&self, model_id: usize) -> Result<Bounds, KitError> {
+    pub fn tree_bounds(&self, model_id: usize) -> Result<Aabb, KitError> {
         let all = self.tree_bounds.get_or_init(|| {
             (0..self.tree_count())
-                .map(|m| self.tree(m).map_or(Bounds::EMPTY, |t| t.bounds))
+                .map(|m| self.tree(m).map_or(Aabb::EMPTY, |t| t.bounds))
                 .collect()
         });
         all.get(model_id).copied().ok_or(KitError::Missing {

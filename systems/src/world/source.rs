@@ -16,7 +16,9 @@ use super::blades::{Blade, expand_blades};
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
 use super::content::WorldContent;
 use crate::ecology::pcg;
-use crate::mesh_kit::{Bounds, GROUND_LEVELS, KitError, Mesh, MeshKit};
+use sylva_runtime::aabb::Aabb;
+
+use crate::mesh_kit::{GROUND_LEVELS, KitError, Mesh, MeshKit};
 
 /// What a ready chunk carries beyond its payload (which it always carries). Sylva's renderer
 /// needs the first three ([`ChunkParts::RENDERER`], the default); a host with its own
@@ -100,7 +102,7 @@ pub struct ChunkMeshes {
     pub water: Mesh,
     /// The box around the ground, the water and every tree of the chunk
     /// ([`MeshKit::chunk_bounds`]).
-    pub bounds: Bounds,
+    pub bounds: Aabb,
 }
 
 /// What the generation pool made for ready chunks so far, part by part: chunks and
@@ -378,11 +380,13 @@ impl WorldSource {
                 Err(e) => return Err(e),
             }
         }
-        Ok(ChunkMeshes {
-            ground,
-            water: self.kit.water(payload)?,
-            bounds: self.kit.chunk_bounds(payload)?,
-        })
+        let water = self.kit.water(payload)?;
+        // The meshes just made are the chunk's ground and water: box them, not fresh copies.
+        let bounds = ground[0]
+            .bounds()
+            .union(water.bounds())
+            .union(self.kit.trees_bounds(payload)?);
+        Ok(ChunkMeshes { ground, water, bounds })
     }
 
     /// Whether tree `t` is among those a renderer draws: its own hash
