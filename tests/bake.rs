@@ -247,6 +247,30 @@ fn a_baked_store_must_hold_the_scenes_world() {
     let out = bake(&scene, "0,0,0,0", &store, &["--seed", "99"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds world"));
+    // A store of an older chunk format is refused by name, for baking and verifying alike,
+    // and none of its files is read or replaced.
+    let manifest = store.join("sylva-store.json");
+    let current = std::fs::read_to_string(&manifest).unwrap();
+    let version = format!("\"data_version\": {}", sylva::systems::world::DATA_VERSION);
+    assert!(current.contains(&version), "{current}");
+    std::fs::write(&manifest, current.replace(&version, "\"data_version\": 4")).unwrap();
+    let before = files(&store);
+    for mut run in [bake(&scene, "0,0,0,0", &store, &[]), verify(&scene, "0,0,0,0", &store)] {
+        let out = run.output().unwrap();
+        assert!(!out.status.success());
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let named = format!(
+            "baked with chunk data version 4; this Sylva reads version {}",
+            sylva::systems::world::DATA_VERSION
+        );
+        assert!(said.contains(&named), "{said}");
+    }
+    assert_eq!(files(&store), before, "the old store is left as it was");
+    std::fs::write(&manifest, current).unwrap();
     let out = bake(&scene, "0,0,0,0", &store, &["--shard-from-env", "4"])
         .output()
         .unwrap();
@@ -510,11 +534,12 @@ fn cache_write_failures_are_heard_counted_and_fail_an_asked_for_cache() {
     let scene = small_world(tmp.path());
     let cache = tmp.path().join("cache");
     let report_path = tmp.path().join("fly.json");
-    // A file size limit of 200 KiB: every chunk file (megabytes) fails to be
-    // written, as on a full disk, and the few-kilobyte report is written.
+    // A file size limit of 10 KiB: every chunk file (12 KB and more in this world) and
+    // domain file (hundreds of kilobytes) fails to be written, as on a full disk, and the
+    // 5 KB report is written.
     let mut fly = Command::new("sh");
     fly.arg("-c")
-        .arg("ulimit -f 400 && exec \"$@\"")
+        .arg("ulimit -f 20 && exec \"$@\"")
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_sylva"))
         .arg("fly")
@@ -558,7 +583,7 @@ fn view_hears_cache_write_failures_and_fails_an_asked_for_cache() {
     // The file size limit of the flight's test: no chunk or domain file fits.
     let mut view = Command::new("sh");
     view.arg("-c")
-        .arg("ulimit -f 400 && exec \"$@\"")
+        .arg("ulimit -f 20 && exec \"$@\"")
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_sylva"))
         .arg("view")

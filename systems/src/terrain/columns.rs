@@ -178,6 +178,37 @@ impl TryFrom<ChunkData> for TerrainChunk {
     }
 }
 
+impl TerrainChunk {
+    /// A chunk of the given layer stacks (`count` per cell; `material`, `thickness` and
+    /// `age` per slot plane) with no water, sediment or flow: a world chunk as its
+    /// stored form keeps it. Checked as a decoded snapshot is.
+    pub(crate) fn from_stacks(
+        coord: [i32; 2],
+        size: u32,
+        slots: u8,
+        count: Vec<u8>,
+        material: Vec<u8>,
+        thickness: Vec<f32>,
+        age: Vec<u16>,
+    ) -> Result<Self, ChunkDataError> {
+        let n = count.len();
+        let zero = || vec![0.0f32; n];
+        TerrainChunk::try_from(ChunkData {
+            coord,
+            size,
+            slots,
+            count,
+            material,
+            thickness,
+            age,
+            water: zero(),
+            sediment: zero(),
+            flux: [zero(), zero(), zero(), zero()],
+            velocity: [zero(), zero()],
+        })
+    }
+}
+
 impl From<TerrainChunk> for ChunkData {
     fn from(c: TerrainChunk) -> Self {
         ChunkData {

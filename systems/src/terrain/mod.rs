@@ -63,7 +63,7 @@ use sylva_runtime::{Access, App, FieldError, System, Validate};
 
 use crate::registers::Registers;
 
-pub use columns::{Column, MAX_CHUNK_SIZE, MAX_LAYER_SLOTS, MIN_THICKNESS, TerrainChunk};
+pub use columns::{ChunkDataError, Column, MAX_CHUNK_SIZE, MAX_LAYER_SLOTS, MIN_THICKNESS, TerrainChunk};
 pub(crate) use export::encode_image;
 pub use export::{ExportError, Heightfield, PngKind, encode_png, material_colour, thesis_grey, write_png};
 pub use extraction::{BARE, EXTRACT_SYSTEM, install_extraction};

@@ -14,6 +14,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::across_borders::{LayerPlan, RegionGround, place};
 use super::attributes::{self, Sampling};
 use super::domains::Domains;
+use super::packed;
 use super::params::WorldParams;
 use super::relief::{self, Reach, Shaped};
 use crate::ecology::{AttributeMaps, Biomes, CoverField, Layer, NO_KIND, blade_hash, thrown_for};
@@ -21,7 +22,7 @@ use crate::terrain::{BARE, Eroder, TerrainBalance, TerrainChunk, TerrainParams, 
 
 /// Version of the payload layout and of the generation rules; part of every
 /// cache key, so a build that generates differently never reads old files.
-pub const DATA_VERSION: u64 = 4;
+pub const DATA_VERSION: u64 = 5;
 
 /// One placed tree: which grown variant, where, turned and scaled how.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,8 +67,9 @@ pub struct RiverCrossing {
     pub area: f32,
 }
 
-/// A generated chunk: a pure function of the world, the seed and the coordinate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A generated chunk: a pure function of the world, the seed and the coordinate,
+/// always in its stored form ([`super::packed`]): serialized, it is that form.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ChunkPayload {
     /// The chunk.
     pub coord: [i32; 2],
@@ -85,8 +87,8 @@ pub struct ChunkPayload {
     pub cover: CoverField,
     /// Where rivers cross its border.
     pub rivers: Vec<RiverCrossing>,
-    /// xxh3 of everything above: equal for equal content, whatever the visit
-    /// order, the thread count or the cache.
+    /// xxh3 of everything above as stored ([`super::packed::stream`]): equal for
+    /// equal content, whatever the visit order, the thread count or the cache.
     pub hash: u64,
 }
 
@@ -109,7 +111,8 @@ pub struct StageClock {
     trees: AtomicU64,
     grass: AtomicU64,
     chunks: AtomicU64,
-    /// Payload bytes (encoded, as hashed and cached), canopy and understory instances.
+    /// Payload bytes (the quantized stream, as hashed, before compression), canopy and
+    /// understory instances.
     bytes: AtomicU64,
     layers: [AtomicU64; 2],
 }
@@ -117,7 +120,8 @@ pub struct StageClock {
 /// What a generated chunk holds, on average.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ChunkContent {
-    /// Payload bytes (encoded, as hashed and cached).
+    /// Payload bytes: the quantized stream, as hashed, before compression
+    /// ([`super::packed`]).
     pub payload_bytes: f64,
     /// Canopy trees.
     pub canopy: f64,
@@ -402,8 +406,9 @@ impl WorldGen {
     }
 
     /// The attribute maps of `side`² samples from world cell `first` (a multiple
-    /// of the sample spacing) on, from a region of their own: equal to every
-    /// chunk's maps at the same samples, bit for bit.
+    /// of the sample spacing) on, from a region of their own, on their stored steps
+    /// ([`packed::ATTRIBUTE_STEPS`]): equal to every chunk's maps at the same
+    /// samples, bit for bit.
     pub fn attributes(&self, first: [i64; 2], side: u32) -> AttributeMaps {
         let p = &self.params;
         let cells = side.saturating_sub(1) * p.ecology.sample_cells + 1;
@@ -418,11 +423,25 @@ impl WorldGen {
             first,
             side,
         };
-        attributes::sample(&p.ecology, &sampling)
+        packed::settle_attributes(&attributes::sample(&p.ecology, &sampling))
     }
 
-    /// Generates chunk `coord` (see [`ChunkPayload`]).
+    /// Generates chunk `coord` (see [`ChunkPayload`]), in its stored form.
     pub fn chunk(&self, coord: [i32; 2]) -> ChunkPayload {
+        let stream = packed::stream(&self.generated(coord));
+        let payload = packed::read_stream(&stream).expect("a stream just written reads back");
+        self.clock.bytes.fetch_add(stream.len() as u64, Ordering::Relaxed);
+        for t in &payload.trees {
+            let layer = self.biomes.layer_of(usize::from(t.species)).unwrap_or(Layer::Canopy);
+            self.clock.layers[layer as usize].fetch_add(1, Ordering::Relaxed);
+        }
+        payload
+    }
+
+    /// Chunk `coord` at full precision, before the store's steps
+    /// ([`packed`]): what [`chunk`](Self::chunk) stores, with the erosion solver's
+    /// state as the solver left it. Its hash is 0; nothing is counted in the clock.
+    pub fn generated(&self, coord: [i32; 2]) -> ChunkPayload {
         let p = &self.params;
         let started = Instant::now();
         let (n, apron) = (p.chunk_cells, self.placement_apron());
@@ -463,7 +482,7 @@ impl WorldGen {
         let cover = self.cover(&attributes);
         StageClock::add(&self.clock.grass, t);
         self.clock.chunks.fetch_add(1, Ordering::Relaxed);
-        let mut payload = ChunkPayload {
+        ChunkPayload {
             coord,
             terrain,
             surface,
@@ -472,15 +491,7 @@ impl WorldGen {
             cover,
             rivers,
             hash: 0,
-        };
-        let bytes = framed::encode(&payload).unwrap_or_default();
-        payload.hash = xxh3_64(&bytes);
-        self.clock.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        for t in &payload.trees {
-            let layer = self.biomes.layer_of(usize::from(t.species)).unwrap_or(Layer::Canopy);
-            self.clock.layers[layer as usize].fetch_add(1, Ordering::Relaxed);
         }
-        payload
     }
 }
 

@@ -45,6 +45,7 @@ mod domains;
 mod horizon;
 mod install;
 mod masks;
+pub mod packed;
 mod params;
 mod relief;
 mod report;

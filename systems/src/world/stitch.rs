@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::chunk::{ChunkPayload, RiverCrossing, WorldGen};
+use super::packed;
 use crate::terrain::Heightfield;
 use crate::terrain::basin::{Drainage, depression_depths, drainage};
 
@@ -93,7 +94,11 @@ pub fn stitch(
     let (width, depth) = (field.width, field.depth);
     let surface: Vec<f32> = field.ground.iter().zip(&field.water).map(|(g, w)| g + w).collect();
     let p = world.params();
-    let sea = p.terrain.basins.as_ref().map_or(f32::NEG_INFINITY, |b| b.sea_level);
+    // A stored sea cell's ground and water are each on their own step, so its
+    // surface is the sea level only within those steps (docs/design/chunk-store.md).
+    let sea = p.terrain.basins.as_ref().map_or(f32::NEG_INFINITY, |b| {
+        b.sea_level + packed::HEIGHT_STEP + packed::WATER_STEP
+    });
     let river_depression_max = depression_depths(&surface, width, depth).map_or(0.0, |d| {
         d.iter()
             .zip(&field.water)

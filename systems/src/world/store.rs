@@ -69,6 +69,19 @@ pub enum StoreError {
         /// The OS error.
         source: io::Error,
     },
+    /// The store was baked by a Sylva that stores chunks another way: its files are
+    /// never read as this version's.
+    #[error(
+        "{path}: baked with chunk data version {found}; this Sylva reads version {expected}: bake the world again into another directory (or delete this one)"
+    )]
+    OtherVersion {
+        /// The manifest.
+        path: PathBuf,
+        /// The store's data version.
+        found: u64,
+        /// This build's [`DATA_VERSION`].
+        expected: u64,
+    },
     /// The store holds another world (another scene, seed or build).
     #[error(
         "{path}: holds world {found}, not this scene's {expected} (another scene, seed or Sylva version); use another directory"
@@ -140,6 +153,13 @@ fn check(dir: &Path, world: &WorldGen) -> Result<(), StoreError> {
     };
     let found = serde_json::from_slice::<Manifest>(&bytes).map_err(|e| damaged(e.to_string()))?;
     let expected = Manifest::of(world);
+    if found.data_version != expected.data_version {
+        return Err(StoreError::OtherVersion {
+            path,
+            found: found.data_version,
+            expected: expected.data_version,
+        });
+    }
     if found != expected {
         return Err(StoreError::OtherWorld {
             path,
