@@ -189,57 +189,22 @@ fn sway_wind(scene: &Scene) -> sylva_runtime::extract::SwayWind {
 }
 
 #[cfg(feature = "render")]
-/// Draws the app's extraction batches — springs, trees and their leaves, attractor points
-/// (when `show_points`), terrain — with the scene's camera and sun.
+/// Draws what the scene's domains extracted — springs, trees and their leaves, attractor points
+/// (when `show_points`), terrain, grass, a world's trees and far field — with the scene's
+/// camera and sun, its trees swaying in its wind.
 pub fn render(renderer: &mut vk::Renderer, app: &App, show_points: bool) -> Result<vk::FrameStats, vk::RenderError> {
-    use sylva_runtime::extract::{Camera, HorizonBatch, Sun, TerrainBatch};
-    use sylva_systems::world::WorldBatch;
-    use sylva_systems::{particles, tree};
+    use sylva_runtime::extract::{Camera, Sun, SwayWind};
     let res = &app.world.resources;
-    let mut springs = res.get_mut::<particles::SpringBatch>();
-    let mut trees = res.get_mut::<tree::TreeBatch>();
-    let mut world = res.get_mut::<WorldBatch>();
-    let mut attractors = res.get_mut::<sylva_systems::colonize::AttractorBatch>();
-    let mut terrain = res.get_mut::<TerrainBatch>();
-    let mut grass = res.get_mut::<sylva_runtime::extract::GrassBatch>();
-    let mut horizon = res.get_mut::<HorizonBatch>();
-    if let Some(wind) = res.get::<sylva_runtime::extract::SwayWind>() {
+    if let Some(wind) = res.get::<SwayWind>() {
         renderer.set_wind(&wind);
     }
-    let (mut cylinders, mut leaves, mut cards, mut instanced) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut tree_models = None;
-    if let Some(s) = springs.as_deref_mut() {
-        cylinders.push(&mut s.cylinders);
-    }
-    // A forest's carded slots come last in both lists, in the order of their cards, when
-    // there is no world, whose models would be others; a world's trees are drawn from its
-    // models alone.
-    if let Some(t) = trees.as_deref_mut() {
-        cylinders.push(&mut t.cylinders);
-        leaves.push(&mut t.leaves);
-        if world.is_none() && !t.cards.is_empty() {
-            cards.push(&mut t.cards);
-            tree_models = Some(&t.models);
-        }
-    }
-    if let Some(w) = world.as_deref_mut() {
-        instanced.extend(w.trees.iter_mut());
-        tree_models = Some(&w.models);
-    }
+    let mut gathered = domains::Gathered::of(app, &DOMAINS);
     let input = vk::FrameInput {
-        cylinders,
-        leaves,
-        tree_models,
-        trees: cards,
-        instanced,
         time: app.time().elapsed as f32,
-        points: attractors.as_deref_mut().map(|a| &mut a.points),
         show_points,
-        terrain: terrain.as_deref_mut(),
-        grass: grass.as_deref_mut(),
         camera: res.get::<Camera>().map(|c| *c).unwrap_or_default(),
         sun: res.get::<Sun>().map(|s| *s).unwrap_or_default(),
-        horizon: horizon.as_deref_mut(),
+        ..gathered.input()
     };
     // The renderer's sorting and packing run on rayon: in the app's pool, they keep to the
     // threads the user gave the app.

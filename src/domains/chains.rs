@@ -3,6 +3,8 @@
 use sylva_runtime::{App, FieldError};
 use sylva_systems::particles::{self, ParticleReport, Pinned, Position, Spring};
 
+#[cfg(feature = "render")]
+use super::draw::{Draw, FrameInput, Gathered};
 use super::{Building, Domain, Invalid, check_section};
 use crate::memory::{Estimate, PARTICLE};
 use crate::{BuildError, Report, Scene};
@@ -36,5 +38,18 @@ impl Domain for ChainsDomain {
         report.entities.insert("pinned".into(), world.count::<Pinned>());
         report.entities.insert("springs".into(), world.count::<Spring>());
         report.particles = ParticleReport::of(app);
+    }
+
+    #[cfg(feature = "render")]
+    fn gather(&self, frame: &mut Gathered<'_>) {
+        frame.draw::<particles::SpringBatch>();
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for particles::SpringBatch {
+    /// The springs, drawn as tubes.
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.cylinders.push(&mut self.cylinders);
     }
 }

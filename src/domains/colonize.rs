@@ -3,6 +3,8 @@
 use sylva_runtime::App;
 use sylva_systems::colonize::{self, Attractor};
 
+#[cfg(feature = "render")]
+use super::draw::{Draw, FrameInput, Gathered};
 use super::{Building, Domain, Invalid, check_section, colonize_error};
 use crate::memory::{ATTRACTOR, Estimate};
 use crate::{BuildError, Report, Scene};
@@ -39,5 +41,18 @@ impl Domain for ColonizeDomain {
         report
             .entities
             .insert("attractors".into(), app.world.count::<Attractor>());
+    }
+
+    #[cfg(feature = "render")]
+    fn gather(&self, frame: &mut Gathered<'_>) {
+        frame.draw::<colonize::AttractorBatch>();
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for colonize::AttractorBatch {
+    /// The attractors, as points (shown or not at the caller's choice).
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.points = Some(&mut self.points);
     }
 }

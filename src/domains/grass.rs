@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+#[cfg(feature = "render")]
+use sylva_runtime::extract::GrassBatch;
 use sylva_runtime::{App, FieldError, Validate};
 use sylva_systems::grass::{
     self, BakeSettings, BladeShape, Dynamics, GrassBakeError, GrassError, GrassReport, GrassSettings, LiveSettings,
@@ -11,6 +13,8 @@ use sylva_systems::grass::{
 use sylva_systems::lsystem::LSystemError;
 use sylva_systems::placement::ScatterParams;
 
+#[cfg(feature = "render")]
+use super::draw::{Draw, FrameInput, Gathered};
 use super::{Building, Domain, Invalid, under};
 use crate::memory::{BLADE, Estimate};
 use crate::{BuildError, GRASS_PRESETS, Report, Scene, SceneError};
@@ -281,6 +285,19 @@ impl Domain for GrassDomain {
 
     fn report(&self, app: &App, report: &mut Report) {
         report.grass = GrassReport::of(app);
+    }
+
+    /// The grass's layers; a world extracts its grass into the same batch.
+    #[cfg(feature = "render")]
+    fn gather(&self, frame: &mut Gathered<'_>) {
+        frame.draw::<GrassBatch>();
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for GrassBatch {
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.grass = Some(self);
     }
 }
 

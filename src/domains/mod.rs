@@ -1,13 +1,16 @@
 //! The scene's domains as units, after bevy's plugins: each domain (the hanging chains, an
 //! L-system tree, colonization, terrain, a forest, grass, a world) implements [`Domain`] once —
-//! its scene section's validation, its memory estimate, its build into the app and its part of
-//! the report — and [`DOMAINS`] lists them in the order they are built. The facade only
-//! iterates that list: [`Scene::validate`](sylva_runtime::Validate) checks each section,
-//! [`memory::estimate`](crate::memory::estimate) adds each part, [`build_within`](crate::build_within)
-//! builds each into the app and [`Report::gather`] asks each for its part.
+//! its scene section's validation, its memory estimate, its build into the app, its part of
+//! the report and, where it draws, its batches of a frame — and [`DOMAINS`] lists them in the
+//! order they are built and drawn. The facade only iterates that list: [`Scene::validate`](sylva_runtime::Validate)
+//! checks each section, [`memory::estimate`](crate::memory::estimate) adds each part,
+//! [`build_within`](crate::build_within) builds each into the app, [`Report::gather`] asks each
+//! for its part and `render` (feature `render`) gathers each one's batches.
 //!
 //! A new domain is a module here with a unit struct implementing [`Domain`], one line in
-//! [`DOMAINS`], its section as a field of [`Scene`] and, if it reports, a field of [`Report`].
+//! [`DOMAINS`], its section as a field of [`Scene`], if it reports, a field of [`Report`] and,
+//! if it draws, its `gather` and a `Draw` impl for each of its batches; `render` is left as
+//! it is.
 //!
 //! Errors a domain meets while building are placed in the scene file at the field they come
 //! from ([`under`], [`grow_error`], [`colonize_error`], [`tree_error`]), so that a grammar that
@@ -15,12 +18,16 @@
 
 mod chains;
 mod colonize;
+#[cfg(feature = "render")]
+mod draw;
 mod forest;
 mod grass;
 mod terrain;
 mod tree;
 mod world;
 
+#[cfg(feature = "render")]
+pub(crate) use draw::Gathered;
 pub use grass::{BladeError, BladeSource, GrassScene, GrassSpecies};
 pub use tree::TreeScene;
 
@@ -52,10 +59,17 @@ pub(crate) trait Domain: Sync {
     /// Fills the domain's part of `report`: its entity counts (written even when zero, since
     /// the report's keys are a contract) and its report object.
     fn report(&self, _app: &App, _report: &mut Report) {}
+
+    /// Has `frame` hold the batches the domain draws, those the app has (see [`Gathered`]);
+    /// a domain that does not draw, or draws through another's batch, holds none.
+    #[cfg(feature = "render")]
+    fn gather(&self, _frame: &mut Gathered<'_>) {}
 }
 
 /// Every domain, in build order: things that stand on the terrain (forest, grass) come after
-/// it, and the world, whose species grow once for all chunks, comes last.
+/// it, and the world, whose species grow once for all chunks, comes last. It is the draw
+/// order too: the tree's batch follows the springs' so that its cards match the last
+/// batches, and the world gathers last so that its models replace a forest's cards.
 pub(crate) const DOMAINS: [&dyn Domain; 7] = [
     &chains::ChainsDomain,
     &tree::TreeDomain,
@@ -186,17 +200,30 @@ fn colonize_error(scene: &Scene, at: &str, e: ColonizeError) -> BuildError {
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec3;
     use sylva_runtime::AppConfig;
+    use sylva_runtime::extract::CylinderBatch;
 
     use super::*;
 
-    /// A domain of a test's own: a marker resource built from the scene's seed, and a report
-    /// entity count. It shows the whole of what adding a domain takes: the struct, its
-    /// `Domain` impl, and its place in a list of domains.
+    /// A domain of a test's own: a marker resource built from the scene's seed, a report
+    /// entity count and a post drawn where the marker stands. It shows the whole of what
+    /// adding a domain takes: the struct, its `Domain` impl, the `Draw` impl of what it draws,
+    /// and its place in a list of domains.
     struct Marker;
 
     #[derive(Debug, PartialEq)]
     struct Planted(u64);
+
+    /// The marker's render batch: one post, `seed` metres along x.
+    struct Post(CylinderBatch);
+
+    #[cfg(feature = "render")]
+    impl draw::Draw for Post {
+        fn lend<'f>(&'f mut self, input: &mut draw::FrameInput<'f>) {
+            input.cylinders.push(&mut self.0);
+        }
+    }
 
     impl Domain for Marker {
         fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
@@ -207,12 +234,20 @@ mod tests {
             estimate.add("marker", "one marker".into(), 1 << 40);
         }
         fn build(&self, scene: &Scene, building: &mut Building) -> Result<(), BuildError> {
+            let mut post = CylinderBatch::default();
+            let foot = Vec3::X * scene.seed as f32;
+            post.push(foot, foot + Vec3::Y, 0.1, 0.1, [255; 4]);
             building.app.world.resources.insert(Planted(scene.seed));
+            building.app.world.resources.insert(Post(post));
             Ok(())
         }
         fn report(&self, app: &App, report: &mut Report) {
-            let planted = app.world.resources.get::<Planted>().is_some();
-            report.entities.insert("markers".into(), usize::from(planted));
+            let posts = app.world.resources.get::<Post>().map_or(0, |p| p.0.len());
+            report.entities.insert("markers".into(), posts);
+        }
+        #[cfg(feature = "render")]
+        fn gather(&self, frame: &mut Gathered<'_>) {
+            frame.draw::<Post>();
         }
     }
 
@@ -249,6 +284,72 @@ mod tests {
         };
         assert_eq!(e.dotted(), "seed");
         assert!(MemoryLimit::bytes(1 << 30).check(&estimate).is_err());
+    }
+
+    /// A domain's batch reaches the frame through its `gather` alone, in the place of the
+    /// domain in the list: the renderer keeps one buffer per place, so the order is the list's.
+    #[cfg(feature = "render")]
+    #[test]
+    fn a_domain_that_draws_is_gathered_through_the_trait_alone_in_list_order() {
+        let scene = Scene::from_str("(seed: 7)", "m.ron").unwrap();
+        let mut building = Building::new(app(), Estimate::default(), MemoryLimit::NONE);
+        chains::ChainsDomain.build(&scene, &mut building).unwrap();
+        Marker.build(&scene, &mut building).unwrap();
+        let app = building.app;
+        let lists: [[&dyn Domain; 2]; 2] = [[&chains::ChainsDomain, &Marker], [&Marker, &chains::ChainsDomain]];
+        let mut seen = Vec::new();
+        for domains in lists {
+            let mut gathered = Gathered::of(&app, &domains);
+            let input = gathered.input();
+            assert!(input.terrain.is_none() && input.leaves.is_empty() && input.points.is_none());
+            seen.push(input.cylinders.iter().map(|c| c.start.clone()).collect::<Vec<_>>());
+        }
+        let (springs, post) = (vec![], vec![Vec3::X * 7.0]);
+        assert_eq!(
+            seen[0],
+            [springs.clone(), post.clone()],
+            "the chains' springs, then the post"
+        );
+        assert_eq!(seen[1], [post, springs], "the post, then the springs");
+    }
+
+    /// The facade's list gathers springs before trees, whose cards come last as the renderer
+    /// expects; a world draws every tree card from its own models, so a forest's cards give
+    /// way while its trees are still drawn whole.
+    #[cfg(feature = "render")]
+    #[test]
+    fn the_facade_gathers_springs_then_trees_and_a_world_takes_the_cards() {
+        use sylva_systems::particles::SpringBatch;
+        use sylva_systems::tree::TreeBatch;
+        use sylva_systems::world::WorldBatch;
+
+        let mut app = app();
+        let res = &mut app.world.resources;
+        let mut springs = SpringBatch::default();
+        springs.cylinders.push(Vec3::ZERO, Vec3::Y, 0.1, 0.1, [255; 4]);
+        res.insert(springs);
+        let mut trees = TreeBatch::default();
+        trees.cylinders.push(Vec3::X, Vec3::X + Vec3::Y, 0.2, 0.1, [255; 4]);
+        trees.cards.push(0, Vec3::X, 0.0, 1.0);
+        res.insert(trees);
+        {
+            let mut gathered = Gathered::of(&app, &DOMAINS);
+            let input = gathered.input();
+            let starts: Vec<_> = input.cylinders.iter().map(|c| c.start[0]).collect();
+            assert_eq!(starts, [Vec3::ZERO, Vec3::X], "springs, then the trees");
+            assert_eq!((input.leaves.len(), input.trees.len()), (1, 1));
+            assert!(input.instanced.is_empty());
+        }
+        let world = WorldBatch {
+            trees: vec![Default::default(); 3],
+            ..WorldBatch::default()
+        };
+        app.world.resources.insert(world);
+        let mut gathered = Gathered::of(&app, &DOMAINS);
+        let input = gathered.input();
+        assert_eq!(input.cylinders.len(), 2, "the forest's trees are drawn whole");
+        assert!(input.trees.is_empty(), "the forest's cards are not the world's models'");
+        assert_eq!(input.instanced.len(), 3);
     }
 
     /// A scene without sections passes every domain and costs nothing: a domain answers for

@@ -1,8 +1,12 @@
 //! Layered terrain shaped by erosion (scene section `terrain`).
 
 use sylva_runtime::App;
+#[cfg(feature = "render")]
+use sylva_runtime::extract::TerrainBatch;
 use sylva_systems::terrain::{self, TerrainChunk, TerrainReport};
 
+#[cfg(feature = "render")]
+use super::draw::{Draw, FrameInput, Gathered};
 use super::{Building, Domain, Invalid, check_section};
 use crate::memory::{Estimate, TERRAIN_CELL, TERRAIN_SLOT};
 use crate::{BuildError, Report, Scene};
@@ -39,5 +43,18 @@ impl Domain for TerrainDomain {
             .entities
             .insert("terrain_chunks".into(), app.world.count::<TerrainChunk>());
         report.terrain = TerrainReport::of(app);
+    }
+
+    /// The terrain's patches; a world extracts its chunks into the same batch.
+    #[cfg(feature = "render")]
+    fn gather(&self, frame: &mut Gathered<'_>) {
+        frame.draw::<TerrainBatch>();
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for TerrainBatch {
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.terrain = Some(self);
     }
 }

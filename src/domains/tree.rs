@@ -8,6 +8,8 @@ use sylva_systems::lsystem::{LSystem, LSystemParams};
 use sylva_systems::species::{self, TreeRecipe};
 use sylva_systems::tree::{self, MeshParams, Placement, RadiusParams, Segment, Tree, TreeLook};
 
+#[cfg(feature = "render")]
+use super::draw::{Draw, FrameInput, Gathered};
 use super::{Building, Domain, Invalid, grow_error};
 use crate::{BuildError, Report, Scene};
 
@@ -112,5 +114,25 @@ impl Domain for TreeDomain {
         report.entities.insert("segments".into(), app.world.count::<Segment>());
         // Colonized trees report here too: one tree object, however it grew.
         report.tree = TreeReport::of(app);
+    }
+
+    #[cfg(feature = "render")]
+    fn gather(&self, frame: &mut Gathered<'_>) {
+        frame.draw::<tree::TreeBatch>();
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for tree::TreeBatch {
+    /// The trees' bark and leaves and, where a forest has carded its trees, their cards, after
+    /// every other batch of cylinders and leaves so that they are the last ones, as the
+    /// renderer expects.
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.cylinders.push(&mut self.cylinders);
+        input.leaves.push(&mut self.leaves);
+        if !self.cards.is_empty() {
+            input.trees.push(&mut self.cards);
+            input.tree_models = Some(&self.models);
+        }
     }
 }

@@ -3,8 +3,12 @@
 //! the build hands back.
 
 use sylva_runtime::FieldError;
+#[cfg(feature = "render")]
+use sylva_runtime::extract::HorizonBatch;
 use sylva_systems::world::{self, ContentError, WorldError};
 
+#[cfg(feature = "render")]
+use super::draw::{Draw, FrameInput, Gathered};
 use super::forest::species_error;
 use super::{Building, Domain, Invalid, check_section};
 use crate::memory::{self, Estimate, WORLD_BLADE, WORLD_CELL, WORLD_INSTANCE, WORLD_SAMPLE, WORLD_SLOT};
@@ -57,6 +61,33 @@ impl Domain for WorldDomain {
         let trees = memory::world_trees(w, streamer.content());
         building.world = Some(streamer);
         building.spend(scene, trees)
+    }
+
+    /// The world's trees and its far field; its terrain and grass are drawn with the
+    /// terrain's and the grass's batches, which it extracts into.
+    #[cfg(feature = "render")]
+    fn gather(&self, frame: &mut Gathered<'_>) {
+        frame.draw::<world::WorldBatch>();
+        frame.draw::<HorizonBatch>();
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for world::WorldBatch {
+    /// The resident trees, drawn wholly from the world's models. Cards lent before (a
+    /// forest's) instance other models than these, so they are taken back: such trees are
+    /// drawn whole, as bark and leaves.
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.trees.clear();
+        input.instanced.extend(self.trees.iter_mut());
+        input.tree_models = Some(&self.models);
+    }
+}
+
+#[cfg(feature = "render")]
+impl Draw for HorizonBatch {
+    fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
+        input.horizon = Some(self);
     }
 }
 
