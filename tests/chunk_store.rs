@@ -36,16 +36,11 @@ fn assert_maps_within_steps(stored: &AttributeMaps, generated: &AttributeMaps) {
         (generated.origin, generated.spacing, generated.side, generated.cell_size)
     );
     let per_map = stored.samples();
-    for k in 0..ATTRIBUTES {
-        let (s, g) = (
-            &stored.values[k * per_map..][..per_map],
-            &generated.values[k * per_map..][..per_map],
-        );
+    assert_eq!(stored.values.len(), ATTRIBUTES * per_map);
+    let maps = stored.values.chunks(per_map).zip(generated.values.chunks(per_map));
+    for (k, ((s, g), step)) in maps.zip(ATTRIBUTE_STEPS).enumerate() {
         for (a, b) in s.iter().zip(g) {
-            assert!(
-                (a - b).abs() <= bound(ATTRIBUTE_STEPS[k], *b),
-                "attribute {k}: {a} for {b}"
-            );
+            assert!((a - b).abs() <= bound(step, *b), "attribute {k}: {a} for {b}");
         }
     }
 }
