@@ -25,6 +25,7 @@ fn read_glb(bytes: &[u8]) -> (Value, usize) {
 #[test]
 fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
     let out = temp("two.glb");
+    let (heightmap, masks) = (temp("two-heights.png"), temp("two-masks"));
     let o = run(&[
         "export",
         "--region=-4,2,-3,2",
@@ -32,9 +33,24 @@ fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
         out.to_str().unwrap(),
         "--tree-level",
         "3",
+        "--heightmap",
+        heightmap.to_str().unwrap(),
+        "--masks",
+        masks.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("2 chunks"), "{}", stdout(&o));
+    // Beside the glTF: the region's 16-bit heightmap, a cell per pixel, and its masks.
+    let png = std::fs::read(&heightmap).unwrap();
+    let word = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    let cells = Scene::world().world.unwrap().chunk_cells;
+    assert_eq!(
+        (&png[12..16], word(16), word(20), png[24]),
+        (&b"IHDR"[..], 2 * cells, cells, 16)
+    );
+    for file in ["masks.json", "biome.png", "wetness.png", "slope.png"] {
+        assert!(masks.join(file).is_file(), "{file} beside the export");
+    }
     let (doc, bin) = read_glb(&std::fs::read(&out).unwrap());
     let buffer = doc["buffers"][0]["byteLength"].as_u64().unwrap() as usize;
     assert!(
@@ -101,6 +117,21 @@ fn bad_export_requests_are_refused_before_any_work() {
     let wrong = dir.join("region.obj");
     let o = run(&["export", "--region=0,0,0,0", "--out", wrong.to_str().unwrap()]);
     assert!(!o.status.success() && stderr(&o).contains(".glb"), "{}", stderr(&o));
+    let picture = dir.join("heights.jpg");
+    let good = dir.join("region.glb");
+    let o = run(&[
+        "export",
+        "--region=0,0,0,0",
+        "--out",
+        good.to_str().unwrap(),
+        "--heightmap",
+        picture.to_str().unwrap(),
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--heightmap") && !good.exists(),
+        "{}",
+        stderr(&o)
+    );
     let missing = dir.join("no/such/dir/region.glb");
     let o = run(&["export", "--region=0,0,0,0", "--out", missing.to_str().unwrap()]);
     assert!(!o.status.success(), "{}", stderr(&o));

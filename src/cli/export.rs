@@ -1,7 +1,9 @@
 //! `sylva export`: a rectangle of a world's chunks as one glTF binary that engines and DCC
 //! tools open: each chunk's ground and water, and its trees and shrubs as instances of their
 //! variants (the mesh kit's meshes; docs/design/embedding.md, "glTF"); each chunk's node says
-//! its biome (the largest membership at its middle).
+//! its biome (the largest membership at its middle). The region's heightmap and other
+//! pictures, its attribute masks and its instance table can be written beside it, as
+//! `sylva terrain --region` writes them.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,12 +14,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sylva::runtime::glam::Vec2;
 use sylva::systems::mesh_kit::{GROUND_LEVELS, MeshKit, RegionCounts, TREE_LEVELS};
-use sylva::systems::world::{ChunkPayload, WorldGen, grow_content};
+use sylva::systems::world::{ChunkPayload, WorldGen, ground_field, grow_content};
 
 use crate::cli::Common;
 use crate::cli::common::{count, parse_region, scene_or_default, write_json};
 use crate::cli::output_paths::{self, GLTF};
 use crate::cli::progress;
+use crate::cli::region_files::{EcologyOutputs, Pictures};
 
 /// The flags of `sylva export`.
 #[derive(Args)]
@@ -37,6 +40,10 @@ pub(crate) struct ExportArgs {
     /// The trees' level of detail: 0 every segment and leaf, up to 3 (trunks and crowns' silhouettes).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..TREE_LEVELS as i64))]
     tree_level: u8,
+    #[command(flatten)]
+    pictures: Pictures,
+    #[command(flatten)]
+    ecology: EcologyOutputs,
 }
 
 /// The report `export` writes.
@@ -57,7 +64,12 @@ struct Report<'a> {
 
 /// Runs `sylva export`.
 pub(crate) fn run(args: &ExportArgs, common: &Common) -> Result<(), String> {
-    output_paths::check_all(common, &[("--out", Some(&args.out), GLTF)])?;
+    let outputs: Vec<_> = [("--out", Some(args.out.as_path()), GLTF)]
+        .into_iter()
+        .chain(args.pictures.outputs())
+        .chain(args.ecology.outputs())
+        .collect();
+    output_paths::check_all(common, &outputs)?;
     let scene = scene_or_default(args.scene.as_deref(), common)?;
     let Some(params) = scene.world.clone() else {
         return Err(format!("{}: export needs a scene with a `world` section", scene.name));
@@ -112,6 +124,12 @@ pub(crate) fn run(args: &ExportArgs, common: &Common) -> Result<(), String> {
     if !output_paths::is_stdout(&args.out) {
         println!("glTF: {}", args.out.display());
     }
+    if args.pictures.any() {
+        let n = params.chunk_cells as usize;
+        args.pictures
+            .write(&ground_field(&payloads, [r[0], r[1]], [r[2], r[3]], n))?;
+    }
+    args.ecology.write(&world, &payloads)?;
     if let Some(path) = &common.report {
         let report = Report {
             scene: &scene.name,

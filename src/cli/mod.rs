@@ -21,6 +21,7 @@ mod fly;
 mod grass;
 mod output_paths;
 mod progress;
+mod region_files;
 mod run;
 mod scenes;
 mod screenshot;

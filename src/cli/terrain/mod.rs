@@ -1,7 +1,6 @@
 //! `sylva terrain`: a scene's terrain generated, eroded, measured and drawn as PNGs; with
 //! `--region`, a world's chunks stitched into one map (its own module, [`region`]).
 
-mod masks;
 mod region;
 
 use std::path::{Path, PathBuf};
@@ -9,12 +8,13 @@ use std::time::Instant;
 
 use clap::Args;
 use sylva::Report;
+use sylva::systems::terrain::Heightfield;
 use sylva::systems::terrain::basin::Drainage;
-use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 
 use crate::cli::Common;
 use crate::cli::common::{build, count, load, parse_region, write_report};
-use crate::cli::output_paths::{self, Output, PNG};
+use crate::cli::output_paths;
+use crate::cli::region_files::{EcologyOutputs, Pictures};
 use crate::cli::{estimate, progress};
 
 /// The flags of `sylva terrain`.
@@ -31,7 +31,7 @@ pub(crate) struct TerrainArgs {
     #[command(flatten)]
     pictures: Pictures,
     #[command(flatten)]
-    ecology: masks::EcologyOutputs,
+    ecology: EcologyOutputs,
 }
 
 /// Runs `sylva terrain`.
@@ -116,56 +116,6 @@ fn scene_terrain(path: &Path, iterations: u32, pictures: &Pictures, common: &Com
         pictures.write(&field)?;
     }
     write_report(&report, common)
-}
-
-/// The PNGs `sylva terrain` writes.
-#[derive(Args, Debug, Default)]
-pub(crate) struct Pictures {
-    /// Write the final ground heights as a 16-bit grey PNG.
-    #[arg(long, value_name = "PATH")]
-    heightmap: Option<PathBuf>,
-    /// Write each cell's top material as an RGB PNG (water blue).
-    #[arg(long, value_name = "PATH")]
-    material_map: Option<PathBuf>,
-    /// Write a topographic false-colour RGB PNG (water blue).
-    #[arg(long, value_name = "PATH")]
-    false_colour: Option<PathBuf>,
-}
-
-impl Pictures {
-    /// The pictures as outputs to check before any work.
-    fn outputs(&self) -> [Output<'_>; 3] {
-        [
-            ("--heightmap", self.heightmap.as_deref(), PNG),
-            ("--material-map", self.material_map.as_deref(), PNG),
-            ("--false-colour", self.false_colour.as_deref(), PNG),
-        ]
-    }
-
-    /// Whether any picture is asked for.
-    fn any(&self) -> bool {
-        self.heightmap.is_some() || self.material_map.is_some() || self.false_colour.is_some()
-    }
-
-    /// Writes every asked-for picture of `field`; white in the heightmap is its highest ground.
-    fn write(&self, field: &Heightfield) -> Result<(), String> {
-        let top = field.max_ground();
-        let pictures = [
-            (&self.heightmap, PngKind::Height16, "heightmap"),
-            (&self.material_map, PngKind::Materials, "material map"),
-            (&self.false_colour, PngKind::FalseColour, "false colour"),
-        ];
-        for (path, kind, what) in pictures {
-            if let Some(path) = path {
-                write_png(path, field, kind, top).map_err(|e| e.to_string())?;
-                println!("{what}: {}", path.display());
-            }
-        }
-        if self.heightmap.is_some() {
-            println!("  heightmap scale: white = {top:?} m (16-bit, value = round(h / {top:?} * 65535))");
-        }
-        Ok(())
-    }
 }
 
 /// Prints the drainage measures on one line.

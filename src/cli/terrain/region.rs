@@ -7,12 +7,12 @@ use std::time::Instant;
 use serde::Serialize;
 use sylva::systems::world::{RegionReport, WorldGen, stitch};
 
-use super::masks::EcologyOutputs;
-use super::{Pictures, print_drainage};
+use super::print_drainage;
 use crate::cli::Common;
 use crate::cli::common::{count, load, write_json};
 use crate::cli::output_paths;
 use crate::cli::progress;
+use crate::cli::region_files::{EcologyOutputs, Pictures};
 
 /// The report `terrain --region` writes.
 #[derive(Serialize)]

@@ -80,6 +80,6 @@ pub use params::{
 pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
 pub use source::{ChunkHook, ChunkMeshes, ChunkParts, GrassPatch, HookError, PreparedCounts, ReadyChunk, WorldSource};
-pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, stitch};
+pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, ground_field, stitch};
 pub use store::{MANIFEST, STAGING, StoreError, StoreWriter, create_store, is_store, leftovers, open_store};
 pub use streamer::{WorldError, WorldStreamer, build};

@@ -90,7 +90,7 @@ pub fn stitch(
             chunk
         })
         .collect();
-    let field = stitched_field(&chunks, first, [span[0] as usize * n, span[1] as usize * n], n);
+    let field = ground_field(&chunks, first, last, n);
     let (width, depth) = (field.width, field.depth);
     let surface: Vec<f32> = field.ground.iter().zip(&field.water).map(|(g, w)| g + w).collect();
     let p = world.params();
@@ -122,9 +122,21 @@ pub fn stitch(
     Ok(Stitched { field, report, chunks })
 }
 
-/// The map of `chunks` (of `n` cells) from chunk `first` on, `size` cells wide and deep.
-fn stitched_field(chunks: &[ChunkPayload], first: [i32; 2], size: [usize; 2], n: usize) -> Heightfield {
-    let [width, depth] = size;
+/// The ground and water of `chunks` (of `n` cells each) stitched into one map of chunks
+/// `first..=last`: cells of chunks not given are empty, and chunks outside or of another
+/// size are left out. The map takes 9 bytes per cell, which the caller bounds ([`stitch`]
+/// refuses more than [`MAX_STITCHED_CELLS`]).
+///
+/// ```
+/// use sylva_systems::world::{WorldGen, WorldParams, ground_field};
+/// let world = WorldGen::new(WorldParams { chunk_cells: 16, ..WorldParams::default() }, 1);
+/// let chunks = [world.chunk([0, 0]), world.chunk([1, 0])];
+/// let field = ground_field(&chunks, [0, 0], [1, 0], 16);
+/// assert_eq!((field.width, field.depth), (32, 16));
+/// ```
+pub fn ground_field(chunks: &[ChunkPayload], first: [i32; 2], last: [i32; 2], n: usize) -> Heightfield {
+    let span = |a: usize| (i64::from(last[a]) - i64::from(first[a]) + 1).max(0) as usize;
+    let (width, depth) = (span(0) * n, span(1) * n);
     let mut field = Heightfield {
         width,
         depth,
@@ -132,10 +144,15 @@ fn stitched_field(chunks: &[ChunkPayload], first: [i32; 2], size: [usize; 2], n:
         water: vec![0.0; width * depth],
         top: vec![None; width * depth],
     };
-    for c in chunks {
+    let fits = |c: &&ChunkPayload| {
+        (0..2).all(|a| (first[a]..=last[a]).contains(&c.coord[a]))
+            && c.terrain.size() as usize == n
+            && c.surface.water.len() == (n + 1) * (n + 1)
+    };
+    for c in chunks.iter().filter(fits) {
         let part = Heightfield::from_chunk(&c.terrain);
-        let ox = (c.coord[0] - first[0]) as usize * n;
-        let oz = (c.coord[1] - first[1]) as usize * n;
+        let ox = (i64::from(c.coord[0]) - i64::from(first[0])) as usize * n;
+        let oz = (i64::from(c.coord[1]) - i64::from(first[1])) as usize * n;
         let r = n + 1;
         for z in 0..n {
             let dst = (oz + z) * width + ox;

@@ -1,6 +1,7 @@
-//! `sylva terrain --region … --masks DIR --instances FILE`: a region's ecology written
-//! for other tools (one 16-bit PNG per attribute, the biome PNG, a legend), and its trees
-//! and shrubs as CSV.
+//! The files a command writes of a world region for other tools, besides its own output
+//! (`sylva terrain --region`, `sylva export`): pictures of the ground (16-bit heightmap,
+//! materials, false colour), the ecology (one 16-bit PNG per attribute, the biome PNG, a
+//! legend) and the trees and shrubs as CSV.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,11 +9,62 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 use sylva::systems::ecology::Attribute;
+use sylva::systems::terrain::{Heightfield, PngKind, write_png};
 use sylva::systems::world::{ChunkPayload, WorldGen, instances, masks};
 
-use crate::cli::output_paths::{self, Output, TABLE};
+use crate::cli::output_paths::{self, Output, PNG, TABLE};
 
-/// The ecology outputs of `terrain --region`.
+/// The pictures of a terrain or a region's ground.
+#[derive(Args, Debug, Default)]
+pub(crate) struct Pictures {
+    /// Write the final ground heights as a 16-bit grey PNG.
+    #[arg(long, value_name = "PATH")]
+    heightmap: Option<PathBuf>,
+    /// Write each cell's top material as an RGB PNG (water blue).
+    #[arg(long, value_name = "PATH")]
+    material_map: Option<PathBuf>,
+    /// Write a topographic false-colour RGB PNG (water blue).
+    #[arg(long, value_name = "PATH")]
+    false_colour: Option<PathBuf>,
+}
+
+impl Pictures {
+    /// The pictures as outputs to check before any work.
+    pub(crate) fn outputs(&self) -> [Output<'_>; 3] {
+        [
+            ("--heightmap", self.heightmap.as_deref(), PNG),
+            ("--material-map", self.material_map.as_deref(), PNG),
+            ("--false-colour", self.false_colour.as_deref(), PNG),
+        ]
+    }
+
+    /// Whether any picture is asked for.
+    pub(crate) fn any(&self) -> bool {
+        self.heightmap.is_some() || self.material_map.is_some() || self.false_colour.is_some()
+    }
+
+    /// Writes every asked-for picture of `field`; white in the heightmap is its highest ground.
+    pub(crate) fn write(&self, field: &Heightfield) -> Result<(), String> {
+        let top = field.max_ground();
+        let pictures = [
+            (&self.heightmap, PngKind::Height16, "heightmap"),
+            (&self.material_map, PngKind::Materials, "material map"),
+            (&self.false_colour, PngKind::FalseColour, "false colour"),
+        ];
+        for (path, kind, what) in pictures {
+            if let Some(path) = path {
+                write_png(path, field, kind, top).map_err(|e| e.to_string())?;
+                println!("{what}: {}", path.display());
+            }
+        }
+        if self.heightmap.is_some() {
+            println!("  heightmap scale: white = {top:?} m (16-bit, value = round(h / {top:?} * 65535))");
+        }
+        Ok(())
+    }
+}
+
+/// The ecology outputs of a region.
 #[derive(Args, Debug, Default)]
 pub(crate) struct EcologyOutputs {
     /// Write one 16-bit PNG per terrain attribute (`wetness.png`, `slope.png`, …), `biome.png`
@@ -44,12 +96,12 @@ struct Legend<'a> {
 impl EcologyOutputs {
     /// The instance table as an output to check before any work (the mask directory is
     /// made when written).
-    pub(super) fn outputs(&self) -> [Output<'_>; 1] {
+    pub(crate) fn outputs(&self) -> [Output<'_>; 1] {
         [("--instances", self.instances.as_deref(), TABLE)]
     }
 
     /// Writes what was asked for of `chunks` (a whole rectangle of `world`'s chunks).
-    pub(super) fn write(&self, world: &WorldGen, chunks: &[ChunkPayload]) -> Result<(), String> {
+    pub(crate) fn write(&self, world: &WorldGen, chunks: &[ChunkPayload]) -> Result<(), String> {
         if let Some(dir) = &self.masks {
             write_masks(dir, world, chunks)?;
         }
