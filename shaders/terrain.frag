@@ -163,9 +163,12 @@ struct Ground {
 // crosses its middle, a noise of its own per bed so they stagger like
 // courses of masonry. Relief, seams, joints and laminae fade as a pixel grows
 // to a share of what they span, the tints once a bed is a few pixels high,
-// so far cliffs neither shimmer nor alias into bands. Returns the colour
-// factor; `lean` is the relief's slope along world height.
-vec3 strata(float fine_value, float footprint, out float lean) {
+// so far cliffs neither shimmer nor alias into bands. `beds` is how many beds
+// a pixel spans by their count alone: where one rock meets another the
+// thickness changes within a cell, and hundreds of metres up that crowds
+// hundreds of beds into it, which would speckle. Returns the colour factor;
+// `lean` is the relief's slope along world height.
+vec3 strata(float fine_value, float footprint, float beds, out float lean) {
     float thick = v_strata.x;
     float warp = dot(v_world.xz, vec2(0.031, -0.017)) + (v_ground.w - 0.5) * 2.5 + fine_value * 0.3 * thick;
     float s = (v_world.y + warp) / thick;
@@ -175,7 +178,7 @@ vec3 strata(float fine_value, float footprint, out float lean) {
     float t = s - bed;
     float tint = hash(vec2(bed, 0.37));
     float hard = hash(vec2(bed, 1.91));
-    float pixel = footprint / thick;
+    float pixel = max(footprint / thick, beds);
     float relief = (1.0 - smoothstep(0.08, 0.3, pixel)) * min(v_strata.y * 3.0, 1.0);
     // A bulge 12 % of the bed high at the hardest, rounded: its slope over height.
     lean = relief * hard * 0.48 * (1.0 - 2.0 * t);
@@ -254,11 +257,13 @@ Ground land(vec3 n, vec4 fine, float footprint, float above_water, float above_s
     Ground gr;
     gr.albedo = grass;
     gr.tilt = fine.yzw * 0.3;
+    // Outside the branch below, where derivatives are defined.
+    float beds = fwidth(v_world.y / v_strata.x);
     // Rock where the grass leaves it; the strata are paid for only there.
     vec3 rock_tilt = vec3(0.0);
     if (green < 1.0) {
         float lean;
-        vec3 rock = v_rock * strata(fine.x, footprint, lean) * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
+        vec3 rock = v_rock * strata(fine.x, footprint, beds, lean) * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
         rock_tilt = lean * (vec3(0.0, 1.0, 0.0) - n * n.y);
         gr.albedo = mix(rock, grass, green);
         gr.tilt = fine.yzw * mix(0.6, 0.3, green) + rock_tilt * (1.0 - green);
