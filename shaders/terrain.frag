@@ -24,6 +24,8 @@ layout(location = 5) flat in vec4 v_snow; // xy: snow line and fade, z: time, w:
 layout(location = 6) in vec3 v_cell;   // xy: sample coordinates, z: > 0 on the skirt
 layout(location = 7) flat in int v_size;
 layout(location = 8) in float v_floor;
+layout(location = 9) in vec2 v_strata; // x: thickness of the rock's beds, y: how much beds differ
+layout(location = 10) flat in float v_sea; // the sea's level above the chunk's origin
 
 layout(location = 0) out vec4 o_colour;
 
@@ -141,33 +143,168 @@ vec4 surface_detail(vec3 n, float footprint) {
     return sum;
 }
 
-// The dry ground's colour by material, slope and height, with the fine
-// detail `fine`; `bump` is how strongly that detail tilts the normal there.
-vec3 land_albedo(vec3 n, vec4 fine, out float bump) {
+// The ground's surface as the light sees it: its colour, the slope its
+// detail tilts the normal by (per world axis), and how wet it is (0 dry, 1
+// soaked: darker, smoother, with a sheen).
+struct Ground {
+    vec3 albedo;
+    vec3 tilt;
+    float wet;
+};
+
+// Rock strata: beds about `v_strata.x` metres thick laid along world
+// height, so a cliff shows them level whichever way it faces and
+// neighbouring chunks share them. They dip gently across the world and wave
+// with the ground's detail noise (and, close up, the fine noise), as folded
+// and eroded beds do; a noise along height makes some beds thick and others
+// thin. Each bed has its own tint and hardness: hard beds stand out rounded,
+// soft ones recede, a seam parts two (sharp or faint), thin laminae streak
+// each, and joints crack each bed upright where a noise over x and z
+// crosses its middle, a noise of its own per bed so they stagger like
+// courses of masonry. Relief, seams, joints and laminae fade as a pixel grows
+// to a share of what they span, the tints once a bed is a few pixels high,
+// so far cliffs neither shimmer nor alias into bands. `beds` is how many beds
+// a pixel spans by their count alone: where one rock meets another the
+// thickness changes within a cell, and hundreds of metres up that crowds
+// hundreds of beds into it, which would speckle. Returns the colour factor;
+// `lean` is the relief's slope along world height.
+vec3 strata(float fine_value, float footprint, float beds, out float lean) {
+    float thick = v_strata.x;
+    float warp = dot(v_world.xz, vec2(0.031, -0.017)) + (v_ground.w - 0.5) * 2.5 + fine_value * 0.3 * thick;
+    float s = (v_world.y + warp) / thick;
+    // Its slope stays under the beds' own, so no bed folds back over another.
+    s += (value_noise(vec2(s * 0.37, 4.1)) - 0.5) * 1.4;
+    float bed = floor(s);
+    float t = s - bed;
+    float tint = hash(vec2(bed, 0.37));
+    float hard = hash(vec2(bed, 1.91));
+    float pixel = max(footprint / thick, beds);
+    float relief = (1.0 - smoothstep(0.08, 0.3, pixel)) * min(v_strata.y * 3.0, 1.0);
+    // A bulge 12 % of the bed high at the hardest, rounded: its slope over height.
+    lean = relief * hard * 0.48 * (1.0 - 2.0 * t);
+    float seam = relief * mix(0.15, 0.5, tint) * (1.0 - smoothstep(0.0, 0.04 + pixel, min(t, 1.0 - t)));
+    float spacing = thick * 6.0;
+    float course = floor(bed / 3.0);
+    float crack = abs(value_noise(v_world.xz / spacing + course * 7.31) - 0.5);
+    float joint = relief * step(0.4, hash(vec2(course, 5.3))) * (1.0 - smoothstep(0.0, 0.015 + 1.5 * footprint / spacing, crack));
+    float laminae = (1.0 - smoothstep(0.1, 0.3, pixel * 7.0)) * sin(s * 43.98);
+    vec3 c = mix(vec3(0.8, 0.82, 0.86), vec3(1.2, 1.12, 1.0), tint) * mix(0.88, 1.08, hard);
+    c = mix(vec3(1.0), c, v_strata.y * (1.0 - smoothstep(0.2, 0.5, pixel)));
+    return c * (1.0 - seam) * (1.0 - 0.35 * joint) * (1.0 + 0.06 * v_strata.y * laminae);
+}
+
+// One grid of pebbles `size` metres apart at world (x, z): in most cells a
+// rounded, oblong pebble of its own size, place, turn and shade. x: how much
+// of the pixel is pebble; y: its shade around 0; zw: the slope of its dome.
+vec4 pebble_grid(vec2 xz, float size) {
+    vec2 q = xz / size;
+    vec2 i = floor(q);
+    float a = hash(i);
+    float b = hash(i + 19.19);
+    float c = hash(i + 7.7);
+    float turn = b * 6.283;
+    vec2 axis = vec2(cos(turn), sin(turn));
+    vec2 f = q - i - 0.5 - (vec2(a, b) - 0.5) * 0.3;
+    // Along the pebble's long axis and across it, each over its half-length.
+    vec2 d = vec2(dot(f, axis), dot(f, vec2(-axis.y, axis.x))) / (vec2(0.46, 0.28) * mix(0.75, 1.0, c));
+    float inside = (1.0 - smoothstep(0.55, 1.0, dot(d, d))) * step(0.12, c);
+    // The dome's slope, turned back to x and z.
+    vec2 g = -0.6 * inside * (d.x * axis + d.y * vec2(-axis.y, axis.x));
+    return vec4(inside, a - 0.5, g);
+}
+
+// River gravel: pebbles of two sizes (7 and 13 cm, the larger on a turned
+// grid, lying over the smaller) on darker grit, each faded to its layer's
+// mean as a pixel grows to a share of a pebble. Returns the colour; `slope`
+// is the pebbles' relief.
+vec3 gravel(vec3 stone, float footprint, out vec2 slope) {
+    vec2 xz = v_world.xz;
+    vec4 small = pebble_grid(xz + 0.5, 0.07);
+    vec4 big = pebble_grid(vec2(xz.y, -xz.x), 0.13);
+    big.zw = vec2(-big.w, big.z);
+    float keep_small = 1.0 - smoothstep(0.15, 0.4, footprint / 0.07);
+    float keep_big = 1.0 - smoothstep(0.15, 0.4, footprint / 0.13);
+    small.x *= keep_small;
+    big.x *= keep_big;
+    // A pebble covers about 0.3 of its cell: the grit's share shows between.
+    vec3 c = stone * mix(0.7, 1.0, 1.0 - keep_small);
+    c = mix(c, stone * (1.0 + small.y * 0.7), small.x);
+    c = mix(c * mix(0.88, 1.0, 1.0 - keep_big), stone * (1.0 + big.y * 0.7), big.x);
+    slope = mix(small.zw * small.x, big.zw, big.x);
+    return c;
+}
+
+// The ground by material, slope and height, with the fine detail `fine`,
+// `above_water` metres over the nearest river's or lake's level (where one
+// is within a cell) and `above_sea` over the sea's: rock with its strata on
+// steep faces, grass on gentle soil (patchy on weathered rock, with bare
+// earth between tufts close up), sand on sand and on beaches up to about
+// 2 m above the sea (rippled where dry), gravel in river and lake beds and
+// on their banks, snow above the snow line where the ground (or a ledge of
+// its strata) is gentle enough to hold it; wet in the sea's swash and on
+// banks just above the water.
+Ground land(vec3 n, vec4 fine, float footprint, float above_water, float above_sea) {
     float macro = v_ground.z;
     float detail = v_ground.w;
     // Slope: 0 flat, 0.23 at 40°, 0.36 at 50°; the noise frays the rock line.
     float slope = 1.0 - n.y;
     float steep = smoothstep(0.22, 0.36, slope + (detail - 0.5) * 0.1 + fine.x * 0.06);
-    // Rock: banded and speckled.
-    vec3 rock = v_rock * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
-    // Grass: tufts light and dark, lush and dry, bare earth showing where the fine noise is lowest.
     vec3 grass = grass_albedo(vec2(macro, detail + fine.x * 0.8)) * (1.0 + fine.x * 1.2);
     grass = mix(grass, EARTH, smoothstep(-0.22, -0.36, fine.x) * 0.8);
     // Soil below 1 grows grass in patches where the noise is high enough.
     float cover = smoothstep(0.8 - v_ground.x, 1.2 - v_ground.x, detail * 0.5 + macro * 0.5 + v_ground.x * 0.5 + fine.x * 0.3);
     float green = cover * (1.0 - steep);
-    vec3 c = mix(rock, grass, green);
-    float sand = max(v_ground.y, smoothstep(0.02, 0.25, v_water.y)) * (1.0 - steep);
-    c = mix(c, SAND * mix(0.85, 1.1, detail) * (1.0 + fine.x * 0.35), sand);
-    bump = mix(mix(0.6, 0.3, green), 0.1, sand);
+    Ground gr;
+    gr.albedo = grass;
+    gr.tilt = fine.yzw * 0.3;
+    // Outside the branch below, where derivatives are defined.
+    float beds = fwidth(v_world.y / v_strata.x);
+    // Rock where the grass leaves it; the strata are paid for only there.
+    vec3 rock_tilt = vec3(0.0);
+    if (green < 1.0) {
+        float lean;
+        vec3 rock = v_rock * strata(fine.x, footprint, beds, lean) * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
+        rock_tilt = lean * (vec3(0.0, 1.0, 0.0) - n * n.y);
+        gr.albedo = mix(rock, grass, green);
+        gr.tilt = fine.yzw * mix(0.6, 0.3, green) + rock_tilt * (1.0 - green);
+    }
+    float beach = 1.0 - smoothstep(1.2, 2.4, above_sea + (detail - 0.5) * 1.5 + fine.x * 0.5);
+    float sand = max(v_ground.y, beach) * (1.0 - steep);
+    // Wind ripples 12 cm apart across a steady wind, bent by the noise; the water smooths them.
+    float swash = 1.0 - smoothstep(0.25, 0.8, above_sea + (detail - 0.5) * 0.4 + fine.x * 0.2);
+    float damp = 1.0 - smoothstep(0.0, 0.25, above_water);
+    gr.wet = max(swash, damp);
+    if (sand > 0.0) {
+        float keep = (1.0 - smoothstep(0.02, 0.05, footprint)) * (1.0 - gr.wet);
+        float phase = dot(v_world.xz, vec2(0.8, 0.6)) * 52.4 + fine.x * 9.0;
+        float ripple = sin(phase) * keep;
+        vec3 dry = SAND * mix(0.85, 1.1, detail) * (1.0 + fine.x * 0.35) * (1.0 + ripple * 0.06);
+        vec3 tilt = fine.yzw * 0.1;
+        tilt.xz += cos(phase) * keep * 0.26 * vec2(0.8, 0.6);
+        gr.albedo = mix(gr.albedo, dry, sand);
+        gr.tilt = mix(gr.tilt, tilt, sand);
+    }
+    // Water above the sea's level is a river's or a lake's: gravel under it and up its banks.
+    float fresh = smoothstep(0.1, 0.4, above_sea - above_water);
+    float bed = fresh * (1.0 - smoothstep(0.1, 0.4, above_water + fine.x * 0.3)) * (1.0 - steep);
+    if (bed > 0.0) {
+        vec2 pebbles;
+        vec3 stone = mix(v_rock, vec3(0.36, 0.34, 0.31), 0.5) * (1.0 + fine.x * 0.4);
+        gr.albedo = mix(gr.albedo, gravel(stone, footprint, pebbles), bed);
+        gr.tilt = mix(gr.tilt, fine.yzw * 0.15 + vec3(pebbles.x, 0.0, pebbles.y), bed);
+    }
+    // Snow holds where the ground, tilted by its strata, is gentle: on ledges of a cliff too.
+    vec3 held = normalize(n - rock_tilt * (1.0 - green));
     float snow_line = v_snow.x + (macro - 0.5) * v_snow.y * 2.0;
     // By hand rather than smoothstep: without snow the line is at the float maximum.
     float t = clamp((v_world.y - snow_line) / v_snow.y, 0.0, 1.0);
-    float snow = t * t * (3.0 - 2.0 * t) * (1.0 - smoothstep(0.25, 0.45, slope));
-    c = mix(c, SNOW * (1.0 + fine.x * 0.1), snow);
-    bump = mix(bump, 0.1, snow);
-    return c * mix(0.92, 1.08, macro);
+    float snow = t * t * (3.0 - 2.0 * t) * (1.0 - smoothstep(0.3, 0.45, 1.0 - held.y + fine.x * 0.1));
+    gr.albedo = mix(gr.albedo, SNOW * (1.0 + fine.x * 0.1), snow);
+    gr.tilt = mix(gr.tilt, fine.yzw * 0.1, snow);
+    gr.albedo *= mix(0.92, 1.08, macro);
+    gr.wet *= 1.0 - snow;
+    gr.tilt *= 1.0 - 0.7 * gr.wet;
+    return gr;
 }
 
 // Lambert sun plus sky light, stronger on faces that see more sky.
@@ -213,20 +350,26 @@ void main() {
     }
     vec3 base = n;
     vec4 fine = surface_detail(base, footprint);
-    float bump;
-    vec3 albedo = land_albedo(base, fine, bump);
-    n = normalize(n - fine.yzw * bump);
+    float depth = skirt ? -1.0 : v_water.x - ground;
+    Ground gr = land(base, fine, footprint, -depth, skirt ? 1e9 : ground - v_sea);
+    n = normalize(n - gr.tilt);
     // The shadow map holds this same surface: looked up a texel and a half off
     // it along the normal, a lit slope does not shadow itself.
     float texel = 2.0 * g.shadow.y / length(vec3(g.light_view_proj[0][0], g.light_view_proj[1][0], g.light_view_proj[2][0]));
     float sun = sunlight(v_world + base * 1.5 * texel);
-    float depth = skirt ? -1.0 : v_water.x - ground;
     // The shore is where the level crosses the ground, soft over about a pixel.
     float edge = max(fwidth(depth) * 1.5, 0.01);
     float wet = smoothstep(0.0, edge, depth);
-    // Ground just above the water's edge is damp and darker.
-    float damp = 1.0 - smoothstep(0.0, 0.25, -depth);
-    vec3 c = light(albedo * mix(1.0, 0.6, max(wet, damp * 0.7)), n, sun);
+    vec3 c = light(gr.albedo * mix(1.0, 0.5, gr.wet), n, sun);
+    // Wet ground above the water mirrors a little sky and glints in the sun.
+    if (gr.wet > 0.0 && wet < 1.0) {
+        vec3 view = normalize(v_world - g.camera.xyz);
+        vec3 r = reflect(view, n);
+        float fresnel = 0.02 + 0.98 * pow(1.0 - max(-dot(view, n), 0.0), 5.0);
+        vec3 sky = sky_colour(normalize(vec3(r.x, max(r.y, 0.01), r.z)));
+        vec3 glint = g.sun_colour.rgb * sun * pow(max(dot(r, to_sun()), 0.0), 60.0);
+        c += gr.wet * (1.0 - wet) * (sky * fresnel * 0.15 + glint * 0.5);
+    }
     if (wet > 0.0) {
         float flow = v_water.z;
         float near = 1.0 - smoothstep(0.15, 0.6, footprint * 0.45);

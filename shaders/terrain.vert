@@ -18,7 +18,8 @@ layout(set = 1, binding = 1) uniform usampler2D u_material; // top material id, 
 layout(push_constant) uniform Chunk {
     vec4 origin_cell; // xyz: world position of sample (0, 0), w: cell size
     ivec4 size;       // x: samples per side
-    vec4 snow;        // x: snow line (world height), y: metres over which snow fades in, z: time, seconds
+    vec4 levels;      // x: snow line (world height), y: metres over which snow fades in, z: time, seconds,
+                      // w: the sea's level (world height; far below the ground without a sea)
 } pc;
 
 layout(location = 0) in vec3 a_sample; // xy: sample coordinates, z: skirt drop in cells (0: surface)
@@ -32,6 +33,8 @@ layout(location = 5) flat out vec4 v_snow; // xy: snow line and fade, z: time, w
 layout(location = 6) out vec3 v_cell;   // xy: sample coordinates, z: 1 on the skirt
 layout(location = 7) flat out int v_size;
 layout(location = 8) out float v_floor; // ground height above the chunk's origin
+layout(location = 9) out vec2 v_strata; // x: thickness of the rock's beds, metres; y: how much beds differ
+layout(location = 10) flat out float v_sea; // the sea's level above the chunk's origin
 
 // Linear colours of exposed rock in material byte order: granite, marble,
 // slate, limestone, sandstone, sand, regolith (loose ground on a steep face
@@ -48,6 +51,19 @@ const vec3 ROCK[7] = vec3[](
 // How readily grass covers gentle ground of each material: fully on soil,
 // in patches on weathered sedimentary rock, barely on hard rock.
 const float SOIL[7] = float[](0.15, 0.1, 0.1, 0.5, 0.5, 0.0, 1.0);
+// How the rock is bedded, per material: granite in thick sheets of faint
+// tints (its sheeting joints), marble in massive beds, slate in thin
+// laminae, limestone and sandstone in strongly banded beds; sand and
+// weathered regolith in loose, faint layers.
+const vec2 STRATA[7] = vec2[](
+    vec2(2.6, 0.45),
+    vec2(1.8, 0.3),
+    vec2(0.35, 0.6),
+    vec2(1.1, 0.75),
+    vec2(0.8, 0.9),
+    vec2(0.5, 0.3),
+    vec2(1.4, 0.35)
+);
 const vec3 BARE = vec3(0.08, 0.08, 0.08);
 const vec3 EARTH = vec3(0.12, 0.09, 0.07);
 const uint SAND = 5u;
@@ -109,7 +125,9 @@ void main() {
     vec3 p = pc.origin_cell.xyz + vec3(float(c.x) * cell, top - a_sample.z * cell, float(c.y) * cell);
     float soil = skirt || m >= 7u ? 0.0 : SOIL[m];
     v_ground = vec4(soil, !skirt && m == SAND ? 1.0 : 0.0, ground_noise(p.xz));
-    v_snow = vec4(pc.snow.xyz, cell);
+    v_strata = skirt || m >= 7u ? vec2(1.4, 0.0) : STRATA[m];
+    v_sea = pc.levels.w - pc.origin_cell.y;
+    v_snow = vec4(pc.levels.xyz, cell);
     v_cell = vec3(a_sample.xy, skirt ? 1.0 : 0.0);
     v_size = pc.size.x;
     v_floor = hw.r - a_sample.z * cell;

@@ -337,7 +337,8 @@ impl Renderer {
             slot,
         };
         self.horizon.prepare(&mut frame, (horizon, terrain.as_deref()))?;
-        self.terrain.prepare(&mut frame, (terrain, time))?;
+        self.terrain
+            .prepare(&mut frame, (terrain, time, self.horizon.sea_level()))?;
         // Before the impostors, which take the batches' dirty ranges.
         self.instanced.prepare(&mut frame, (tree_models, &instanced, time))?;
         // Cards for both: the paired batches' first, whose bands the geometry passes read.

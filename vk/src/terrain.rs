@@ -35,6 +35,9 @@ const MAX_CHUNKS: u32 = 4096;
 /// Per grid vertex: sample coordinates (i, j) and the skirt's drop in cells.
 const VERTEX: &[Attribute] = &[Attribute::VEC3];
 
+/// The sea's level where a world has none: below any ground, yet finite for the shader's sums.
+const NO_SEA: f32 = -1.0e9;
+
 /// Snow needs this much relief below it, metres, so low hills stay green.
 const SNOW_MIN_RELIEF: f32 = 300.0;
 /// The snow line's share of the height range, from the lowest ground (or sea level) up.
@@ -48,7 +51,8 @@ const SNOW_FADE_SHARE: f32 = 0.06;
 struct ChunkConstants {
     origin_cell: [f32; 4],
     size: [i32; 4],
-    snow: [f32; 4],
+    /// Snow line and fade, time, the sea's level.
+    levels: [f32; 4],
 }
 
 // SAFETY: repr(C) of three 16-byte arrays of 4-byte elements: no padding.
@@ -77,6 +81,9 @@ pub(crate) struct Terrain {
     time: f32,
     /// Snow line and fade-in height, metres, from every chunk's heights.
     snow: [f32; 2],
+    /// The sea's level, metres, if the world has a sea: beaches and the swash lie just
+    /// above it, and water above it is a river's or a lake's.
+    sea: Option<f32>,
     scratch: Vec<[f32; 2]>,
     pipeline: DrawPipeline,
     shadow: DrawPipeline,
@@ -109,6 +116,7 @@ impl Terrain {
             shadow_draws: Vec::new(),
             time: 0.0,
             snow: [f32::MAX, 1.0],
+            sea: None,
             scratch: Vec::new(),
             pipeline,
             shadow,
@@ -178,7 +186,7 @@ impl Terrain {
         });
         // From sea level where the ground reaches below it: a world's sea floor is no
         // foot of its mountains.
-        let lo = lo.max(0.0);
+        let lo = lo.max(self.sea.unwrap_or(0.0));
         let range = hi - lo;
         self.snow = if range >= SNOW_MIN_RELIEF {
             [lo + SNOW_SHARE * range, SNOW_FADE_SHARE * range]
@@ -242,7 +250,7 @@ impl Terrain {
                 &ChunkConstants {
                     origin_cell: [c.origin.x, c.origin.y, c.origin.z, c.cell_size],
                     size: [c.samples as i32, 0, 0, 0],
-                    snow: [self.snow[0], self.snow[1], self.time, 0.0],
+                    levels: [self.snow[0], self.snow[1], self.time, self.sea.unwrap_or(NO_SEA)],
                 },
             );
             // SAFETY: `rec.cmd` is recording inside a rendering with the pipeline, the
@@ -284,16 +292,18 @@ impl Terrain {
 }
 
 impl DrawPass for Terrain {
-    /// The patches (`None` frees every chunk) and the frame's time, seconds.
-    type Batch<'b> = (Option<&'b mut TerrainBatch>, f32);
+    /// The patches (`None` frees every chunk), the frame's time, seconds, and the sea's
+    /// level, if the world has a sea.
+    type Batch<'b> = (Option<&'b mut TerrainBatch>, f32, Option<f32>);
 
     /// Frees evicted and vanished chunks, uploads new and dirty ones, and
     /// picks the visible and the casting chunks with their level of detail.
-    fn prepare(&mut self, frame: &mut Prepare<'_>, (batch, time): Self::Batch<'_>) -> Result<(), RenderError> {
+    fn prepare(&mut self, frame: &mut Prepare<'_>, (batch, time, sea): Self::Batch<'_>) -> Result<(), RenderError> {
         self.draws.clear();
         self.shadow_draws.clear();
         // Wrapped at a period the ripples' noise needs no precision for.
         self.time = if time.is_finite() { time.rem_euclid(3600.0) } else { 0.0 };
+        self.sea = sea.filter(|s| s.is_finite());
         let Some(batch) = batch else {
             self.chunks.clear();
             return Ok(());
