@@ -32,7 +32,7 @@ fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
         "--out",
         out.to_str().unwrap(),
         "--tree-level",
-        "3",
+        "2",
         "--heightmap",
         heightmap.to_str().unwrap(),
         "--masks",
@@ -57,7 +57,10 @@ fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
         (buffer..buffer + 4).contains(&bin),
         "the BIN chunk is the buffer, padded: {bin} for {buffer}"
     );
-    assert_eq!(doc["extensionsUsed"][0], "EXT_mesh_gpu_instancing");
+    assert_eq!(
+        doc["extensionsUsed"],
+        serde_json::json!(["EXT_mesh_gpu_instancing", "MSFT_lod"])
+    );
     let nodes = doc["nodes"].as_array().unwrap();
     let roots = doc["scenes"][0]["nodes"].as_array().unwrap();
     assert_eq!(roots.len(), 2, "a root node per chunk");
@@ -93,6 +96,21 @@ fn an_export_holds_each_chunks_ground_and_its_trees_as_instances() {
         assert_eq!(placed, trees, "chunk {coord:?}: every tree and shrub is an instance");
         for c in children.iter().filter(|c| c.get("extensions").is_some()) {
             assert!(c["extras"]["species"].is_string() && c["extras"]["variant"].is_u64());
+            // The coarser level is an MSFT_lod alternative: the same instances, outside the
+            // scene graph, drawing the variant's level 3 where the node draws its level 2.
+            let ids = c["extensions"]["MSFT_lod"]["ids"].as_array().expect("a coarser level");
+            assert_eq!(ids.len(), 1);
+            let coarser = &nodes[ids[0].as_u64().unwrap() as usize];
+            let instancing = "EXT_mesh_gpu_instancing";
+            assert_eq!(coarser["extensions"][instancing], c["extensions"][instancing]);
+            let level = |n: &Value| doc["meshes"][n["mesh"].as_u64().unwrap() as usize]["extras"]["level"].clone();
+            assert_eq!((level(c), level(coarser)), (serde_json::json!(2), serde_json::json!(3)));
+            assert!(
+                !roots.contains(&ids[0])
+                    && nodes
+                        .iter()
+                        .all(|n| !n["children"].as_array().is_some_and(|k| k.contains(&ids[0])))
+            );
         }
     }
     // Leaves are two-sided, water blends, colours ride the vertices.

@@ -18,6 +18,8 @@ const ELEMENT_ARRAY_BUFFER: u32 = 34963;
 const TRIANGLES: u32 = 4;
 /// The extension that places one mesh many times.
 pub const GPU_INSTANCING: &str = "EXT_mesh_gpu_instancing";
+/// The glTF extension that gives a node coarser levels of detail.
+pub const LOD: &str = "MSFT_lod";
 
 /// An sRGB channel as linear light, in [0, 1] (the sRGB transfer function).
 pub fn linear(c: u8) -> f32 {
@@ -252,6 +254,36 @@ impl Glb {
             } },
         });
         Some(self.node(node, false))
+    }
+
+    /// Gives node `base` coarser levels of detail by `MSFT_lod`: for each of `meshes`, coarsest
+    /// last, a copy of the node drawing that mesh instead (its placements, instanced or not,
+    /// shared), outside the scene as the extension asks. A viewer that knows the extension
+    /// picks a level; one that does not draws the base.
+    pub fn lod(&mut self, base: usize, meshes: &[usize]) {
+        if meshes.is_empty() {
+            return;
+        }
+        if !self.extensions.contains(&LOD) {
+            self.extensions.push(LOD);
+        }
+        let ids: Vec<usize> = meshes
+            .iter()
+            .enumerate()
+            .map(|(k, &mesh)| {
+                let mut node = self.nodes[base].clone();
+                node["mesh"] = json!(mesh);
+                if let Some(name) = node["name"].as_str() {
+                    node["name"] = json!(format!("{name} (level {} of {})", k + 1, meshes.len()));
+                }
+                self.node(node, false)
+            })
+            .collect();
+        let extensions = &mut self.nodes[base]["extensions"];
+        if !extensions.is_object() {
+            *extensions = json!({});
+        }
+        extensions[LOD] = json!({ "ids": ids });
     }
 
     /// Writes the document as GLB: the JSON chunk, then the binary chunk (none when empty).

@@ -17,7 +17,7 @@
 //!   world's wind ([`motion_sample`](crate::grass::sampler::motion_sample) is the playback
 //!   alone: inputs, output and units, for a host that ports it to its shaders).
 //! - [`MeshKit::chunk_bounds`]: a chunk's ground, water and trees, boxed.
-//! - [`MeshKit::region_glb`]: chunks as one glTF document ([`gltf::Glb`]), trees instanced.
+//! - [`MeshKit::region_glb`]: chunks as one glTF document ([`gltf::Glb`]), trees instanced, their coarser levels by `MSFT_lod`.
 //!
 //! ```
 //! # mod sylva { pub use sylva_runtime as runtime; pub use sylva_systems as systems; }

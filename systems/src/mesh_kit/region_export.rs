@@ -51,8 +51,9 @@ impl MeshKit {
     /// `chunks` as one glTF document: per chunk a node (`chunk X,Z`, extras `chunk` and, where
     /// `biome_of` names one, `biome`) with its ground at `ground_level` and its water, and per tree variant standing there an
     /// instanced node (`EXT_mesh_gpu_instancing`; extras `species`, `variant`) of the variant's
-    /// mesh at `tree_level` (its bark and its leaves, two-sided). Materials multiply the
-    /// vertex colours; water blends.
+    /// mesh at `tree_level` (its bark and its leaves, two-sided), with each coarser level of
+    /// the variant a `MSFT_lod` alternative of that node. Materials multiply the vertex
+    /// colours; water blends.
     pub fn region_glb(
         &self,
         chunks: &[ChunkPayload],
@@ -75,7 +76,8 @@ impl MeshKit {
             chunks: chunks.len(),
             ..RegionCounts::default()
         };
-        let mut variants: BTreeMap<u32, Option<usize>> = BTreeMap::new();
+        // Per model, its mesh at each level from `tree_level` on (none where a level is empty).
+        let mut variants: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for payload in chunks {
             let [x, z] = payload.coord;
             let mut children = Vec::new();
@@ -98,26 +100,30 @@ impl MeshKit {
                 counts.trees += 1;
             }
             for (model, (species, variant, placed)) in by_model {
-                let mesh = match variants.get(&model) {
-                    Some(m) => *m,
-                    None => {
-                        let lods = self.tree(model as usize)?;
-                        let level = &lods.levels[tree_level];
-                        let name = format!("{} {variant} level {tree_level}", self.species_name(species));
-                        let extras =
-                            json!({ "species": self.species_name(species), "variant": variant, "level": tree_level });
+                if !variants.contains_key(&model) {
+                    let lods = self.tree(model as usize)?;
+                    let mut meshes = Vec::new();
+                    for (k, level) in lods.levels.iter().enumerate().skip(tree_level) {
+                        let name = format!("{} {variant} level {k}", self.species_name(species));
+                        let extras = json!({ "species": self.species_name(species), "variant": variant, "level": k });
                         let prims = [primitive(&level.bark, bark), primitive(&level.leaves, leaves)];
-                        let m = glb.mesh(&name, &prims, extras)?;
-                        counts.variant_triangles +=
-                            (level.bark.triangle_count() + level.leaves.triangle_count()) as u64;
-                        variants.insert(model, m);
-                        m
+                        if let Some(m) = glb.mesh(&name, &prims, extras)? {
+                            meshes.push(m);
+                            counts.variant_triangles +=
+                                (level.bark.triangle_count() + level.leaves.triangle_count()) as u64;
+                        }
                     }
+                    variants.insert(model, meshes);
+                }
+                let Some((&mesh, coarser)) = variants[&model].split_first() else {
+                    continue;
                 };
-                let Some(mesh) = mesh else { continue };
                 let name = format!("{} {variant} in {x},{z}", self.species_name(species));
                 let extras = json!({ "chunk": [x, z], "species": self.species_name(species), "variant": variant, "count": placed.len() });
-                children.extend(glb.instanced(&name, mesh, &placed, extras));
+                if let Some(node) = glb.instanced(&name, mesh, &placed, extras) {
+                    glb.lod(node, coarser);
+                    children.push(node);
+                }
             }
             let mut extras = json!({ "chunk": [x, z] });
             if let Some(biome) = biome_of(payload) {
