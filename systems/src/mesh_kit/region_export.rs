@@ -2,6 +2,7 @@
 //! and shrubs as instances of their variants' meshes (docs/design/embedding.md, "glTF").
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use serde_json::json;
 
@@ -100,7 +101,7 @@ impl MeshKit {
                 counts.trees += 1;
             }
             for (model, (species, variant, placed)) in by_model {
-                if !variants.contains_key(&model) {
+                if let Entry::Vacant(slot) = variants.entry(model) {
                     let lods = self.tree(model as usize)?;
                     let mut meshes = Vec::new();
                     for (k, level) in lods.levels.iter().enumerate().skip(tree_level) {
@@ -113,7 +114,7 @@ impl MeshKit {
                                 (level.bark.triangle_count() + level.leaves.triangle_count()) as u64;
                         }
                     }
-                    variants.insert(model, meshes);
+                    slot.insert(meshes);
                 }
                 let Some((&mesh, coarser)) = variants[&model].split_first() else {
                     continue;
