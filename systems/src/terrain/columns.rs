@@ -179,9 +179,9 @@ impl TryFrom<ChunkData> for TerrainChunk {
 }
 
 impl TerrainChunk {
-    /// A chunk of the given layer stacks (`count` per cell; `material`, `thickness` and
-    /// `age` per slot plane) with no water, sediment or flow: a world chunk as its
-    /// stored form keeps it. Checked as a decoded snapshot is.
+    /// A chunk of the given layer stacks (`count` per cell; `material` and `thickness` per
+    /// slot plane) with no water, sediment, flow or layer ages: a world chunk as its stored
+    /// form keeps it. Checked as a decoded snapshot is.
     pub(crate) fn from_stacks(
         coord: [i32; 2],
         size: u32,
@@ -189,10 +189,10 @@ impl TerrainChunk {
         count: Vec<u8>,
         material: Vec<u8>,
         thickness: Vec<f32>,
-        age: Vec<u16>,
     ) -> Result<Self, ChunkDataError> {
         let n = count.len();
         let zero = || vec![0.0f32; n];
+        let age = vec![0u16; thickness.len()];
         TerrainChunk::try_from(ChunkData {
             coord,
             size,

@@ -283,8 +283,7 @@ fn get_terrain(r: &mut Reader, coord: [i32; 2]) -> Result<(TerrainChunk, Vec<i32
         }
     }
     // The layers' ages count erosion steps, which a stored chunk has done all of.
-    let age = vec![0u16; n * slots];
-    let terrain = TerrainChunk::from_stacks(coord, size, slots as u8, count, material, thickness, age)?;
+    let terrain = TerrainChunk::from_stacks(coord, size, slots as u8, count, material, thickness)?;
     Ok((terrain, top))
 }
 
