@@ -1,7 +1,9 @@
 // Grass blades: one quad per link (parent row → child row), instanced per
 // blade. Each row is the particle's rest position turned by the instance's yaw
 // and scaled, plus its displacement: baked (fetched from the layer's motion
-// texture) or live (a pushed blade). Far blades thin out and vanish (LOD).
+// texture) or live (a pushed blade). Far blades thin out and vanish (LOD): by a
+// hash of the instance here, or already in the expansion (grass_expand.comp),
+// where this shader only widens the blades that are left.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -19,7 +21,7 @@ layout(std430, set = 1, binding = 2) readonly buffer Live { vec4 live[]; }; // [
 layout(push_constant) uniform Layer {
     vec4 field; // cells, cell size, frames, seconds per frame
     vec4 play;  // wind power, time × wave speed, links, RGB8 scale (0: RGBA16F)
-    vec4 lod;   // full-density distance, cut-off distance, tallest rest height
+    vec4 lod;   // full-density distance, cut-off distance, tallest rest height, 1: thinned already
 } pc;
 
 #include "grass_fetch.glsl"
@@ -65,7 +67,10 @@ float keep_rank(uint i) {
 void main() {
     float dist = distance(a_root, g.camera.xyz);
     float keep = 1.0 - clamp((dist - pc.lod.x) / max(pc.lod.y - pc.lod.x, 1e-3), 0.0, 1.0);
-    if (keep_rank(uint(gl_InstanceIndex)) >= keep) {
+    bool thinned = pc.lod.w > 0.5;
+    // Fewer blades further out stand wider, so the sward keeps its cover as it thins.
+    float widen = thinned ? min(inversesqrt(max(keep, 1e-3)), 2.0) : 1.0;
+    if (!thinned && keep_rank(uint(gl_InstanceIndex)) >= keep) {
         // Outside the clip volume: the whole blade is discarded before rasterisation.
         gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
         v_colour = vec3(0.0);
@@ -93,7 +98,7 @@ void main() {
     vec3 across = width_axis - dir * dot(width_axis, dir);
     across = dot(across, across) > 1e-12 ? normalize(across) : normalize(cross(dir, turn(vec3(0.0, 0.0, 1.0), c, s)));
     uint row = upper ? child : parent;
-    vec3 p = (upper ? p1 : p0) + across * side * particles[row].rest_width.w * a_scale;
+    vec3 p = (upper ? p1 : p0) + across * side * particles[row].rest_width.w * a_scale * widen;
     vec3 n = cross(across, along);
     v_normal = dot(n, n) > 1e-12 ? normalize(n) : vec3(0.0, 1.0, 0.0);
     // Darker toward the root: self-shadowing inside the sward.

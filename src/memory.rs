@@ -64,9 +64,10 @@ pub(crate) const WORLD_SLOT: u64 = 7;
 pub(crate) const WORLD_SAMPLE: u64 = 8 * 4 + 3;
 /// Bytes per tree or shrub instance of a resident world chunk (the payload's and the ECS's).
 pub const WORLD_INSTANCE: u64 = 2 * 28 + 16;
-/// Bytes per drawn blade of a resident world chunk: its render patch (root, yaw, scale) and
-/// the grass batch's copy (root, yaw, scale, colour, live slot).
-pub(crate) const WORLD_BLADE: u64 = 20 + 28;
+/// Bytes per ground-cover sample of a resident world chunk's render patch (density and kind
+/// in one word): the renderer expands blades from it on the GPU, so no blade is held on
+/// the host (docs/design/grass.md, "Blades from the field on the GPU").
+pub(crate) const WORLD_COVER_SAMPLE: u64 = 4;
 /// Bytes per branch segment of a tree model (a world's variant, a forest's variant, a forest's
 /// placed tree): its cylinder (start, end, two radii, colour, tree anchor). The renderer's copy
 /// is device memory, not the host's, on a GPU.

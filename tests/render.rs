@@ -566,16 +566,16 @@ fn tree_roots(app: &sylva::runtime::App) -> Vec<Vec3> {
     roots
 }
 
-/// A camera at eye height on grass, looking at the trees around it: the grass root
-/// (every 97th by position, for speed) within 300 m of [`CLOSE_VIEWS`], with no tree within
-/// 10 m, with the most trees 15–60 m away. Blades lie in the batch in the order their chunks
-/// were installed, which the generation threads' timing decides, so the roots are sorted
-/// first.
+/// A camera at eye height on grass, looking at the trees around it: a ground-cover sample
+/// with grass (every 97th by position, for speed) within 300 m of [`CLOSE_VIEWS`], on dry
+/// ground, with no tree within 10 m, with the most trees 15–60 m away. Patches lie in the
+/// batch in the order their chunks were installed, which the generation threads' timing
+/// decides, so the spots are sorted first.
 fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
-    let grass = app
+    let terrain = app
         .world
         .resources
-        .get::<sylva::runtime::extract::GrassBatch>()
+        .get::<sylva::runtime::extract::TerrainBatch>()
         .unwrap();
     let near = |g: Vec3| {
         trees
@@ -584,13 +584,23 @@ fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
             .copied()
             .collect::<Vec<_>>()
     };
-    let mut roots: Vec<Vec3> = grass.layers[0]
-        .root
-        .iter()
-        .zip(&grass.layers[0].scale)
-        .filter(|(r, s)| **s > 0.0 && r.distance(CLOSE_VIEWS) < 300.0)
-        .map(|(r, _)| *r)
-        .collect();
+    let mut roots: Vec<Vec3> = Vec::new();
+    for p in &terrain.patches {
+        let Some(cover) = &p.cover else { continue };
+        let r = p.resolution as usize;
+        for (k, &sample) in cover.samples.iter().enumerate() {
+            let (i, j) = (k % cover.side as usize, k / cover.side as usize);
+            let (x, z) = (i * cover.spacing as usize, j * cover.spacing as usize);
+            if sample & 0xffff == 0 || sample >> 16 & 0xff == 255 || x >= r || z >= r || p.water[z * r + x] > 0.0 {
+                continue;
+            }
+            let at = p.origin
+                + Vec3::new(x as f32, p.height[z * r + x], z as f32) * Vec3::new(p.cell_size, 1.0, p.cell_size);
+            if at.distance(CLOSE_VIEWS) < 300.0 {
+                roots.push(at);
+            }
+        }
+    }
     roots.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
     let root = roots
         .into_iter()

@@ -467,8 +467,94 @@ pub struct TerrainPatch {
     pub material: Vec<u8>,
     /// Standing or flowing water depth per sample, metres.
     pub water: Vec<f32>,
+    /// The chunk's ground cover, which a renderer expands into the blades of the
+    /// [`GrassLayer`]s with a [`CoverRule`] (none: no blades grow here).
+    pub cover: Option<GroundCover>,
     /// The planes changed since the renderer last uploaded them.
     pub dirty: bool,
+}
+
+/// A chunk's ground cover as a renderer expands it: sylva-systems' `CoverField`
+/// packed for the GPU. Blade `b` of world cell `c` is the same wherever it is
+/// expanded: by the library on the CPU or by a renderer's compute pass
+/// (docs/design/grass.md, "Blades from the field on the GPU").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GroundCover {
+    /// Seed of the blade hash.
+    pub seed: u32,
+    /// World cell of the patch's cell (0, 0).
+    pub origin_cell: [i32; 2],
+    /// Cells between samples, 1 to [`MAX_COVER_SPACING`].
+    pub spacing: u32,
+    /// Samples along a side.
+    pub side: u32,
+    /// Per sample, row by row: blades per cell in 1/256 (bits 0..16) and the kind (bits
+    /// 16..24; 255: none).
+    pub samples: Vec<u32>,
+}
+
+/// The widest sample spacing of a [`GroundCover`]: a cell's blended density then fits
+/// 32 bits, which a shader's integers hold.
+pub const MAX_COVER_SPACING: u32 = 64;
+
+impl GroundCover {
+    /// True when there are `side²` samples, `side ≥ 2`, and the spacing is within
+    /// 1..=[`MAX_COVER_SPACING`].
+    pub fn is_consistent(&self) -> bool {
+        self.side >= 2
+            && (1..=MAX_COVER_SPACING).contains(&self.spacing)
+            && self.samples.len() == self.side as usize * self.side as usize
+    }
+}
+
+/// Where the blades of a [`GrassLayer`] grow out of the ground cover: the cells
+/// whose kind is `kind`, where the ground passes the rules, `share` of each
+/// cell's blades. A cell's ground is its four corners' heights and its own
+/// corner's material, as [`CoverRule::allows`] reads them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CoverRule {
+    /// The cover kind this layer's blades are.
+    pub kind: u8,
+    /// Share of each cell's blades drawn, 0 to 1 (the nearest; distance thins further).
+    pub share: f32,
+    /// Allowed gradient, inclusive, as the squared sum `dx² + dz²` of the cell's corner
+    /// differences (`dx = h₁ − h₀ + h₃ − h₂`, `dz = h₂ − h₀ + h₃ − h₁`): the slope in
+    /// degrees θ is `(2 · cell_size · tan θ)²` here, so no side needs an arctangent.
+    pub gradient: [f32; 2],
+    /// Allowed ground height (the mean of the corners), metres, inclusive.
+    pub height: [f32; 2],
+    /// Bit `m`: material byte `m` allowed (0 to 30); bit 31: any other byte (no material).
+    pub materials: u32,
+    /// The blades' scale range.
+    pub scale: [f32; 2],
+    /// Linear RGBA colour of every blade.
+    pub colour: [u8; 4],
+}
+
+impl CoverRule {
+    /// The gradient bound of a slope of `degrees` on cells of `cell_size` metres (infinite
+    /// from 90°).
+    pub fn gradient_of(degrees: f32, cell_size: f32) -> f32 {
+        if degrees >= 90.0 {
+            return f32::INFINITY;
+        }
+        let g = 2.0 * cell_size * degrees.max(0.0).to_radians().tan();
+        g * g
+    }
+
+    /// Whether a cell of corner heights `h` (row by row: (0,0), (1,0), (0,1), (1,1)) and
+    /// material byte `material` passes the rule. The shader does this arithmetic step by
+    /// step in the same order, so both agree bit for bit.
+    pub fn allows(&self, h: [f32; 4], material: u8) -> bool {
+        let dx = h[1] - h[0] + h[3] - h[2];
+        let dz = h[2] - h[0] + h[3] - h[1];
+        let gradient = dx * dx + dz * dz;
+        let height = 0.25 * (h[0] + h[1] + h[2] + h[3]);
+        let bit = if material < 31 { material } else { 31 };
+        (self.gradient[0]..=self.gradient[1]).contains(&gradient)
+            && (self.height[0]..=self.height[1]).contains(&height)
+            && self.materials >> bit & 1 == 1
+    }
 }
 
 impl TerrainPatch {
@@ -631,6 +717,9 @@ pub struct GrassLayer {
     /// Displacements of live blades from their rest positions, world metres,
     /// `[slot][link]`; small, uploaded whole every frame.
     pub live_displacement: Vec<Vec3>,
+    /// Blades this layer grows out of the terrain patches' ground cover, expanded by
+    /// the renderer (none: only the instances above).
+    pub cover: Option<CoverRule>,
 }
 
 impl GrassLayer {
@@ -868,6 +957,31 @@ mod tests {
         assert!(l.is_consistent());
         l.motion.texel = GrassTexel::Rgba16F;
         assert!(!l.is_consistent(), "RGBA16F needs 8 bytes per texel");
+    }
+
+    /// A rule's slope bounds are the slope in degrees, read without an arctangent.
+    #[test]
+    fn a_cover_rule_reads_slope_height_and_material() {
+        let rule = CoverRule {
+            kind: 0,
+            share: 1.0,
+            gradient: [0.0, CoverRule::gradient_of(30.0, 0.5)],
+            height: [0.0, 10.0],
+            materials: 1 << 4,
+            scale: [1.0, 1.0],
+            colour: [0; 4],
+        };
+        // 0.5 m cells rising 0.25 m along x: 26.6°; 0.35 m: 35°.
+        assert!(rule.allows([1.0, 1.25, 1.0, 1.25], 4));
+        assert!(!rule.allows([1.0, 1.35, 1.0, 1.35], 4));
+        assert!(!rule.allows([1.0, 1.25, 1.0, 1.25], 3), "another material");
+        assert!(!rule.allows([11.0, 11.0, 11.0, 11.0], 4), "above the height range");
+        let anywhere = CoverRule {
+            gradient: [0.0, CoverRule::gradient_of(90.0, 0.5)],
+            materials: u32::MAX,
+            ..rule
+        };
+        assert!(anywhere.allows([1.0, 9.0, 1.0, 9.0], 255), "a cliff without material");
     }
 
     #[test]

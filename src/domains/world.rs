@@ -11,7 +11,7 @@ use sylva_systems::world::{self, ContentError, WorldError};
 use super::draw::{Draw, FrameInput, Gathered};
 use super::forest::species_error;
 use super::{Building, Domain, Invalid, check_section};
-use crate::memory::{self, Estimate, WORLD_BLADE, WORLD_CELL, WORLD_INSTANCE, WORLD_SAMPLE, WORLD_SLOT};
+use crate::memory::{self, Estimate, WORLD_CELL, WORLD_COVER_SAMPLE, WORLD_INSTANCE, WORLD_SAMPLE, WORLD_SLOT};
 use crate::{BuildError, Scene};
 
 /// The world: its species grown once for every chunk, its streamer built.
@@ -31,13 +31,15 @@ impl Domain for WorldDomain {
             estimate.add("world.evict_radius", what, resident.saturating_mul(cells * per_cell));
             let samples = u64::from(w.chunk_cells / w.ecology.sample_cells.max(1) + 1).pow(2);
             let instances = memory::instances_per_chunk(w);
-            let drawn_blades = f64::from(w.draw.blades_per_m2) * f64::from(w.chunk_size()).powi(2);
-            let per_chunk = samples * WORLD_SAMPLE
-                + (instances * WORLD_INSTANCE as f64) as u64
-                + (drawn_blades * WORLD_BLADE as f64) as u64;
+            let cover = if w.draw.blades_per_m2 > 0.0 {
+                samples * WORLD_COVER_SAMPLE
+            } else {
+                0
+            };
+            let per_chunk = samples * WORLD_SAMPLE + (instances * WORLD_INSTANCE as f64) as u64 + cover;
             let what = format!(
                 "up to {resident} resident chunks × at most {instances:.0} trees and shrubs, {samples} attribute \
-                 samples and {drawn_blades:.0} drawn blades"
+                 and ground-cover samples"
             );
             estimate.add("world.ecology", what, resident.saturating_mul(per_chunk));
             if let Some(b) = &w.terrain.basins {

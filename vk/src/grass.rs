@@ -13,6 +13,11 @@
 //! linearly to none at [`LOD_CUT_METRES`] (links are never dropped: a blade
 //! keeps its shape, the sward gets sparser, which fog hides).
 //!
+//! Layers that grow out of the chunks' ground cover (a [`GrassLayer::cover`] rule) are
+//! also drawn from the sward's part of its blade buffer (`sward.rs`), one indirect draw
+//! each; the expansion thinned them with distance already, so their vertex shader only
+//! widens the blades that are left.
+//!
 //! The grass probe (`grass_probe.rs`) uploads a layer's [`Motion`] the same way
 //! and runs the fetch in a compute shader.
 
@@ -35,6 +40,8 @@ use crate::pass::{DrawPass, Prepare, Recording};
 use crate::pipeline::{Attribute, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
+use crate::sward::{Sward, SwardBlade};
+use crate::terrain::CoverChunk;
 use crate::upload::Uploads;
 
 /// Blades closer than this are all drawn, metres.
@@ -111,14 +118,22 @@ struct Slot {
 pub(crate) struct Grass {
     slots: Vec<Slot>,
     draws: Vec<(usize, LayerConstants)>,
+    /// Constants of each layer the sward draws, in the sward's draw order.
+    sward_constants: Vec<LayerConstants>,
+    sward: Sward,
     pipeline: DrawPipeline,
     sets: SetPool,
     sampler: Owned<vk::Sampler>,
 }
 
 impl Grass {
-    /// The pipeline over the globals at set 0 and a layer's set at set 1.
-    pub fn new(memory: &Arc<Memory>, globals: vk::DescriptorSetLayout) -> Result<Grass, RenderError> {
+    /// The pipeline over the globals at set 0 and a layer's set at set 1; the sward reads
+    /// chunks through sets of layout `cover`.
+    pub fn new(
+        memory: &Arc<Memory>,
+        globals: vk::DescriptorSetLayout,
+        cover: vk::DescriptorSetLayout,
+    ) -> Result<Grass, RenderError> {
         let device = memory.device();
         // Room for a replaced set of every layer waiting in the graveyard beside its successor.
         let sets = SetPool::new(memory, vk::ShaderStageFlags::VERTEX, &SET_KINDS, 2 * MAX_LAYERS)?;
@@ -136,6 +151,8 @@ impl Grass {
         Ok(Grass {
             slots: Vec::new(),
             draws: Vec::new(),
+            sward_constants: Vec::new(),
+            sward: Sward::new(memory, globals, cover)?,
             pipeline,
             sets,
             sampler: descriptors::nearest_sampler(device)?,
@@ -186,7 +203,6 @@ impl Grass {
     /// Picks the visible layers and their constants.
     fn pick(&mut self, frame: &mut Prepare<'_>, batch: &GrassBatch) {
         let view = frame.view;
-        let play_time = batch.time * batch.wave_speed;
         for (i, s) in self.slots.iter().enumerate() {
             if s.instances.len() == 0 {
                 continue;
@@ -205,30 +221,42 @@ impl Grass {
                 frame.stats.batches_culled += 1;
                 continue;
             }
-            let constants = LayerConstants {
-                field: m.field,
-                play: [batch.wind_power, play_time, m.links as f32, m.rgb8_scale],
-                lod: [
-                    LOD_FULL_METRES,
-                    LOD_CUT_METRES,
-                    m.rest_height * s.max_scale.max(1e-6),
-                    0.0,
-                ],
-            };
-            self.draws.push((i, constants));
+            self.draws.push((i, s.constants(batch, s.max_scale, false)));
         }
+        for draw in self.sward.draws() {
+            let (s, layer) = (&self.slots[draw.layer], &batch.layers[draw.layer]);
+            let tallest = layer.cover.map_or(1.0, |r| r.scale[1].abs());
+            self.sward_constants.push(s.constants(batch, tallest, true));
+        }
+    }
+
+    /// Whether the sward's cells are culled by the view and thinned with distance.
+    pub fn set_sward_culling(&mut self, on: bool) {
+        self.sward.set_culling(on);
+    }
+
+    /// Records the sward's expansion (before the frame's rendering).
+    pub fn record_expand(&self, rec: &Recording<'_>, slot: usize) {
+        self.sward.record(rec, slot);
+    }
+
+    /// Every blade the last frame expanded from the ground cover (no frame in flight).
+    pub fn read_sward(&mut self, memory: &Arc<Memory>) -> Result<Vec<SwardBlade>, RenderError> {
+        self.sward.read(memory)
     }
 }
 
 impl DrawPass for Grass {
-    /// The layers (slot `i` is layer `i`; `None` frees every slot) and their playback.
-    type Batch<'b> = Option<&'b mut GrassBatch>;
+    /// The layers (slot `i` is layer `i`; `None` frees every slot) and their playback, and
+    /// the chunks with ground cover.
+    type Batch<'b> = (Option<&'b mut GrassBatch>, Vec<CoverChunk>);
 
-    fn prepare(&mut self, frame: &mut Prepare<'_>, batch: Self::Batch<'_>) -> Result<(), RenderError> {
+    fn prepare(&mut self, frame: &mut Prepare<'_>, (batch, covers): Self::Batch<'_>) -> Result<(), RenderError> {
         self.draws.clear();
+        self.sward_constants.clear();
         let Some(batch) = batch else {
             self.slots.clear();
-            return Ok(());
+            return self.sward.prepare(frame, &[], &[]);
         };
         if batch.layers.len() > MAX_LAYERS as usize {
             return Err(RenderError::BadBatch(format!(
@@ -240,15 +268,24 @@ impl DrawPass for Grass {
         for (i, layer) in batch.layers.iter_mut().enumerate() {
             self.update(frame, i, layer)?;
         }
+        self.sward.prepare(frame, &batch.layers, &covers)?;
         self.pick(frame, batch);
         Ok(())
     }
 
     fn record(&self, rec: &Recording<'_>, stats: &mut FrameStats) {
-        if self.draws.is_empty() {
+        if self.draws.is_empty() && self.sward.draws().is_empty() {
             return;
         }
         self.pipeline.bind(rec);
+        for (draw, constants) in self.sward.draws().iter().zip(&self.sward_constants) {
+            self.pipeline.bind_set(rec, 1, self.slots[draw.layer].set.raw());
+            self.pipeline.push(rec, constants);
+            self.sward.bind(rec, draw.part);
+            self.sward.draw(rec, draw.part);
+            stats.draw_calls += 1;
+        }
+        stats.grass += self.sward.drawn();
         for (i, constants) in &self.draws {
             let s = &self.slots[*i];
             self.pipeline.bind_set(rec, 1, s.set.raw());
@@ -267,6 +304,27 @@ impl DrawPass for Grass {
 }
 
 impl Slot {
+    /// The layer's draw constants with blades scaled up to `max_scale`; `thinned`: the
+    /// blades were thinned with distance already (the sward's).
+    fn constants(&self, batch: &GrassBatch, max_scale: f32, thinned: bool) -> LayerConstants {
+        let m = &self.motion;
+        LayerConstants {
+            field: m.field,
+            play: [
+                batch.wind_power,
+                batch.time * batch.wave_speed,
+                m.links as f32,
+                m.rgb8_scale,
+            ],
+            lod: [
+                LOD_FULL_METRES,
+                LOD_CUT_METRES,
+                m.rest_height * max_scale.max(1e-6),
+                if thinned { 1.0 } else { 0.0 },
+            ],
+        }
+    }
+
     /// Uploads the layer's changed instances (recomputing the root box whenever any
     /// changed) and its live displacements, growing their buffer when needed (with a
     /// new set from `sets` pointing at it: the frame in flight may still bind the old one).

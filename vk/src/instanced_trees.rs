@@ -31,7 +31,7 @@ use crate::gpu_memory::{Buffer, Memory};
 use crate::impostors::{CARD_BYTES, CARD_FADE, CARD_PIXELS, ModelBounds, card_fade};
 use crate::leaves::{LEAF_FADE, LEAF_FULL_PIXELS, MIN_SHARE};
 use crate::mesh::{self, Mesh};
-use crate::pass::{Prepare, Recording};
+use crate::pass::{Prepare, Recording, barrier};
 use crate::pipeline::{ComputePipeline, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
 use crate::shaders;
@@ -701,22 +701,6 @@ fn bucket(pass: usize, level: usize, model: usize, models: usize) -> usize {
 /// entry its levels and its places in two lists.
 fn work_words(buckets: usize, entries: usize) -> usize {
     13 * buckets + 3 * entries
-}
-
-/// Records a global memory barrier from `src` to `dst` (stages, accesses).
-fn barrier(
-    rec: &Recording<'_>,
-    src: (vk::PipelineStageFlags, vk::AccessFlags),
-    dst: (vk::PipelineStageFlags, vk::AccessFlags),
-) {
-    let b = vk::MemoryBarrier::default()
-        .src_access_mask(src.1)
-        .dst_access_mask(dst.1);
-    // SAFETY: `rec.cmd` is recording outside rendering.
-    unsafe {
-        rec.device
-            .cmd_pipeline_barrier(rec.cmd, src.0, dst.0, vk::DependencyFlags::empty(), &[b], &[], &[])
-    };
 }
 
 /// A device-local storage buffer holding `bytes` (queued for upload).

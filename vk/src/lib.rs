@@ -67,6 +67,7 @@ mod renderer;
 pub mod shaders;
 mod shadow;
 mod sky;
+mod sward;
 mod target;
 mod terrain;
 pub mod testing;
@@ -88,5 +89,6 @@ pub use impostors::{ABOVE, CARD_FADE, CARD_PIXELS, CELL_TEXELS, COLUMNS, DIRECTI
 pub use instanced_trees::{LEVELS, TREE_BYTES};
 pub use overlay::OverlayLine;
 pub use renderer::{RenderStats, Renderer};
+pub use sward::{MAX_BLADES, MAX_COVER_LAYERS, SwardBlade};
 pub use target::{encode_png, read_png, write_png};
 pub use validation::ValidationLog;

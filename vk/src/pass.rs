@@ -94,3 +94,19 @@ pub(crate) fn update_slots<S: BatchSlot>(
     }
     Ok(())
 }
+
+/// Records a global memory barrier from `src` to `dst` (stages, accesses).
+pub(crate) fn barrier(
+    rec: &Recording<'_>,
+    src: (vk::PipelineStageFlags, vk::AccessFlags),
+    dst: (vk::PipelineStageFlags, vk::AccessFlags),
+) {
+    let b = vk::MemoryBarrier::default()
+        .src_access_mask(src.1)
+        .dst_access_mask(dst.1);
+    // SAFETY: `rec.cmd` is recording outside rendering.
+    unsafe {
+        rec.device
+            .cmd_pipeline_barrier(rec.cmd, src.0, dst.0, vk::DependencyFlags::empty(), &[b], &[], &[])
+    };
+}

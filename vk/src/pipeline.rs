@@ -336,6 +336,13 @@ impl ComputePipeline {
         self.layout.push(device, cmd, constants);
     }
 
+    /// Records: `set` bound at set `index` of the bound pipeline.
+    pub fn bind_set(&self, device: &ash::Device, cmd: vk::CommandBuffer, index: u32, set: vk::DescriptorSet) {
+        let (bind, layout) = (vk::PipelineBindPoint::COMPUTE, self.layout.raw.raw());
+        // SAFETY: `cmd` is recording; the set lives until its submission is done.
+        unsafe { device.cmd_bind_descriptor_sets(cmd, bind, layout, index, &[set], &[]) };
+    }
+
     /// Records: new push constants for the next dispatch of the bound pipeline.
     pub fn push<T: Pod>(&self, device: &ash::Device, cmd: vk::CommandBuffer, constants: &T) {
         self.layout.push(device, cmd, constants);

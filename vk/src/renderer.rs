@@ -32,6 +32,7 @@ use crate::pass::{DrawPass, Prepare, Recording};
 use crate::points::Points;
 use crate::shadow::{self, ShadowMap};
 use crate::sky::Sky;
+use crate::sward::SwardBlade;
 use crate::target::{Target, encode_png, write_png};
 use crate::terrain::Terrain;
 use crate::upload::{StagingRing, Uploads, record_uploads};
@@ -137,10 +138,11 @@ impl Renderer {
         let shadow = ShadowMap::new(&memory)?;
         let globals = Globals::new(&memory, &shadow)?;
         let mut uploads = Uploads::default();
+        let terrain = Terrain::new(&memory, globals.layout())?;
         Ok(Renderer {
             atmosphere: Atmosphere::default(),
-            terrain: Terrain::new(&memory, globals.layout())?,
-            grass: Grass::new(&memory, globals.layout())?,
+            grass: Grass::new(&memory, globals.layout(), terrain.cover_layout())?,
+            terrain,
             cylinders: Cylinders::new(&memory, &mut uploads, globals.layout())?,
             leaves: Leaves::new(&device, globals.layout())?,
             instanced: InstancedTrees::new(&memory, &mut uploads, globals.layout())?,
@@ -239,6 +241,20 @@ impl Renderer {
     /// tests check.
     pub fn set_tree_culling(&mut self, on: bool) {
         self.instanced.set_culling(on);
+    }
+
+    /// Whether the grass expanded from the chunks' ground cover is culled by the view and
+    /// thinned with distance (on by default). Off, every cell of every chunk gives all its
+    /// blades, as `expand_blades` of sylva-systems does: tests compare the two.
+    pub fn set_grass_culling(&mut self, on: bool) {
+        self.grass.set_sward_culling(on);
+    }
+
+    /// Every grass blade the last frame expanded from the chunks' ground cover, read back
+    /// from the GPU (in no particular order).
+    pub fn read_sward(&mut self) -> Result<Vec<SwardBlade>, RenderError> {
+        self.finish()?;
+        self.grass.read_sward(&self.memory)
     }
 
     /// The wind leaves sway in from the next frame on, evaluated at the frame's time on a
@@ -349,7 +365,7 @@ impl Renderer {
         let bands = &self.impostors.bands()[..paired];
         self.cylinders.prepare(&mut frame, (cylinders, bands))?;
         self.leaves.prepare(&mut frame, (leaves, time, bands))?;
-        self.grass.prepare(&mut frame, grass)?;
+        self.grass.prepare(&mut frame, (grass, self.terrain.covers()))?;
         self.points.prepare(&mut frame, (points, show_points))?;
         self.overlay.prepare(&self.memory, slot, view.width, view.height)?;
         self.frames[slot].staging.stage(&self.memory, &self.uploads)?;
@@ -379,6 +395,15 @@ impl Renderer {
             cmd,
             globals: self.globals.set(slot),
         });
+        // The ground cover's blades, before the grass pass draws them.
+        self.grass.record_expand(
+            &Recording {
+                device: d,
+                cmd,
+                globals: self.globals.set(slot),
+            },
+            slot,
+        );
         // A new generation of tree models is baked before anything samples the atlases.
         self.impostors.record_bake(&Recording {
             device: d,

@@ -176,6 +176,12 @@ pub const TREE_CULL_COMP: Shader = Shader {
     spirv: spirv!("tree_cull.comp"),
 };
 
+/// Grass blades expanded from the chunks' ground cover into the layers' parts of one buffer.
+pub const GRASS_EXPAND_COMP: Shader = Shader {
+    name: "grass_expand.comp",
+    spirv: spirv!("grass_expand.comp"),
+};
+
 /// The far field's grid with vertex texture fetch, sunk under the streamed chunks.
 pub const HORIZON_VERT: Shader = Shader {
     name: "horizon.vert",
@@ -188,7 +194,7 @@ pub const HORIZON_FRAG: Shader = Shader {
 };
 
 /// Every shader, for the staleness check.
-pub const ALL: [Shader; 29] = [
+pub const ALL: [Shader; 30] = [
     CYLINDER_VERT,
     TERRAIN_VERT,
     TERRAIN_FRAG,
@@ -216,6 +222,7 @@ pub const ALL: [Shader; 29] = [
     INSTANCED_CYLINDER_VERT,
     INSTANCED_LEAF_VERT,
     TREE_CULL_COMP,
+    GRASS_EXPAND_COMP,
     HORIZON_VERT,
     HORIZON_FRAG,
 ];

@@ -8,20 +8,24 @@
 //! Terrain casts into the sun's shadow map: the chunks inside what the map
 //! covers, one draw each, on the grid the view would draw them with, so the
 //! surface in the map is the surface that samples it.
+//!
+//! A patch's ground cover goes up beside its textures, with a set through which
+//! the grass expansion (`sward.rs`) reads all three.
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use ash::vk;
-use sylva_runtime::extract::{TerrainBatch, TerrainPatch};
+use gpu_allocator::MemoryLocation;
+use sylva_runtime::extract::{GroundCover, TerrainBatch, TerrainPatch};
 use sylva_runtime::glam::Vec3;
 
 use crate::cull::Aabb;
 use crate::descriptors::{self, Descriptor, DescriptorSet, SetPool};
 use crate::error::RenderError;
 use crate::frame::FrameStats;
-use crate::gpu_memory::{Image, Memory};
+use crate::gpu_memory::{Buffer, Image, Memory};
 use crate::handles::Owned;
 use crate::mesh::{self, Mesh};
 use crate::pass::{DrawPass, Prepare, Recording};
@@ -67,7 +71,46 @@ struct Chunk {
     cell_size: f32,
     samples: u32,
     bounds: Aabb,
+    cover: Option<Cover>,
 }
+
+/// A chunk's ground cover on the GPU: its samples and the set the grass expansion reads
+/// the chunk through (surface, material, samples).
+struct Cover {
+    set: DescriptorSet,
+    /// Held while the set points at it.
+    _samples: Buffer,
+    seed: u32,
+    origin_cell: [i32; 2],
+    spacing: u32,
+    side: u32,
+    /// The most blades per cell any sample holds.
+    peak: f32,
+}
+
+/// A chunk's ground cover as the grass expansion dispatches over it (`sward.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CoverChunk {
+    /// Surface and material textures and the cover samples (`grass_expand.comp`'s set 2).
+    pub set: vk::DescriptorSet,
+    /// World cell of the chunk's cell (0, 0).
+    pub origin_cell: [i32; 2],
+    /// Cells per side.
+    pub cells: u32,
+    /// Metres per cell.
+    pub cell_size: f32,
+    /// The blade hash's seed, cells between samples, samples per side.
+    pub cover: [u32; 3],
+    /// The most blades per cell any sample holds.
+    pub peak: f32,
+    /// World position of cell (0, 0)'s corner, ground height 0.
+    pub origin: Vec3,
+    /// The box around the chunk's ground.
+    pub bounds: Aabb,
+}
+
+/// Chunks whose ground cover the pool has sets for (the grass expansion's reach holds few).
+const MAX_COVERS: u32 = 1024;
 
 /// The terrain draw path.
 pub(crate) struct Terrain {
@@ -88,6 +131,7 @@ pub(crate) struct Terrain {
     pipeline: DrawPipeline,
     shadow: DrawPipeline,
     sets: SetPool,
+    cover_sets: SetPool,
     sampler: Owned<vk::Sampler>,
 }
 
@@ -109,6 +153,12 @@ impl Terrain {
         };
         let pipeline = DrawPipeline::new(device, &desc)?;
         let shadow = DrawPipeline::shadow(device, &desc, None)?;
+        let cover_kinds = [
+            vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+            vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+            vk::DescriptorType::STORAGE_BUFFER,
+        ];
+        let cover_sets = SetPool::new(memory, vk::ShaderStageFlags::COMPUTE, &cover_kinds, 2 * MAX_COVERS)?;
         Ok(Terrain {
             chunks: BTreeMap::new(),
             grids: HashMap::new(),
@@ -121,7 +171,62 @@ impl Terrain {
             pipeline,
             shadow,
             sets,
+            cover_sets,
             sampler: descriptors::nearest_sampler(device)?,
+        })
+    }
+
+    /// The layout of a chunk's cover set (`grass_expand.comp`'s set 2).
+    pub fn cover_layout(&self) -> vk::DescriptorSetLayout {
+        self.cover_sets.layout()
+    }
+
+    /// The chunks with ground cover, for the grass expansion.
+    pub fn covers(&self) -> Vec<CoverChunk> {
+        self.chunks
+            .values()
+            .filter_map(|c| {
+                let cover = c.cover.as_ref()?;
+                Some(CoverChunk {
+                    set: cover.set.raw(),
+                    origin_cell: cover.origin_cell,
+                    cells: c.samples - 1,
+                    cell_size: c.cell_size,
+                    cover: [cover.seed, cover.spacing, cover.side],
+                    peak: cover.peak,
+                    origin: c.origin,
+                    bounds: c.bounds,
+                })
+            })
+            .collect()
+    }
+
+    /// A chunk's cover on the GPU: its samples queued for upload and its set written.
+    fn cover(&self, frame: &mut Prepare<'_>, chunk: &Chunk, cover: &GroundCover) -> Result<Cover, RenderError> {
+        let bytes = slice_bytes(&cover.samples);
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_DST;
+        let samples = frame
+            .memory
+            .buffer(bytes.len() as u64, usage, MemoryLocation::GpuOnly, "ground cover")?;
+        frame.uploads.copy_to_buffer(samples.raw(), 0, bytes);
+        let set = self
+            .cover_sets
+            .allocate("vkAllocateDescriptorSets (too many chunks with ground cover?)")?;
+        let sampler = self.sampler.raw();
+        set.write(&[
+            Descriptor::Texture(&chunk.surface, sampler),
+            Descriptor::Texture(&chunk.material, sampler),
+            Descriptor::Storage(&samples),
+        ]);
+        let densest = cover.samples.iter().map(|s| s & 0xffff).max().unwrap_or(0);
+        Ok(Cover {
+            set,
+            _samples: samples,
+            seed: cover.seed,
+            origin_cell: cover.origin_cell,
+            spacing: cover.spacing,
+            side: cover.side,
+            peak: densest as f32 / 256.0,
         })
     }
 
@@ -142,6 +247,15 @@ impl Terrain {
                 return Err(RenderError::BadBatch(format!(
                     "terrain patch {:?}: planes do not match resolution {} (cell size {})",
                     patch.key, patch.resolution, patch.cell_size
+                )));
+            }
+            if let Some(c) = patch.cover.as_ref().filter(|c| !c.is_consistent()) {
+                return Err(RenderError::BadBatch(format!(
+                    "terrain patch {:?}: ground cover of {} samples, {} per side, every {} cells",
+                    patch.key,
+                    c.samples.len(),
+                    c.side,
+                    c.spacing
                 )));
             }
             let fits = self
@@ -174,6 +288,12 @@ impl Terrain {
             frame
                 .uploads
                 .copy_to_image(chunk.material.raw(), extent, &patch.material);
+            let chunk = &self.chunks[&patch.key];
+            let cover = match &patch.cover {
+                Some(c) => Some(self.cover(frame, chunk, c)?),
+                None => None,
+            };
+            self.chunks.get_mut(&patch.key).expect("chunk created above").cover = cover;
         }
         Ok(())
     }
@@ -287,6 +407,7 @@ impl Terrain {
             cell_size: patch.cell_size,
             samples: patch.resolution,
             bounds: Aabb::EMPTY,
+            cover: None,
         })
     }
 }

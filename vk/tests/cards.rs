@@ -363,6 +363,7 @@ fn a_carded_tree_near_enough_still_shadows_the_ground() {
         height: vec![0.0; n],
         material: vec![6; n],
         water: vec![0.0; n],
+        cover: None,
         dirty: true,
     };
     let sun = Sun {

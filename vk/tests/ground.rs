@@ -77,6 +77,7 @@ fn coast_batch() -> TerrainBatch {
             height,
             material,
             water,
+            cover: None,
             dirty: true,
         }
     };

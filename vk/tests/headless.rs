@@ -27,6 +27,7 @@ fn hill(key: [i32; 2], res: u32) -> TerrainPatch {
         height: vec![0.0; n],
         material: vec![5; n],
         water: vec![0.0; n],
+        cover: None,
         dirty: true,
     };
     for j in 0..res {

@@ -60,6 +60,7 @@ fn chunks() -> TerrainBatch {
                 height,
                 material: vec![SAND; n],
                 water: vec![0.0; n],
+                cover: None,
                 dirty: true,
             });
         }

@@ -41,6 +41,7 @@ fn chunk(key: i32) -> TerrainPatch {
         height: vec![0.1 * (key % 5) as f32; n],
         material: vec![5; n],
         water: vec![0.0; n],
+        cover: None,
         dirty: true,
     }
 }

@@ -65,6 +65,7 @@ fn patch(res: u32, material: u8) -> TerrainPatch {
         height: vec![0.0; n],
         material: vec![material; n],
         water: vec![0.0; n],
+        cover: None,
         dirty: true,
     }
 }

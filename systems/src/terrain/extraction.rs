@@ -87,6 +87,7 @@ fn empty_patch(key: [i32; 2], origin: Vec3, cell_size: f32, resolution: u32) -> 
         height: vec![f32::NAN; samples],
         material: vec![BARE; samples],
         water: vec![0.0; samples],
+        cover: None,
         dirty: true,
     }
 }

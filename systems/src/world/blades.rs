@@ -2,13 +2,12 @@
 //! renderer, live grass near walkers and a host without Vulkan all call
 //! (docs/design/ecology.md, "Ground cover is a field").
 
-use glam::{Vec2, Vec3};
+use glam::Vec3;
+use sylva_runtime::extract::{CoverRule, GroundCover};
 
 use super::chunk::ChunkPayload;
 use super::params::WorldGrassSpecies;
-use crate::ecology::{NO_KIND, blade_hash};
-use crate::placement::GroundSample;
-use crate::terrain::Material;
+use crate::ecology::{CoverField, NO_KIND, blade_hash};
 
 /// One blade of ground cover.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,12 +25,54 @@ pub struct Blade {
 /// A rectangle of a chunk's cells, `[x0, z0, x1, z1)` in the chunk's own cells.
 pub type CellRect = [u32; 4];
 
+/// The rules of the world's grass species `grass` (species `k` is kind `k`) on cells of
+/// `cell_size` metres, drawing `share` of each cell's blades: what [`expand_blades`] and a
+/// renderer's expansion read (docs/design/grass.md, "Blades from the field on the GPU").
+pub fn cover_rules(grass: &[WorldGrassSpecies], cell_size: f32, share: f32) -> Vec<CoverRule> {
+    grass
+        .iter()
+        .enumerate()
+        .map(|(k, g)| CoverRule {
+            kind: k.min(usize::from(NO_KIND) - 1) as u8,
+            share: share.clamp(0.0, 1.0),
+            gradient: [
+                CoverRule::gradient_of(g.rules.slope.0, cell_size),
+                CoverRule::gradient_of(g.rules.slope.1, cell_size),
+            ],
+            height: [g.rules.height.0, g.rules.height.1],
+            materials: if g.rules.materials.is_empty() {
+                u32::MAX
+            } else {
+                g.rules.materials.iter().fold(0, |m, &t| m | 1 << (t as u32))
+            },
+            scale: [g.scale.0, g.scale.1],
+            colour: g.colour,
+        })
+        .collect()
+}
+
+/// `field` packed for a renderer, its cell (0, 0) at world cell `origin_cell`.
+pub fn ground_cover(field: &CoverField, origin_cell: [i32; 2]) -> GroundCover {
+    GroundCover {
+        seed: field.seed,
+        origin_cell,
+        spacing: field.spacing,
+        side: field.side,
+        samples: field
+            .density
+            .iter()
+            .zip(&field.kind)
+            .map(|(&d, &k)| u32::from(d) | u32::from(k) << 16)
+            .collect(),
+    }
+}
+
 /// The blades of `payload`'s cells in `cells` (clamped to the chunk), `share`
 /// of each cell's (its first ones, so a smaller share gives a subset; the
 /// fraction rounded by the cell's hash), for the world's grass species `grass`, appended to `out`
 /// cell by cell, row by row. A blade stands where its cell is dry and passes
-/// its species' rules; its height is the ground's under it. The same inputs
-/// give the same blades, bit for bit, on any thread.
+/// its species' rules ([`cover_rules`]); its height is the ground's under it. The same
+/// inputs give the same blades, bit for bit, on any thread, and on the GPU.
 pub fn expand_blades(
     payload: &ChunkPayload,
     grass: &[WorldGrassSpecies],
@@ -46,6 +87,7 @@ pub fn expand_blades(
     if n == 0 || field.density.is_empty() || cell_size <= 0.0 {
         return;
     }
+    let rules = cover_rules(grass, cell_size, share);
     let origin = [
         i64::from(payload.coord[0]) * i64::from(n),
         i64::from(payload.coord[1]) * i64::from(n),
@@ -56,7 +98,7 @@ pub fn expand_blades(
         for x in x0..x1 {
             let world = [origin[0] + i64::from(x), origin[1] + i64::from(z)];
             let cover = field.cell(x, z, world);
-            let Some(species) = grass.get(usize::from(cover.kind)).filter(|_| cover.kind != NO_KIND) else {
+            let Some(rule) = rules.get(usize::from(cover.kind)).filter(|_| cover.kind != NO_KIND) else {
                 continue;
             };
             let i = z as usize * r + x as usize;
@@ -65,18 +107,12 @@ pub fn expand_blades(
                 continue;
             }
             let h = corners.map(|c| surface.height[c]);
-            let slope = Vec2::new(h[1] - h[0] + h[3] - h[2], h[2] - h[0] + h[3] - h[1]) / (2.0 * cell_size);
-            let ground = GroundSample {
-                height: 0.25 * (h[0] + h[1] + h[2] + h[3]),
-                slope: slope.length().atan().to_degrees(),
-                material: Material::from_u8(surface.material[i]),
-            };
-            if !species.rules.allows(&ground) {
+            if !rule.allows(h, surface.material[i]) {
                 continue;
             }
-            let (s0, s1) = species.scale;
+            let [s0, s1] = rule.scale;
             let round = (blade_hash(field.seed, world, u32::MAX, 0x5eed) >> 8) as f32 / (1u32 << 24) as f32;
-            let count = (cover.count as f32 * share.clamp(0.0, 1.0) + round) as u32;
+            let count = (cover.count as f32 * rule.share + round) as u32;
             for b in 0..count.min(cover.count) {
                 let draw = field.blade(world, b);
                 let [u, v] = draw.offset;

@@ -13,7 +13,10 @@
 //!   re-uploads only slots that changed hands and draws every tree from its model: geometry
 //!   near, an impostor card far. An evicted chunk's slot is emptied and reused by the next
 //!   chunk.
-//! - Blades are instances in the [`GrassBatch`] layer of their species; each
+//! - The patch carries the chunk's ground cover, and the [`GrassBatch`]'s layers the
+//!   rules by which a renderer expands it into blades on the GPU. Only a chunk whose patch
+//!   carries none (a host asked for [`super::ChunkParts::blades`] and no ground patch) has
+//!   its blades listed: instances in the layer of their species; each
 //!   chunk owns one run per layer, an evicted chunk's run is zeroed (nothing is
 //!   drawn) and reused by later chunks, and trailing free runs are cut off, so a
 //!   layer stays as large as what is resident plus gaps, and only changed runs
@@ -25,7 +28,7 @@ use std::ops::Range;
 
 use glam::Vec3;
 use hecs::Entity;
-use sylva_runtime::extract::{GrassBatch, GrassLayer, TerrainBatch, TreeInstances, TreeModels};
+use sylva_runtime::extract::{CoverRule, GrassBatch, GrassLayer, TerrainBatch, TreeInstances, TreeModels};
 use sylva_runtime::runs::Runs;
 use sylva_runtime::{Access, App, System};
 
@@ -77,16 +80,19 @@ impl WorldState {
 pub const GRASS_TIME_SYSTEM: &str = "world.grass_time";
 
 /// Inserts the world's resources (an empty [`WorldState`], [`WorldBatch`],
-/// [`TerrainBatch`], and a [`GrassBatch`] with one layer per grass species) and
-/// the frame system [`GRASS_TIME_SYSTEM`].
-pub fn install_world(app: &mut App, content: &WorldContent, grass: &WorldGrass) {
+/// [`TerrainBatch`], and a [`GrassBatch`] with one layer per grass species, growing out of
+/// the patches' ground cover by `cover`, one rule per species) and the frame system
+/// [`GRASS_TIME_SYSTEM`].
+pub fn install_world(app: &mut App, content: &WorldContent, grass: &WorldGrass, cover: &[CoverRule]) {
     let layers = content
         .grass
         .iter()
-        .map(|g| GrassLayer {
+        .enumerate()
+        .map(|(k, g)| GrassLayer {
             shape: g.shape.clone(),
             motion: g.motion.clone(),
             generation: 1,
+            cover: cover.get(k).copied(),
             ..GrassLayer::default()
         })
         .collect();
@@ -148,7 +154,10 @@ pub fn install_chunk(app: &mut App, ready: ReadyChunk, content: &WorldContent) {
         fill_slot(&mut state, &mut batch, trees)
     };
     let mut grass_runs = Vec::with_capacity(grass.len());
-    if let Some(mut batch) = res.get_mut::<GrassBatch>() {
+    // Blades as a list only where the patch carries no cover a renderer expands itself.
+    if patch.cover.is_none()
+        && let Some(mut batch) = res.get_mut::<GrassBatch>()
+    {
         for patch in &grass {
             let k = usize::from(patch.species);
             let (Some(layer), Some(kind)) = (batch.layers.get_mut(k), content.grass.get(k)) else {

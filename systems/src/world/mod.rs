@@ -59,7 +59,7 @@ pub use bake::{
     BakeError, BakePlan, BakeReport, MAX_BAKE_CHUNKS, Phase, Shard, ShardError, StoreFile, VerifyReport, bake,
     hilbert_order, verify,
 };
-pub use blades::{Blade, CellRect, expand_blades};
+pub use blades::{Blade, CellRect, cover_rules, expand_blades, ground_cover};
 pub use chunk::{
     ChunkContent, ChunkPayload, DATA_VERSION, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
 };

@@ -12,7 +12,7 @@ use glam::Vec3;
 use sylva_runtime::extract::{TerrainPatch, TreeInstances};
 use sylva_runtime::stream::{ChunkCoord, ChunkSource};
 
-use super::blades::{Blade, expand_blades};
+use super::blades::{Blade, expand_blades, ground_cover};
 use super::chunk::{ChunkPayload, TreeInstance, WorldGen};
 use super::content::WorldContent;
 use crate::ecology::pcg;
@@ -21,26 +21,29 @@ use sylva_runtime::aabb::Aabb;
 use crate::mesh_kit::{GROUND_LEVELS, KitError, Mesh, MeshKit};
 
 /// What a ready chunk carries beyond its payload (which it always carries). Sylva's renderer
-/// needs the first three ([`ChunkParts::RENDERER`], the default); a host with its own
-/// renderer asks for what it uses, and what it does not ask for is never built.
+/// needs the first two ([`ChunkParts::RENDERER`], the default: it expands the patch's ground
+/// cover into blades itself); a host with its own renderer asks for what it uses, and what it
+/// does not ask for is never built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChunkParts {
     /// The drawn trees as instances of their variants' models ([`ReadyChunk::trees`]).
     pub tree_instances: bool,
-    /// The ground as Sylva's renderer draws it ([`ReadyChunk::patch`]).
+    /// The ground as Sylva's renderer draws it, with its ground cover ([`ReadyChunk::patch`]).
     pub ground_patch: bool,
-    /// Grass blades expanded from the ground cover ([`ReadyChunk::grass`]).
+    /// Grass blades expanded from the ground cover on the CPU ([`ReadyChunk::grass`]), for a
+    /// host that draws blades as a list.
     pub blades: bool,
     /// The mesh kit's ground (every level) and water ([`ReadyChunk::meshes`]).
     pub meshes: bool,
 }
 
 impl ChunkParts {
-    /// What Sylva's renderer draws: tree instances, the ground patch and blades.
+    /// What Sylva's renderer draws: tree instances and the ground patch, whose ground cover
+    /// it expands into blades on the GPU.
     pub const RENDERER: ChunkParts = ChunkParts {
         tree_instances: true,
         ground_patch: true,
-        blades: true,
+        blades: false,
         meshes: false,
     };
 
@@ -165,10 +168,10 @@ pub struct ReadyChunk {
     /// per tree, or its card where small on screen.
     pub trees: TreeInstances,
     /// The ground as Sylva's renderer draws it: `payload.surface`'s planes with their place
-    /// in the world.
+    /// in the world, and its ground cover when the world draws grass.
     pub patch: TerrainPatch,
-    /// The blades a renderer draws: the ground cover expanded up to the world's
-    /// `draw.blades_per_m2`, one patch per species with blades here.
+    /// The blades expanded on the CPU, when asked for ([`ChunkParts::blades`]): the ground
+    /// cover up to the world's `draw.blades_per_m2`, one patch per species with blades here.
     pub grass: Vec<GrassPatch>,
     /// The mesh kit's meshes of the chunk, when asked for.
     pub meshes: Option<ChunkMeshes>,
@@ -193,7 +196,7 @@ impl ReadyChunk {
     /// meshes it carries).
     pub fn upload_bytes(&self) -> u64 {
         let blades: usize = self.grass.iter().map(|g| g.root.len()).sum();
-        let samples = self.patch.height.len() as u64;
+        let samples = self.patch.height.len() as u64 + self.patch.cover.as_ref().map_or(0, |c| c.samples.len() as u64);
         let meshes = self.meshes.as_ref().map_or(0, |m| {
             m.ground.iter().chain([&m.water]).map(|g| g.bytes() as u64).sum::<u64>()
         });
@@ -366,8 +369,24 @@ impl WorldSource {
             height: payload.surface.height.clone(),
             material: payload.surface.material.clone(),
             water: payload.surface.water.clone(),
+            cover: (self.blade_share() > 0.0 && !payload.cover.density.is_empty()).then(|| {
+                let n = p.chunk_cells as i32;
+                ground_cover(&payload.cover, [c[0].wrapping_mul(n), c[1].wrapping_mul(n)])
+            }),
             dirty: true,
         }
+    }
+
+    /// The share of the ground cover's blades a renderer draws (the world's
+    /// `draw.blades_per_m2` against the densest biome's ground): what its layers' cover rules
+    /// and [`ReadyChunk::grass`] hold.
+    pub fn blade_share(&self) -> f32 {
+        let p = self.chunks.params();
+        let peak = self.chunks.biomes().peak_blades();
+        if p.draw.blades_per_m2 <= 0.0 || peak <= 0.0 {
+            return 0.0;
+        }
+        (p.draw.blades_per_m2 / peak).min(1.0)
     }
 
     /// `payload`'s meshes: its ground at every level its cells allow, its water, its bounds.
@@ -400,11 +419,10 @@ impl WorldSource {
     /// The blades a renderer draws of `payload`, one patch per species.
     fn blades(&self, payload: &ChunkPayload) -> Vec<GrassPatch> {
         let p = self.chunks.params();
-        let peak = self.chunks.biomes().peak_blades();
-        if p.draw.blades_per_m2 <= 0.0 || peak <= 0.0 {
+        let share = self.blade_share();
+        if share <= 0.0 {
             return Vec::new();
         }
-        let share = (p.draw.blades_per_m2 / peak).min(1.0);
         let mut blades: Vec<Blade> = Vec::new();
         let n = p.chunk_cells;
         expand_blades(payload, &p.grass.species, [0, 0, n, n], share, &mut blades);

@@ -14,6 +14,7 @@ use sylva_runtime::{App, FieldError, Validate};
 
 use crate::mesh_kit::MeshKit;
 
+use super::blades::cover_rules;
 use super::chunk::{ChunkContent, StageMillis, WorldGen};
 use super::content::{ContentError, WorldContent, grow_content};
 use super::domains::Domains;
@@ -241,7 +242,10 @@ impl WorldStreamer {
 
     /// Inserts the world's resources and frame systems into `app` (once).
     pub fn install(&self, app: &mut App) {
-        install_world(app, &self.content, &self.grass);
+        let source = self.streamer.source();
+        let cell_size = source.chunks().params().cell_size;
+        let cover = cover_rules(&self.grass.species, cell_size, source.blade_share());
+        install_world(app, &self.content, &self.grass, &cover);
         app.world.resources.insert(HorizonBatch {
             sea_level: self.domains().map(|d| d.params().sea_level),
             ..HorizonBatch::default()
