@@ -1,5 +1,5 @@
-// The far field's colour: grass on gentle ground, rock on steep, sand by the
-// sea, the open sea over the ground it covers; lit by the sun (no shadows so
+// The far field's colour: grass on gentle ground, forest canopy where the
+// biomes grow it, rock on steep, sand by the sea, the open sea over the ground it covers; lit by the sun (no shadows so
 // far out) and the sky, and fogged like every surface, so it fades into the
 // haze as the chunks do.
 #version 450
@@ -15,6 +15,7 @@ layout(location = 1) in vec3 v_normal;
 layout(location = 2) in vec2 v_noise;
 layout(location = 3) in float v_depth;
 layout(location = 4) flat in float v_sea;
+layout(location = 5) in float v_canopy;
 
 layout(location = 0) out vec4 o_colour;
 
@@ -30,11 +31,14 @@ void main() {
     // whose rock shows at a distance as a share of grey: rock comes in on gentler
     // slopes than on the chunks, and never wholly.
     float steep = 0.75 * smoothstep(0.03, 0.2, slope + (v_noise.y - 0.5) * 0.08);
-    vec3 green = mix(grass_albedo(v_noise), CANOPY, 0.5 * smoothstep(0.3, 0.7, v_noise.x));
+    // Crowns where the world's biomes grow forest (their share of the ground), broken up a
+    // little by the noise so a forest is no flat sheet.
+    float crowns = clamp(v_canopy * mix(0.8, 1.2, v_noise.x), 0.0, 1.0);
+    vec3 green = mix(grass_albedo(v_noise), CANOPY, crowns);
     // The chunks' granite shows between patches of soil, a third of the ground or so
     // where it is gentle.
     // Trees darken the chunks' ground a little where they stand.
-    vec3 albedo = 0.92 * mix(green, ROCK * mix(0.88, 1.12, v_noise.y), max(steep, 0.35));
+    vec3 albedo = 0.92 * mix(green, ROCK * mix(0.88, 1.12, v_noise.y), max(steep, 0.35) * (1.0 - 0.8 * crowns));
     // A beach a few metres above the sea.
     albedo = mix(albedo, SAND, smoothstep(-6.0, -1.0, v_depth) * (1.0 - steep));
     vec3 sky = g.ambient.rgb * (0.55 + 0.45 * n.y);

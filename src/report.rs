@@ -127,7 +127,9 @@ pub struct InstancesByLayer {
     /// Trees in the batches whose impostor cards were drawn (a near tree's card is dropped
     /// by its shader).
     pub cards: u64,
-    /// Grass blades in the drawn layers, before distance thinning.
+    /// Grass blades: those of the drawn listed layers before distance thinning, and those
+    /// expanded from the ground cover (thinned and culled on the GPU, counted a frame slot
+    /// late).
     pub grass_blades: u64,
     /// Points drawn.
     pub points: u64,

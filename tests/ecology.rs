@@ -8,7 +8,9 @@ use std::sync::Arc;
 use sylva::Scene;
 use sylva::runtime::glam::Vec2;
 use sylva::systems::ecology::{Attribute, Biome, Stand};
-use sylva::systems::world::{Blade, ChunkPayload, WorldGen, WorldParams, expand_blades, packed};
+use sylva::systems::world::{
+    Blade, ChunkPayload, FarCanopy, WorldGen, WorldParams, expand_blades, far_field, horizon_centre, packed,
+};
 
 /// The bundled world with small chunks, so tests stay quick.
 fn world(chunk_cells: u32) -> (WorldParams, u64) {
@@ -270,4 +272,61 @@ fn old_densities_are_refused_with_what_to_write_instead() {
     );
     let e = Scene::from_str(&dense, "old.ron").unwrap_err().to_string();
     assert!(e.contains("more than their min distances"), "{e}");
+}
+
+/// The far field shows the biomes' forests: no canopy on the sea, a closed one somewhere
+/// inland and open ground elsewhere, and forests where the chunks grow the most trees.
+#[test]
+fn the_far_field_grows_the_forests_the_chunks_grow() {
+    let (mut params, seed) = world(64);
+    if let Some(b) = &mut params.terrain.basins {
+        b.domain_chunks = 16;
+    }
+    let g = WorldGen::new(params.clone(), seed);
+    let domains = g.domains().expect("the world has basins");
+    let canopy = FarCanopy {
+        biomes: g.biomes().clone(),
+        ecology: params.ecology.clone(),
+    };
+    let field = far_field(domains, horizon_centre(Vec2::ZERO), Some(&canopy));
+    assert!(field.is_consistent());
+    let sea = domains.params().sea_level;
+    let land: Vec<(f32, f32)> = field.height.iter().zip(&field.canopy).map(|(&h, &c)| (h, c)).collect();
+    assert!(
+        land.iter().filter(|(h, _)| *h <= sea).all(|(_, c)| *c == 0.0),
+        "canopy on the sea"
+    );
+    let dry: Vec<f32> = land.iter().filter(|(h, _)| *h > sea).map(|(_, c)| *c).collect();
+    let closed = dry.iter().filter(|&&c| c > 0.6).count();
+    let open = dry.iter().filter(|&&c| c < 0.2).count();
+    assert!(
+        closed > dry.len() / 20 && open > dry.len() / 20,
+        "{closed} closed, {open} open of {}",
+        dry.len()
+    );
+    // The chunks agree: where the far field sees closed forest, they plant more canopy trees
+    // than where it sees open ground.
+    let n = field.resolution as usize;
+    let trees_at = |k: usize| {
+        let p = field.origin + Vec2::new((k % n) as f32, (k / n) as f32) * field.spacing;
+        let c = (p / params.chunk_size()).floor();
+        let chunk = g.chunk([c.x as i32, c.y as i32]);
+        let canopy = |t: &&sylva::systems::world::TreeInstance| {
+            g.biomes().layer_of(usize::from(t.species)) == Some(sylva::systems::ecology::Layer::Canopy)
+        };
+        chunk.trees.iter().filter(canopy).count()
+    };
+    let pick = |want: fn(f32) -> bool| -> Vec<usize> {
+        (0..n * n)
+            .filter(|&k| field.height[k] > sea && want(field.canopy[k]))
+            .step_by(97)
+            .take(6)
+            .collect()
+    };
+    let forest: usize = pick(|c| c > 0.6).into_iter().map(trees_at).sum();
+    let meadow: usize = pick(|c| c < 0.2).into_iter().map(trees_at).sum();
+    assert!(
+        forest > 2 * meadow,
+        "{forest} canopy trees under far forest, {meadow} under far meadow"
+    );
 }

@@ -359,6 +359,40 @@ fn measure_world_aerial_at_720p() {
     assert_validation_clean(&r);
 }
 
+/// The default world on its valley floor at 1280×720, its grass drawn at the world's
+/// default 2 blades per m² and at the meadows' full 32, interleaved twice: steady frame
+/// time and blades drawn (the sward's counts lag two frames; the steady frames cover them).
+#[test]
+#[ignore]
+fn measure_grass_density_at_720p() {
+    use sylva::runtime::extract::GrassBatch;
+    let Ok(mut r) = Renderer::new_headless(1280, 720) else {
+        eprintln!("SKIPPED: no Vulkan driver");
+        return;
+    };
+    let mut built = settled_world();
+    let trees = tree_roots(&built.app);
+    let camera = valley_floor_camera(&built.app, &trees);
+    built.app.world.resources.insert(camera);
+    let full = built.app.world.resources.get::<GrassBatch>().unwrap().layers[0]
+        .cover
+        .expect("the world's grass grows from its cover")
+        .share;
+    for round in 0..2 {
+        for (name, share) in [("2 per m²", full), ("32 per m²", 1.0)] {
+            if let Some(rule) = &mut built.app.world.resources.get_mut::<GrassBatch>().unwrap().layers[0].cover {
+                rule.share = share;
+            }
+            let first = sylva::render(&mut r, &built.app, false).unwrap();
+            let steady = steady_frames(&mut r, |r| sylva::render(r, &built.app, false).unwrap());
+            report_steady(&format!("valley floor, grass at {name} (round {round})"), &r, &first, &steady);
+            let file = format!("sylva-grass-{}.png", if share < 1.0 { "sparse" } else { "dense" });
+            r.save_png(&std::env::temp_dir().join(file)).unwrap();
+        }
+    }
+    assert_validation_clean(&r);
+}
+
 /// The forest scene (1,200 trees) from its own camera at 1280×720: steady frames with its far
 /// trees as cards, then with every tree as geometry (its cards taken away).
 #[test]

@@ -593,11 +593,13 @@ pub struct HorizonField {
     pub resolution: u32,
     /// Ground height per sample, metres (below the sea level where the sea lies).
     pub height: Vec<f32>,
+    /// Share of the ground under tree crowns per sample, 0 to 1 (empty: none known).
+    pub canopy: Vec<f32>,
 }
 
 impl HorizonField {
-    /// True when the heights fill `resolution²` samples (≥ 2 per side), all finite, and
-    /// the spacing is positive.
+    /// True when the heights fill `resolution²` samples (≥ 2 per side), all finite, the
+    /// spacing is positive, and the canopy is empty or one share in 0..=1 per sample.
     pub fn is_consistent(&self) -> bool {
         let n = self.resolution as usize * self.resolution as usize;
         self.resolution >= 2
@@ -605,6 +607,8 @@ impl HorizonField {
             && self.spacing.is_finite()
             && self.height.len() == n
             && self.height.iter().all(|h| h.is_finite())
+            && (self.canopy.is_empty() || self.canopy.len() == n)
+            && self.canopy.iter().all(|c| (0.0..=1.0).contains(c))
     }
 
     /// The world x and z at the field's centre, metres.

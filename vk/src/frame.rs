@@ -113,7 +113,9 @@ pub struct FrameStats {
     pub cards: u64,
     /// Points drawn.
     pub points: u64,
-    /// Grass blades (instances) in the drawn layers, before distance thinning.
+    /// Grass blades: instances of the drawn listed layers, before distance thinning, and the
+    /// blades expanded from the ground cover, after it (counted on the GPU; they lag
+    /// `FRAMES_IN_FLIGHT` frames).
     pub grass: u64,
     /// Terrain chunks drawn.
     pub chunks: u32,

@@ -221,12 +221,13 @@ impl Grass {
                 frame.stats.batches_culled += 1;
                 continue;
             }
-            self.draws.push((i, s.constants(batch, s.max_scale, false)));
+            self.draws.push((i, s.constants(batch, s.max_scale, None)));
         }
+        let reach = self.sward.reach();
         for draw in self.sward.draws() {
             let (s, layer) = (&self.slots[draw.layer], &batch.layers[draw.layer]);
             let tallest = layer.cover.map_or(1.0, |r| r.scale[1].abs());
-            self.sward_constants.push(s.constants(batch, tallest, true));
+            self.sward_constants.push(s.constants(batch, tallest, Some(reach)));
         }
     }
 
@@ -305,9 +306,11 @@ impl DrawPass for Grass {
 
 impl Slot {
     /// The layer's draw constants with blades scaled up to `max_scale`; `thinned`: the
-    /// blades were thinned with distance already (the sward's).
-    fn constants(&self, batch: &GrassBatch, max_scale: f32, thinned: bool) -> LayerConstants {
+    /// blades were thinned with distance already, from full density to none over these
+    /// distances (the sward's).
+    fn constants(&self, batch: &GrassBatch, max_scale: f32, thinned: Option<(f32, f32)>) -> LayerConstants {
         let m = &self.motion;
+        let (full, cut) = thinned.unwrap_or((LOD_FULL_METRES, LOD_CUT_METRES));
         LayerConstants {
             field: m.field,
             play: [
@@ -317,10 +320,10 @@ impl Slot {
                 m.rgb8_scale,
             ],
             lod: [
-                LOD_FULL_METRES,
-                LOD_CUT_METRES,
+                full,
+                cut,
                 m.rest_height * max_scale.max(1e-6),
-                if thinned { 1.0 } else { 0.0 },
+                if thinned.is_some() { 1.0 } else { 0.0 },
             ],
         }
     }

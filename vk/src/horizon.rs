@@ -78,6 +78,8 @@ pub(crate) struct Horizon {
     field: Option<Field>,
     /// The field as last uploaded, for the drops.
     heights: Vec<f32>,
+    /// Share of the ground under crowns per sample (empty: none known).
+    canopy: Vec<f32>,
     origin: Vec2,
     spacing: f32,
     samples: u32,
@@ -88,7 +90,7 @@ pub(crate) struct Horizon {
     covered: Vec<[i32; 2]>,
     /// Whether the field is drawn this frame.
     visible: bool,
-    scratch: Vec<[f32; 2]>,
+    scratch: Vec<[f32; 4]>,
     pipeline: DrawPipeline,
     sets: SetPool,
     sampler: Owned<vk::Sampler>,
@@ -112,6 +114,7 @@ impl Horizon {
         Ok(Horizon {
             field: None,
             heights: Vec::new(),
+            canopy: Vec::new(),
             origin: Vec2::ZERO,
             spacing: 1.0,
             samples: 0,
@@ -151,6 +154,7 @@ impl Horizon {
             )));
         }
         self.heights.clone_from(&field.height);
+        self.canopy.clone_from(&field.canopy);
         self.origin = field.origin;
         self.spacing = field.spacing;
         self.samples = field.resolution;
@@ -170,7 +174,7 @@ impl Horizon {
         let usage = vk::ImageUsageFlags::SAMPLED | vk::ImageUsageFlags::TRANSFER_DST;
         let texture = frame.memory.image(
             extent,
-            vk::Format::R32G32_SFLOAT,
+            vk::Format::R32G32B32A32_SFLOAT,
             usage,
             vk::ImageAspectFlags::COLOR,
             "horizon field",
@@ -196,14 +200,16 @@ impl Horizon {
         keys
     }
 
-    /// Each sample's height and drop: samples at a corner of a field cell that a chunk
+    /// Each sample's height, drop and canopy share: samples at a corner of a field cell that a chunk
     /// covers sink below the basin heights by `LAND_DROP` plus the relief around them
     /// (the most a straight line between samples misses the ground by), or by `SEA_DROP`
     /// where they and their neighbours lie under the sea.
-    fn texels(&mut self, terrain: Option<&TerrainBatch>) -> &[[f32; 2]] {
+    fn texels(&mut self, terrain: Option<&TerrainBatch>) -> &[[f32; 4]] {
         let n = self.samples as usize;
         self.scratch.clear();
-        self.scratch.extend(self.heights.iter().map(|&h| [h, 0.0]));
+        let canopy = |k: usize| self.canopy.get(k).copied().unwrap_or(0.0);
+        self.scratch
+            .extend(self.heights.iter().enumerate().map(|(k, &h)| [h, 0.0, canopy(k), 0.0]));
         let sea = self.sea_level.unwrap_or(f32::NEG_INFINITY);
         let mut sunk = vec![false; n * n];
         for p in terrain.into_iter().flat_map(|t| &t.patches) {

@@ -1,7 +1,8 @@
 //! The sward: grass blades expanded on the GPU from the chunks' ground cover
 //! (docs/design/grass.md, "Blades from the field on the GPU"). Each frame a
 //! compute pass (`shaders/grass_expand.comp`) walks the cells of the chunks
-//! within [`LOD_CUT_METRES`] of the camera, gives each cell the blades
+//! within reach of the camera ([`reach`]: at most [`LOD_CUT_METRES`], nearer for denser
+//! grass), gives each cell the blades
 //! sylva-systems' `expand_blades` gives it (the same hash, the same bits),
 //! thinned with distance and culled by the view per cell, and appends them to
 //! their layer's part of one blade buffer; the grass pass draws each part with
@@ -34,6 +35,13 @@ use crate::terrain::CoverChunk;
 
 /// Most blades the parts hold together (28 bytes each: 112 MiB).
 pub const MAX_BLADES: u64 = 1 << 22;
+
+/// Blades the sward aims at in a full circle around the camera: the denser the grass, the
+/// nearer it thins away, so a frame's blades stay near this whatever the density.
+pub const SWARD_BUDGET: f32 = 400_000.0;
+
+/// The nearest the full density may end, metres, however dense the grass.
+const MIN_FULL_METRES: f32 = 12.0;
 
 /// Most grass layers that grow out of the ground cover.
 pub const MAX_COVER_LAYERS: usize = 16;
@@ -127,8 +135,22 @@ pub(crate) struct Sward {
     /// Whether cells are culled by the view and thinned with distance (tests turn it off
     /// to compare every blade with the CPU's).
     culling: bool,
+    /// Where the full density ends and where the last blade thins away, metres.
+    reach: (f32, f32),
     warned: bool,
     reads: Commands,
+}
+
+/// Where full density ends and the last blade thins away for grass of `density` blades per
+/// m² at most: a disk of radius F at full density and a ring thinning linearly to 4F hold
+/// 7πF² m² of it, which [`SWARD_BUDGET`] sets, within `MIN_FULL_METRES` and
+/// [`LOD_FULL_METRES`] (docs/design/grass.md, "Blades from the field on the GPU").
+pub(crate) fn reach(density: f32) -> (f32, f32) {
+    let area = SWARD_BUDGET / density.max(1e-6);
+    let full = (area / (7.0 * std::f32::consts::PI))
+        .sqrt()
+        .clamp(MIN_FULL_METRES, LOD_FULL_METRES);
+    (full, full * (LOD_CUT_METRES / LOD_FULL_METRES))
 }
 
 impl Sward {
@@ -178,6 +200,7 @@ impl Sward {
             readback: Default::default(),
             drawn: 0,
             culling: true,
+            reach: (LOD_FULL_METRES, LOD_CUT_METRES),
             warned: false,
             reads: Commands::new(device)?,
         })
@@ -191,6 +214,11 @@ impl Sward {
     /// The layers drawn from the blade buffer this frame.
     pub fn draws(&self) -> &[SwardDraw] {
         &self.draws
+    }
+
+    /// Where the full density ends and where the last blade thins away this frame, metres.
+    pub fn reach(&self) -> (f32, f32) {
+        self.reach
     }
 
     /// Blades drawn by the last frame read back (`FRAMES_IN_FLIGHT` frames ago).
@@ -251,10 +279,13 @@ impl Sward {
         self.write_rules(layers, &covered);
         let camera = frame.view.camera.position;
         let mut bound = 0u64;
-        let mut max_share = 0.0f32;
-        for (_, r) in &covered {
-            max_share = max_share.max(r.share);
-        }
+        let max_share = covered.iter().fold(0.0f32, |m, (_, r)| m.max(r.share));
+        let densest = chunks
+            .iter()
+            .map(|c| c.peak * max_share / (c.cell_size * c.cell_size))
+            .fold(0.0f32, f32::max);
+        self.reach = reach(densest);
+        let (full, cut) = self.reach;
         for c in chunks {
             let Some(rect) = self.rect(c, camera, frame) else {
                 continue;
@@ -265,12 +296,7 @@ impl Sward {
                 origin: [c.origin_cell[0], c.origin_cell[1], c.cells as i32, 0],
                 cover: [c.cover[0], c.cover[1], c.cover[2], 0],
                 rect,
-                lod: [
-                    LOD_FULL_METRES,
-                    LOD_CUT_METRES,
-                    c.cell_size,
-                    if self.culling { 1.0 } else { 0.0 },
-                ],
+                lod: [full, cut, c.cell_size, if self.culling { 1.0 } else { 0.0 }],
                 sizes: [0; 4],
             });
             self.dispatch_sets.push(c.set);
@@ -333,7 +359,8 @@ impl Sward {
         if !self.culling {
             return (c.cells > 0).then_some([0, 0, c.cells, c.cells]);
         }
-        let near = c.bounds.distance(camera) < LOD_CUT_METRES;
+        let r = self.reach.1;
+        let near = c.bounds.distance(camera) < r;
         let tall = Aabb {
             min: c.bounds.min,
             max: c.bounds.max + Vec3::Y * BLADE_REACH_METRES,
@@ -342,7 +369,6 @@ impl Sward {
             return None;
         }
         let cell = |v: f32, o: f32| ((v - o) / c.cell_size).floor().clamp(0.0, c.cells as f32) as u32;
-        let r = LOD_CUT_METRES;
         let rect = [
             cell(camera.x - r, c.origin.x),
             cell(camera.z - r, c.origin.z),
@@ -557,5 +583,24 @@ impl Sward {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sparse grass reaches the whole distance; dense grass thins nearer, within the budget.
+    #[test]
+    fn denser_grass_thins_away_nearer_within_the_budget() {
+        assert_eq!(reach(2.0), (LOD_FULL_METRES, LOD_CUT_METRES));
+        let (full, cut) = reach(32.0);
+        assert!(
+            full < LOD_FULL_METRES && (cut - 4.0 * full).abs() < 1e-3,
+            "{full} {cut}"
+        );
+        let blades = 32.0 * 7.0 * std::f32::consts::PI * full * full;
+        assert!((blades / SWARD_BUDGET - 1.0).abs() < 1e-3, "{blades}");
+        assert_eq!(reach(1e6).0, MIN_FULL_METRES);
     }
 }

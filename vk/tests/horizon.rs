@@ -86,6 +86,7 @@ fn field() -> HorizonField {
                 basin(p.x, p.y)
             })
             .collect(),
+        canopy: Vec::new(),
     }
 }
 

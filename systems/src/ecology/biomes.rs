@@ -440,6 +440,11 @@ impl Biomes {
         &self.biomes[b].name
     }
 
+    /// The world's tree species (what [`Biomes::stems`] writes one value per).
+    pub fn tree_species(&self) -> usize {
+        self.layers.len()
+    }
+
     /// The layer tree species `species` grows in; `None` where no biome lists it.
     pub fn layer_of(&self, species: usize) -> Option<Layer> {
         self.layers.get(species).copied().flatten()

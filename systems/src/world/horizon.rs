@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use sylva_runtime::extract::HorizonField;
 
 use super::domains::{Domains, KEPT_DOMAINS};
+use crate::ecology::{Attribute, Attributes, Biomes, EcologyParams, Layer};
 
 /// How far the field reaches from its centre at most, metres: fog has taken nearly
 /// all of the ground's colour by then (the default fog, seen from 400 m up).
@@ -59,14 +60,90 @@ fn grid(node_spacing: f32, domain_size: f32) -> (u32, f32, f32) {
     (2 * half + 1, spacing, radius)
 }
 
+/// Canopy stems per m² at which the far field counts the ground as wholly under crowns:
+/// 250 a hectare, where crowns 6 to 7 m across close (docs/design/horizon.md, "Far forests").
+pub const CLOSED_CANOPY_STEMS: f32 = 0.025;
+
+/// The soil depth the far field's biomes are read with, metres: the lattice knows no
+/// layers, and this is loose ground most rules let trees stand on.
+const FAR_SOIL_DEPTH: f32 = 1.0;
+
+/// What the far field's forests are read from: the world's biomes and ecology.
+#[derive(Clone, Debug)]
+pub struct FarCanopy {
+    /// The world's biomes.
+    pub biomes: Biomes,
+    /// The world's ecology section (sun, temperatures, distances).
+    pub ecology: EcologyParams,
+}
+
+impl FarCanopy {
+    /// The share of the ground under crowns at world `(x, z)` with attributes `at`: the
+    /// biomes' canopy stems there against [`CLOSED_CANOPY_STEMS`].
+    fn share(&self, at: &Attributes, x: f32, z: f32, scratch: &mut (Vec<f32>, Vec<f32>)) -> f32 {
+        let (memberships, stems) = scratch;
+        memberships.resize(self.biomes.len(), 0.0);
+        stems.clear();
+        stems.resize(self.biomes.tree_species(), 0.0);
+        self.biomes.memberships(at, x, z, memberships);
+        self.biomes.stems(Layer::Canopy, memberships, x, z, stems);
+        (stems.iter().sum::<f32>() / CLOSED_CANOPY_STEMS).clamp(0.0, 1.0)
+    }
+
+    /// The canopy share of each sample of a far field, read from its lattice node: `heights`,
+    /// `gradients` over the lattice's `node_spacing` and drainage `areas` (where known) per
+    /// sample, the samples `n` a side `spacing` metres apart from world `origin`, over a sea
+    /// at `sea_level`: the chunks' attributes read on the lattice (docs/design/horizon.md,
+    /// "Far forests").
+    pub fn shares(
+        &self,
+        (heights, gradients, areas): (&[f32], &[Vec2], Option<&[f32]>),
+        (n, spacing, node_spacing): (usize, f32, f32),
+        (origin, sea_level): (Vec2, f32),
+    ) -> Vec<f32> {
+        let e = &self.ecology;
+        let sun = -e.sun.normalize();
+        let mut scratch = (Vec::new(), Vec::new());
+        (0..n * n)
+            .map(|k| {
+                let h = heights[k];
+                if h <= sea_level {
+                    return 0.0;
+                }
+                let g = gradients[k];
+                let tan = g.length();
+                let normal = glam::Vec3::new(-g.x, 1.0, -g.y).normalize();
+                let area = areas.map_or(node_spacing * node_spacing, |a| a[k]);
+                let mut a: Attributes = [0.0; 8];
+                a[Attribute::Height as usize] = h - sea_level;
+                a[Attribute::Slope as usize] = tan.atan().to_degrees();
+                a[Attribute::Insolation as usize] = normal.dot(sun).max(0.0);
+                a[Attribute::SoilDepth as usize] = FAR_SOIL_DEPTH;
+                a[Attribute::Wetness as usize] = (area / node_spacing).ln() - tan.max(1e-3).ln();
+                a[Attribute::RiverDistance as usize] = e.max_distance;
+                a[Attribute::SeaDistance as usize] = e.max_distance;
+                a[Attribute::Temperature as usize] = e.sea_temperature - e.lapse_rate * (h - sea_level) / 1000.0;
+                for attr in Attribute::ALL {
+                    let (lo, hi) = attr.bounds();
+                    a[attr as usize] = a[attr as usize].clamp(lo, hi);
+                }
+                let p = origin + Vec2::new((k % n) as f32, (k / n) as f32) * spacing;
+                self.share(&a, p.x, p.y, &mut scratch)
+            })
+            .collect()
+    }
+}
+
 /// Bytes a far field holds while it is computed (the lattice window it reads every
-/// node of, and the field) and the domains it keeps solved (about one and a half domain
+/// node of, heights and drainage areas, and the field with its canopy) and the domains it keeps solved (about one and a half domain
 /// squares of nodes each, heights and drainage areas; at most what [`Domains`] keeps),
 /// for a lattice of `node_spacing` and domains of `domain_size` metres.
 pub fn horizon_bytes(node_spacing: f32, domain_size: f32) -> u64 {
     let (samples, spacing, radius) = grid(node_spacing, domain_size);
     let nodes_per_side = u64::from(samples - 1) * (spacing / node_spacing) as u64 + 1;
-    let window = 4 * (nodes_per_side * nodes_per_side + u64::from(samples) * u64::from(samples));
+    // The window's heights and drainage areas; per sample its height, area, canopy and
+    // the field's height.
+    let window = 4 * (2 * nodes_per_side * nodes_per_side + 4 * u64::from(samples) * u64::from(samples));
     let across = (2.0 * radius / domain_size).ceil() as u64 + 2;
     let domains = (across * across).min(KEPT_DOMAINS as u64);
     let side = (1.5 * domain_size / node_spacing) as u64 + 2;
@@ -81,8 +158,8 @@ pub fn horizon_centre(at: Vec2) -> Vec2 {
 /// The far field around `centre` (a [`horizon_centre`]): the basin heights every
 /// [`horizon_grid`] spacing, their domains solved on the current rayon pool (or, from a
 /// baked store, only the domains it holds; the rest is sea floor); the rim sinks below
-/// the sea level.
-pub fn far_field(domains: &Domains, centre: Vec2) -> HorizonField {
+/// the sea level. With `canopy`, each sample's share of ground under crowns.
+pub fn far_field(domains: &Domains, centre: Vec2, canopy: Option<&FarCanopy>) -> HorizonField {
     let p = domains.params();
     let (samples, spacing, radius) = horizon_grid(domains);
     let step = (spacing / p.node_spacing).round() as usize;
@@ -104,20 +181,60 @@ pub fn far_field(domains: &Domains, centre: Vec2) -> HorizonField {
     let n = samples as usize;
     let rim = radius * (1.0 - RIM_SHARE);
     let shore = p.sea_level - RIM_DEPTH;
-    let height = (0..n * n)
+    let origin = Vec2::new(first[0] as f32, first[1] as f32) * p.node_spacing;
+    let sample = |k: usize| nodes[(k / n) * step * side + (k % n) * step];
+    let mut canopy = canopy.map_or(Vec::new(), |c| {
+        // Each sample's node, its height and its gradient over the neighbouring nodes.
+        let node = |k: usize| ((k / n) * step, (k % n) * step);
+        let at = |row: usize, col: usize| nodes[row.min(side - 1) * side + col.min(side - 1)];
+        let heights: Vec<f32> = (0..n * n).map(sample).collect();
+        let gradients: Vec<Vec2> = (0..n * n)
+            .map(|k| {
+                let (row, col) = node(k);
+                let (l, r) = (col.saturating_sub(1), (col + 1).min(side - 1));
+                let (b, f) = (row.saturating_sub(1), (row + 1).min(side - 1));
+                Vec2::new(
+                    (at(row, r) - at(row, l)) / ((r - l).max(1) as f32 * p.node_spacing),
+                    (at(f, col) - at(b, col)) / ((f - b).max(1) as f32 * p.node_spacing),
+                )
+            })
+            .collect();
+        let areas = (!domains.is_read_only()).then(|| {
+            let all = domains.areas(first, side, side).0;
+            (0..n * n)
+                .map(|k| {
+                    let (row, col) = node(k);
+                    all[row * side + col]
+                })
+                .collect::<Vec<f32>>()
+        });
+        c.shares(
+            (&heights, &gradients, areas.as_deref()),
+            (n, spacing, p.node_spacing),
+            (origin, p.sea_level),
+        )
+    });
+    let height: Vec<f32> = (0..n * n)
         .map(|k| {
             let (i, j) = (k % n, k / n);
-            let h = nodes[j * step * side + i * step];
+            let h = sample(k);
             let from_centre = Vec2::new(i as f32, j as f32) * spacing - Vec2::splat(half);
             let s = ((from_centre.length() - rim) / (radius - rim)).clamp(0.0, 1.0);
             h + s * s * (3.0 - 2.0 * s) * (shore.min(h) - h)
         })
         .collect();
+    // The rim sinks under the sea, and no forest stands there.
+    for (c, h) in canopy.iter_mut().zip(&height) {
+        if *h <= p.sea_level {
+            *c = 0.0;
+        }
+    }
     HorizonField {
-        origin: Vec2::new(first[0] as f32, first[1] as f32) * p.node_spacing,
+        origin,
         spacing,
         resolution: samples,
         height,
+        canopy,
     }
 }
 
@@ -125,6 +242,7 @@ pub fn far_field(domains: &Domains, centre: Vec2) -> HorizonField {
 /// field at a time, and recentred when the first viewer leaves its middle.
 pub(super) struct Horizon {
     domains: Arc<Domains>,
+    canopy: Option<Arc<FarCanopy>>,
     /// The centre of the field last handed out or being computed.
     centre: Option<Vec2>,
     /// The field being computed.
@@ -132,10 +250,11 @@ pub(super) struct Horizon {
 }
 
 impl Horizon {
-    /// No field yet, over `domains`.
-    pub fn new(domains: Arc<Domains>) -> Horizon {
+    /// No field yet, over `domains`, its forests read from `canopy`.
+    pub fn new(domains: Arc<Domains>, canopy: Option<Arc<FarCanopy>>) -> Horizon {
         Horizon {
             domains,
+            canopy,
             centre: None,
             pending: None,
         }
@@ -159,9 +278,10 @@ impl Horizon {
         if idle && !self.is_near(at) {
             let (send, receive) = channel();
             let domains = Arc::clone(&self.domains);
+            let canopy = self.canopy.clone();
             let centre = horizon_centre(at);
             pool.spawn(move || {
-                let _ = send.send(far_field(&domains, centre));
+                let _ = send.send(far_field(&domains, centre, canopy.as_deref()));
             });
             self.centre = Some(centre);
             self.pending = Some(receive);
@@ -203,7 +323,7 @@ mod tests {
         assert_eq!(samples, 73);
         let centre = horizon_centre(Vec2::new(700.0, -300.0));
         assert_eq!(centre, Vec2::new(1024.0, 0.0));
-        let field = far_field(&d, centre);
+        let field = far_field(&d, centre, None);
         assert!(field.is_consistent());
         assert_eq!(field.centre(), centre);
         // Inside the rim every sample is the lattice node under it.
@@ -221,13 +341,13 @@ mod tests {
             assert!(field.height[k] <= sea - RIM_DEPTH, "corner {k}: {}", field.height[k]);
         }
         // The same place gives the same bytes, whatever was solved before.
-        assert_eq!(far_field(&domains(), centre), field);
+        assert_eq!(far_field(&domains(), centre, None), field);
     }
 
     #[test]
     fn a_field_is_computed_off_the_frame_and_recentred_far_away() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-        let mut h = Horizon::new(Arc::new(domains()));
+        let mut h = Horizon::new(Arc::new(domains()), None);
         let at = Vec2::new(100.0, 100.0);
         // Chunks still wait for the pool: nothing starts.
         assert!(h.update(at, false, &pool).is_none());

@@ -66,7 +66,8 @@ pub use chunk::{
 pub use content::{ContentError, GrassKind, TreeKind, WorldContent, grow_content};
 pub use domains::{Domain, DomainCounts, Domains, RiverPath};
 pub use horizon::{
-    HORIZON_RADIUS, HORIZON_RECENTRE, HORIZON_SPACING, far_field, horizon_bytes, horizon_centre, horizon_grid,
+    CLOSED_CANOPY_STEMS, FarCanopy, HORIZON_RADIUS, HORIZON_RECENTRE, HORIZON_SPACING, far_field, horizon_bytes,
+    horizon_centre, horizon_grid,
 };
 pub use install::{
     GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,

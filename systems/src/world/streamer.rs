@@ -18,7 +18,7 @@ use super::blades::cover_rules;
 use super::chunk::{ChunkContent, StageMillis, WorldGen};
 use super::content::{ContentError, WorldContent, grow_content};
 use super::domains::Domains;
-use super::horizon::Horizon;
+use super::horizon::{FarCanopy, Horizon};
 use super::install::{evict_chunk, install_chunk, install_world};
 use super::params::WorldParams;
 use super::source::{ChunkHook, ChunkParts, PreparedCounts, ReadyChunk, WorldSource};
@@ -124,7 +124,14 @@ impl WorldStreamer {
         let content = Arc::new(pool.install(|| grow_content(params, seed))?);
         let settings = params.stream_settings(pool.current_num_threads() * 2);
         let source = WorldSource::new(WorldGen::new(params.clone(), seed), Arc::clone(&content));
-        let horizon = source.chunks().domains().map(|d| Horizon::new(Arc::clone(d)));
+        let canopy = Arc::new(FarCanopy {
+            biomes: source.chunks().biomes().clone(),
+            ecology: params.ecology.clone(),
+        });
+        let horizon = source
+            .chunks()
+            .domains()
+            .map(|d| Horizon::new(Arc::clone(d), Some(Arc::clone(&canopy))));
         let mut streamer = Streamer::new(Arc::new(source), settings, pool);
         if let Some(dir) = &params.cache {
             streamer = with_cache(streamer, dir)?;
