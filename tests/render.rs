@@ -385,7 +385,12 @@ fn measure_grass_density_at_720p() {
             }
             let first = sylva::render(&mut r, &built.app, false).unwrap();
             let steady = steady_frames(&mut r, |r| sylva::render(r, &built.app, false).unwrap());
-            report_steady(&format!("valley floor, grass at {name} (round {round})"), &r, &first, &steady);
+            report_steady(
+                &format!("valley floor, grass at {name} (round {round})"),
+                &r,
+                &first,
+                &steady,
+            );
             let file = format!("sylva-grass-{}.png", if share < 1.0 { "sparse" } else { "dense" });
             r.save_png(&std::env::temp_dir().join(file)).unwrap();
         }

@@ -304,6 +304,12 @@ impl Sward {
         if self.dispatches.is_empty() {
             return Ok(());
         }
+        // Within reach a cell keeps at most its share thinned with distance, rounded up: the
+        // budget's disk of full density plus a blade per cell, a tenth to spare for the
+        // cells' steps (docs/design/grass.md, "Blades from the field on the GPU").
+        let cell = chunks.iter().map(|c| c.cell_size).fold(f32::INFINITY, f32::min);
+        let disk = 1.1 * std::f32::consts::PI * (densest * 7.0 * full * full + cut * cut / (cell * cell));
+        let bound = bound.min(disk.ceil() as u64);
         let parts = covered.len() as u32;
         let room = self.room(bound, parts);
         self.ensure_parts(frame.memory, room, parts)?;
