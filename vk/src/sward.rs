@@ -126,8 +126,8 @@ pub(crate) struct Sward {
     rule_words: Vec<u32>,
     /// This frame's commands' first words, written in the command stream.
     command_words: Vec<u32>,
-    dispatches: Vec<ExpandConstants>,
-    dispatch_sets: Vec<vk::DescriptorSet>,
+    /// Per chunk dispatched, its constants and its cover set.
+    dispatches: Vec<(ExpandConstants, vk::DescriptorSet)>,
     draws: Vec<SwardDraw>,
     readback: [Readback; FRAMES_IN_FLIGHT],
     /// Blades drawn by the frame last read back.
@@ -195,7 +195,6 @@ impl Sward {
             rule_words: Vec::new(),
             command_words: Vec::new(),
             dispatches: Vec::new(),
-            dispatch_sets: Vec::new(),
             draws: Vec::new(),
             readback: Default::default(),
             drawn: 0,
@@ -265,7 +264,6 @@ impl Sward {
         self.read_counts(frame.slot);
         self.draws.clear();
         self.dispatches.clear();
-        self.dispatch_sets.clear();
         let covered: Vec<(usize, CoverRule)> = layers
             .iter()
             .enumerate()
@@ -292,14 +290,14 @@ impl Sward {
             };
             let cells = u64::from(rect[2] - rect[0]) * u64::from(rect[3] - rect[1]);
             bound += cells * ((c.peak * max_share).ceil() as u64 + 1);
-            self.dispatches.push(ExpandConstants {
+            let constants = ExpandConstants {
                 origin: [c.origin_cell[0], c.origin_cell[1], c.cells as i32, 0],
                 cover: [c.cover[0], c.cover[1], c.cover[2], 0],
                 rect,
                 lod: [full, cut, c.cell_size, if self.culling { 1.0 } else { 0.0 }],
                 sizes: [0; 4],
-            });
-            self.dispatch_sets.push(c.set);
+            };
+            self.dispatches.push((constants, c.set));
         }
         if self.dispatches.is_empty() {
             return Ok(());
@@ -315,7 +313,7 @@ impl Sward {
         self.ensure_parts(frame.memory, room, parts)?;
         let p = self.parts.as_ref().expect("parts made above");
         let sizes = [0, p.room, p.parts, p.room * p.parts];
-        for d in &mut self.dispatches {
+        for (d, _) in &mut self.dispatches {
             d.sizes = sizes;
         }
         self.draws
@@ -485,11 +483,11 @@ impl Sward {
             d.cmd_fill_buffer(cmd, self.wanted.raw(), 0, self.wanted.size(), 0);
         }
         barrier(rec, (transfer, vk::AccessFlags::TRANSFER_WRITE), (compute, shader_rw));
-        let first = self.dispatches[0];
+        let first = self.dispatches[0].0;
         self.pipeline.bind(d, cmd, &[rec.globals, p.set.raw()], &first);
-        for (constants, &set) in self.dispatches.iter().zip(&self.dispatch_sets) {
+        for (constants, set) in &self.dispatches {
             self.pipeline.push(d, cmd, constants);
-            self.pipeline.bind_set(d, cmd, 2, set);
+            self.pipeline.bind_set(d, cmd, 2, *set);
             let [x0, z0, x1, z1] = constants.rect;
             // SAFETY: `cmd` is recording outside rendering with the expansion, its sets (the
             // chunk's lives until the frame is done: the graveyard) and constants bound.

@@ -9,7 +9,7 @@ use sylva_runtime::SpatialIndex;
 use super::across_borders::RegionGround;
 use super::domains::Domains;
 use super::relief::{Reach, section};
-use crate::ecology::{Attribute, AttributeMaps, EcologyParams};
+use crate::ecology::{ATTRIBUTES, Attribute, AttributeMaps, Attributes, EcologyParams};
 use crate::terrain::{Material, TerrainChunk};
 
 /// Lattice nodes read around a window for rivers and sea, beyond the
@@ -37,7 +37,6 @@ pub(super) fn sample(ecology: &EcologyParams, sampling: &Sampling<'_>) -> Attrib
     let cs = g.cell_size();
     let mut maps = AttributeMaps::new(sampling.first, ecology.sample_cells, sampling.side, cs);
     let sea_level = sampling.domains.map_or(0.0, |d| d.params().sea_level);
-    let sun = -ecology.sun.normalize();
     let n = maps.samples();
     let cells: Vec<[i64; 2]> = (0..n as u32)
         .map(|k| maps.cell_of(k % sampling.side, k / sampling.side))
@@ -48,16 +47,9 @@ pub(super) fn sample(ecology: &EcologyParams, sampling: &Sampling<'_>) -> Attrib
         v.reserve(n);
     }
     for &cell in &cells {
-        let (h, grad) = g.height_and_gradient(cell);
-        let tan = grad.length();
-        let normal = Vec3::new(-grad.x, 1.0, -grad.y).normalize();
+        let (h, gradient) = g.height_and_gradient(cell);
         let at = Vec2::new(cell[0] as f32, cell[1] as f32) * cs;
         let (area, width) = lattice.as_ref().map_or((cs * cs, cs), |l| (l.area_at(at), l.spacing));
-        values[Attribute::Height as usize].push(h - sea_level);
-        values[Attribute::Slope as usize].push(tan.atan().to_degrees());
-        values[Attribute::Insolation as usize].push(normal.dot(sun).max(0.0));
-        values[Attribute::SoilDepth as usize].push(soil(sampling.terrain, g.local(cell)));
-        values[Attribute::Wetness as usize].push((area / width).ln() - tan.max(1e-3).ln());
         let (river, sea) = lattice
             .as_ref()
             .map_or((ecology.max_distance, ecology.max_distance), |l| {
@@ -66,19 +58,61 @@ pub(super) fn sample(ecology: &EcologyParams, sampling: &Sampling<'_>) -> Attrib
                     l.sea_distance(at, ecology.max_distance),
                 )
             });
-        values[Attribute::RiverDistance as usize].push(river);
-        values[Attribute::SeaDistance as usize].push(sea);
-        values[Attribute::Temperature as usize]
-            .push(ecology.sea_temperature - ecology.lapse_rate * (h - sea_level).max(0.0) / 1000.0);
-    }
-    for a in Attribute::ALL {
-        let (lo, hi) = a.bounds();
-        let out = maps.map_mut(a);
-        for (o, v) in out.iter_mut().zip(&values[a as usize]) {
-            *o = if v.is_nan() { lo } else { v.clamp(lo, hi) };
+        let read = Reading {
+            height: h - sea_level,
+            gradient,
+            soil: soil(sampling.terrain, g.local(cell)),
+            drainage: (area, width),
+            distances: (river, sea),
+        };
+        for (v, a) in values.iter_mut().zip(read.attributes(ecology)) {
+            v.push(a);
         }
     }
+    for a in Attribute::ALL {
+        maps.map_mut(a).copy_from_slice(&values[a as usize]);
+    }
     maps
+}
+
+/// What a sample's attributes are read from.
+pub(super) struct Reading {
+    /// Ground height above the sea, metres.
+    pub height: f32,
+    /// The ground's gradient (dh/dx, dh/dz).
+    pub gradient: Vec2,
+    /// Thickness of the loose layers, metres.
+    pub soil: f32,
+    /// Drainage area, m², and the contour width it drains through, metres.
+    pub drainage: (f32, f32),
+    /// Distance to the nearest river and to the sea, metres.
+    pub distances: (f32, f32),
+}
+
+impl Reading {
+    /// The attributes under `ecology` (docs/design/ecology.md, "Attributes"), each within
+    /// its bounds (NaN at the lower one).
+    pub fn attributes(&self, ecology: &EcologyParams) -> Attributes {
+        let tan = self.gradient.length();
+        let normal = Vec3::new(-self.gradient.x, 1.0, -self.gradient.y).normalize();
+        let (area, width) = self.drainage;
+        let mut a: Attributes = [0.0; ATTRIBUTES];
+        a[Attribute::Height as usize] = self.height;
+        a[Attribute::Slope as usize] = tan.atan().to_degrees();
+        a[Attribute::Insolation as usize] = normal.dot(-ecology.sun.normalize()).max(0.0);
+        a[Attribute::SoilDepth as usize] = self.soil;
+        a[Attribute::Wetness as usize] = (area / width).ln() - tan.max(1e-3).ln();
+        a[Attribute::RiverDistance as usize] = self.distances.0;
+        a[Attribute::SeaDistance as usize] = self.distances.1;
+        a[Attribute::Temperature as usize] =
+            ecology.sea_temperature - ecology.lapse_rate * self.height.max(0.0) / 1000.0;
+        for attr in Attribute::ALL {
+            let (lo, hi) = attr.bounds();
+            let v = &mut a[attr as usize];
+            *v = if v.is_nan() { lo } else { v.clamp(lo, hi) };
+        }
+        a
+    }
 }
 
 /// Thickness of the loose layers (sand, regolith) at the top of column `(x, z)`, metres.

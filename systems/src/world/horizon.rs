@@ -17,8 +17,9 @@ use glam::Vec2;
 use rayon::prelude::*;
 use sylva_runtime::extract::HorizonField;
 
+use super::attributes::Reading;
 use super::domains::{Domains, KEPT_DOMAINS};
-use crate::ecology::{Attribute, Attributes, Biomes, EcologyParams, Layer};
+use crate::ecology::{Attributes, Biomes, EcologyParams, Layer};
 
 /// How far the field reaches from its centre at most, metres: fog has taken nearly
 /// all of the ground's colour by then (the default fog, seen from 400 m up).
@@ -102,7 +103,6 @@ impl FarCanopy {
         (origin, sea_level): (Vec2, f32),
     ) -> Vec<f32> {
         let e = &self.ecology;
-        let sun = -e.sun.normalize();
         let mut scratch = (Vec::new(), Vec::new());
         (0..n * n)
             .map(|k| {
@@ -110,23 +110,14 @@ impl FarCanopy {
                 if h <= sea_level {
                     return 0.0;
                 }
-                let g = gradients[k];
-                let tan = g.length();
-                let normal = glam::Vec3::new(-g.x, 1.0, -g.y).normalize();
-                let area = areas.map_or(node_spacing * node_spacing, |a| a[k]);
-                let mut a: Attributes = [0.0; 8];
-                a[Attribute::Height as usize] = h - sea_level;
-                a[Attribute::Slope as usize] = tan.atan().to_degrees();
-                a[Attribute::Insolation as usize] = normal.dot(sun).max(0.0);
-                a[Attribute::SoilDepth as usize] = FAR_SOIL_DEPTH;
-                a[Attribute::Wetness as usize] = (area / node_spacing).ln() - tan.max(1e-3).ln();
-                a[Attribute::RiverDistance as usize] = e.max_distance;
-                a[Attribute::SeaDistance as usize] = e.max_distance;
-                a[Attribute::Temperature as usize] = e.sea_temperature - e.lapse_rate * (h - sea_level) / 1000.0;
-                for attr in Attribute::ALL {
-                    let (lo, hi) = attr.bounds();
-                    a[attr as usize] = a[attr as usize].clamp(lo, hi);
-                }
+                let read = Reading {
+                    height: h - sea_level,
+                    gradient: gradients[k],
+                    soil: FAR_SOIL_DEPTH,
+                    drainage: (areas.map_or(node_spacing * node_spacing, |a| a[k]), node_spacing),
+                    distances: (e.max_distance, e.max_distance),
+                };
+                let a = read.attributes(e);
                 let p = origin + Vec2::new((k % n) as f32, (k / n) as f32) * spacing;
                 self.share(&a, p.x, p.y, &mut scratch)
             })
