@@ -4,9 +4,11 @@
 // the cover samples by the same integer hash, its ground from the chunk's
 // surface and material textures, then each blade's hashed place, turn and size.
 // Every float step is `precise` and in the CPU's order, so both give the same
-// bits. Two phases (push constants): 0, one thread per cell of a chunk's
-// rectangle, appending its blades to its layer's part of the blade buffer;
-// 1, one thread per layer, clamping each indirect draw to the part's room.
+// bits. Blades a pusher moves are drawn live: the host lists them by cell
+// (binding 4), and each takes its live slot from there. Two phases (push
+// constants): 0, one thread per cell of a chunk's rectangle, appending its
+// blades to its layer's part of the blade buffer; 1, one thread per layer,
+// clamping each indirect draw to the part's room.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -26,6 +28,9 @@ layout(std430, set = 1, binding = 0) readonly buffer Rules {
 layout(std430, set = 1, binding = 1) buffer Wanted { uint wanted[]; };     // blades per layer
 layout(std430, set = 1, binding = 2) buffer Commands { uint commands[]; }; // 4 words per layer
 layout(std430, set = 1, binding = 3) writeonly buffer Blades { uint blades[]; };
+// Live blades (LiveCells): [0] the cell count; per cell, from word 4: x, z, first, blades,
+// sorted by (z, x); then the slots, blade b of a cell at 4 + 4 * count + first + b.
+layout(std430, set = 1, binding = 4) readonly buffer Live { uint live[]; };
 
 layout(set = 2, binding = 0) uniform sampler2D u_surface;   // ground height, water depth
 layout(set = 2, binding = 1) uniform usampler2D u_material;
@@ -103,6 +108,25 @@ bool allows(Rule r, vec4 h, uint material) {
         && ((r.misc.x >> bit) & 1u) == 1u;
 }
 
+// The live table's entry of `world`, or NONE: a binary search over cells sorted by (z, x).
+uint live_cell(ivec2 world) {
+    uint lo = 0u;
+    uint hi = live[0];
+    while (lo < hi) {
+        uint mid = (lo + hi) / 2u;
+        ivec2 c = ivec2(live[4u + 4u * mid], live[5u + 4u * mid]);
+        if (c == world) {
+            return mid;
+        }
+        if (c.y < world.y || (c.y == world.y && c.x < world.x)) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return NONE;
+}
+
 // Whether a sphere may be seen through the view (tree_cull.comp's test).
 bool in_frustum(mat4 m, vec3 c, float r) {
     vec4 r0 = vec4(m[0][0], m[1][0], m[2][0], m[3][0]);
@@ -175,6 +199,9 @@ void main() {
     uint part = pc.sizes.y;
     uint all = pc.sizes.w;
     uint first = atomicAdd(wanted[layer], count);
+    uint lived = live_cell(world);
+    uint slots = lived == NONE ? 0u : live[7u + 4u * lived];
+    uint slot_base = lived == NONE ? 0u : 4u + 4u * live[0] + live[6u + 4u * lived];
     for (uint b = 0u; b < count && first + b < part; ++b) {
         uint i = layer * part + first + b;
         precise float u = unit(blade_hash(world, b, 1u));
@@ -191,6 +218,6 @@ void main() {
         blades[3u * all + i] = floatBitsToUint(yaw);
         blades[4u * all + i] = floatBitsToUint(scale);
         blades[5u * all + i] = r.misc.y;
-        blades[6u * all + i] = NONE;
+        blades[6u * all + i] = b < slots ? live[slot_base + b] : NONE;
     }
 }

@@ -192,6 +192,7 @@ fn a_patch_of_grass_is_drawn_and_moves_with_the_wind() {
         wind_power: 0.0,
         wave_speed: 1.0,
         time: 0.3,
+        ..GrassBatch::default()
     };
     let still = frame(&mut r, &mut grass, camera());
     assert_eq!((still.draw_calls, still.grass, still.batches_culled), (1, 100, 0));

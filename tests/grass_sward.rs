@@ -1,13 +1,18 @@
 //! Grass expanded on the GPU from a chunk's ground cover (vk/src/sward.rs,
 //! docs/design/grass.md, "Blades from the field on the GPU") against the library's
-//! CPU expansion: read back, the same blades bit for bit; culled and thinned by
-//! the view, a subset of them; on lavapipe with validation.
+//! CPU expansion: read back, the same blades bit for bit, each with the live slot
+//! the host's table gives it; culled and thinned by the view, a subset of them; on
+//! lavapipe with validation.
 //!
 //! Without a Vulkan driver the tests print `SKIPPED` and pass unless
 //! `SYLVA_REQUIRE_VULKAN=1`.
 
 use sylva::Scene;
-use sylva::runtime::extract::{Camera, GrassBatch, GrassLayer, GrassShape, Sun, TerrainBatch, TerrainPatch};
+use std::collections::BTreeMap;
+
+use sylva::runtime::extract::{
+    Camera, GrassBatch, GrassLayer, GrassShape, LiveCell, LiveCells, Sun, TerrainBatch, TerrainPatch,
+};
 use sylva::runtime::glam::Vec3;
 use sylva::systems::grass::extraction::motion;
 use sylva::systems::grass::{BakeSettings, BladeShape, Dynamics, Segment, WindField, bake};
@@ -113,6 +118,39 @@ fn keys_gpu(blades: &[SwardBlade]) -> Vec<[u32; 5]> {
     k
 }
 
+/// A live table over `blades`: every third blade of every fifth cell live, slots in order;
+/// and the number of slots.
+fn live_table(blades: &[Blade]) -> (LiveCells, usize) {
+    let mut by_cell: BTreeMap<(i32, i32), Vec<u32>> = BTreeMap::new();
+    for b in blades {
+        by_cell.entry((b.cell[1], b.cell[0])).or_default().push(b.index);
+    }
+    let mut live = LiveCells::default();
+    let mut slots = 0;
+    for (k, ((z, x), indices)) in by_cell.into_iter().enumerate() {
+        if k % 5 != 0 {
+            continue;
+        }
+        let first = live.slots.len() as u32;
+        let top = indices.iter().max().copied().unwrap_or(0);
+        for i in 0..=top {
+            if i % 3 == 0 {
+                live.slots.push(slots);
+                slots += 1;
+            } else {
+                live.slots.push(u32::MAX);
+            }
+        }
+        live.cells.push(LiveCell {
+            cell: [x, z],
+            first,
+            blades: top + 1,
+        });
+    }
+    assert!(live.is_consistent());
+    (live, slots as usize)
+}
+
 #[test]
 fn gpu_expanded_grass_equals_the_cpu_expansion_bit_for_bit() {
     let Some(mut r) = renderer_or_skip(64, 48) else { return };
@@ -130,12 +168,18 @@ fn gpu_expanded_grass_equals_the_cpu_expansion_bit_for_bit() {
         evicted: Vec::new(),
     };
     r.set_grass_culling(false);
+    let mut all = Vec::new();
+    expand_blades(&chunk, &params.grass.species, [0, 0, n, n], 1.0, &mut all);
+    let (live, slots) = live_table(&all);
     for share in [1.0, 0.3] {
+        let mut layer = layer(&params, share);
+        layer.live_displacement = vec![Vec3::ZERO; slots * (layer.shape.rest.len() - 1)];
         let mut grass = GrassBatch {
-            layers: vec![layer(&params, share)],
+            layers: vec![layer],
             wind_power: 1.0,
             wave_speed: 1.0,
-            time: 0.0,
+            live: live.clone(),
+            ..GrassBatch::default()
         };
         let mut cpu = Vec::new();
         expand_blades(&chunk, &params.grass.species, [0, 0, n, n], share, &mut cpu);
@@ -145,6 +189,16 @@ fn gpu_expanded_grass_equals_the_cpu_expansion_bit_for_bit() {
         assert_eq!(keys_gpu(&gpu), keys_cpu(&cpu), "share {share}: the blades differ");
         let colour = params.grass.species[0].colour;
         assert!(gpu.iter().all(|b| b.layer == 0 && b.colour == colour));
+        // Each blade takes the live slot the table gives its cell and index, or none.
+        let by_key: BTreeMap<[u32; 5], &Blade> = cpu.iter().map(|b| (key(b.root, b.yaw, b.scale), b)).collect();
+        let mut lived = 0;
+        for g in &gpu {
+            let b = by_key[&key(g.root, g.yaw, g.scale)];
+            let want = live.slot(b.cell, b.index).unwrap_or(u32::MAX);
+            assert_eq!(g.live, want, "share {share}: blade {} of cell {:?}", b.index, b.cell);
+            lived += usize::from(want != u32::MAX);
+        }
+        assert!(lived > 20, "share {share}: only {lived} blades drawn live");
     }
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
@@ -171,7 +225,7 @@ fn the_view_culls_and_thins_the_sward_to_a_subset_of_its_blades() {
         layers: vec![layer(&params, 1.0)],
         wind_power: 1.0,
         wave_speed: 1.0,
-        time: 0.0,
+        ..GrassBatch::default()
     };
     let mut cpu = Vec::new();
     expand_blades(&chunk, &params.grass.species, [0, 0, n, n], 1.0, &mut cpu);

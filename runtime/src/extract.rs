@@ -775,6 +775,61 @@ pub struct GrassBatch {
     pub wave_speed: f32,
     /// Playback time, seconds.
     pub time: f32,
+    /// The ground cover's blades simulated live (pushed), by cell: a renderer that
+    /// expands the cover gives them their live slots.
+    pub live: LiveCells,
+}
+
+/// Blades of the ground cover drawn live instead of from the bake: for a cell in
+/// `cells`, its blade `b < blades` draws the live displacement in slot
+/// `slots[first + b]` of the layer its kind grows (`u32::MAX`: the bake, as for a
+/// [`GrassLayer`]'s `live_slot`). A blade is known by its world cell and its index
+/// among the cell's blades, wherever it is expanded (docs/design/grass.md, "Live
+/// grass in the world").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveCells {
+    /// Cells with live blades, sorted by (z, x).
+    pub cells: Vec<LiveCell>,
+    /// Per cell's blade, from its `first`: a live slot or `u32::MAX`.
+    pub slots: Vec<u32>,
+}
+
+/// A cell with live blades (see [`LiveCells`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveCell {
+    /// The world cell (x, z).
+    pub cell: [i32; 2],
+    /// Where its blades' slots start in [`LiveCells::slots`].
+    pub first: u32,
+    /// Its blades with an entry there (the first ones).
+    pub blades: u32,
+}
+
+impl LiveCells {
+    /// The live slot of blade `index` of world cell `cell`, if it has one.
+    pub fn slot(&self, cell: [i32; 2], index: u32) -> Option<u32> {
+        let k = self
+            .cells
+            .binary_search_by_key(&(cell[1], cell[0]), |c| (c.cell[1], c.cell[0]))
+            .ok()?;
+        let c = self.cells[k];
+        (index < c.blades)
+            .then(|| self.slots.get((c.first + index) as usize).copied())
+            .flatten()
+            .filter(|&s| s != u32::MAX)
+    }
+
+    /// True when the cells are sorted without repeats and every cell's slots are within
+    /// `slots`.
+    pub fn is_consistent(&self) -> bool {
+        self.cells
+            .windows(2)
+            .all(|w| (w[0].cell[1], w[0].cell[0]) < (w[1].cell[1], w[1].cell[0]))
+            && self
+                .cells
+                .iter()
+                .all(|c| u64::from(c.first) + u64::from(c.blades) <= self.slots.len() as u64)
+    }
 }
 
 /// Most winds a [`SwayWind`] hands the renderer (the grass's `MAX_WINDS`).

@@ -110,6 +110,12 @@ fn world_error(scene: &Scene, e: WorldError) -> BuildError {
                 source.to_string(),
             ))
             .into(),
+        WorldError::Content(ContentError::Live { species, source }) => scene
+            .error_at(&FieldError::new(
+                "world.grass.live.step_seconds",
+                format!("species {species}'s {}", source.message),
+            ))
+            .into(),
         e => BuildError::World(e),
     }
 }

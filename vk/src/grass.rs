@@ -26,7 +26,7 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use half::f16;
-use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassMotion, GrassTexel};
+use sylva_runtime::extract::{GrassBatch, GrassLayer, GrassMotion, GrassTexel, LiveCells};
 use sylva_runtime::glam::Vec3;
 
 use crate::cull::Aabb;
@@ -257,7 +257,7 @@ impl DrawPass for Grass {
         self.sward_constants.clear();
         let Some(batch) = batch else {
             self.slots.clear();
-            return self.sward.prepare(frame, &[], &[]);
+            return self.sward.prepare(frame, (&[], &LiveCells::default()), &[]);
         };
         if batch.layers.len() > MAX_LAYERS as usize {
             return Err(RenderError::BadBatch(format!(
@@ -269,7 +269,7 @@ impl DrawPass for Grass {
         for (i, layer) in batch.layers.iter_mut().enumerate() {
             self.update(frame, i, layer)?;
         }
-        self.sward.prepare(frame, &batch.layers, &covers)?;
+        self.sward.prepare(frame, (&batch.layers, &batch.live), &covers)?;
         self.pick(frame, batch);
         Ok(())
     }

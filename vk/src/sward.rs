@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use ash::vk;
 use gpu_allocator::MemoryLocation;
-use sylva_runtime::extract::{CoverRule, GrassLayer};
+use sylva_runtime::extract::{CoverRule, GrassLayer, LiveCells};
 use sylva_runtime::glam::Vec3;
 
 use crate::commands::{Commands, FRAMES_IN_FLIGHT};
@@ -58,6 +58,10 @@ const GROUP: u32 = 8;
 /// Words of the rules buffer: the kind map, then 12 words per layer.
 const RULE_WORDS: usize = 256 + 12 * MAX_COVER_LAYERS;
 
+/// Words of the live table (what one `vkCmdUpdateBuffer` writes): the cell count and three
+/// spare words, four words per cell, then the cells' slots.
+const LIVE_WORDS: usize = 65536 / 4;
+
 /// Push constants of one dispatch (matches `grass_expand.comp`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -94,6 +98,8 @@ pub struct SwardBlade {
     pub scale: f32,
     /// Linear RGBA colour.
     pub colour: [u8; 4],
+    /// Its live slot in its layer's live displacements (`u32::MAX`: the bake).
+    pub live: u32,
 }
 
 /// The blade buffer, the indirect commands, and the set over them and the rules.
@@ -119,11 +125,14 @@ pub(crate) struct Sward {
     pipeline: ComputePipeline,
     sets: SetPool,
     rules: Buffer,
+    live: Buffer,
     wanted: Buffer,
     commands: Buffer,
     parts: Option<Parts>,
     /// This frame's rules (kind map and per-part rules), written in the command stream.
     rule_words: Vec<u32>,
+    /// This frame's live table, written in the command stream.
+    live_words: Vec<u32>,
     /// This frame's commands' first words, written in the command stream.
     command_words: Vec<u32>,
     /// Per chunk dispatched, its constants and its cover set.
@@ -164,7 +173,7 @@ impl Sward {
         let sets = SetPool::new(
             memory,
             vk::ShaderStageFlags::COMPUTE,
-            &[vk::DescriptorType::STORAGE_BUFFER; 4],
+            &[vk::DescriptorType::STORAGE_BUFFER; 5],
             8,
         )?;
         let pipeline = ComputePipeline::new(
@@ -179,6 +188,7 @@ impl Sward {
             pipeline,
             sets,
             rules: memory.buffer(words(RULE_WORDS), storage, MemoryLocation::GpuOnly, "sward rules")?,
+            live: memory.buffer(words(LIVE_WORDS), storage, MemoryLocation::GpuOnly, "sward live cells")?,
             wanted: memory.buffer(
                 words(MAX_COVER_LAYERS),
                 storage | vk::BufferUsageFlags::TRANSFER_SRC,
@@ -193,6 +203,7 @@ impl Sward {
             )?,
             parts: None,
             rule_words: Vec::new(),
+            live_words: Vec::new(),
             command_words: Vec::new(),
             dispatches: Vec::new(),
             draws: Vec::new(),
@@ -253,12 +264,12 @@ impl Sward {
         };
     }
 
-    /// Plans the frame's expansion: the layers growing out of the cover, their rules, the
-    /// cells of each chunk within reach, and room for what they may hold.
+    /// Plans the frame's expansion: the layers growing out of the cover, their rules and
+    /// live blades, the cells of each chunk within reach, and room for what they may hold.
     pub fn prepare(
         &mut self,
         frame: &mut Prepare<'_>,
-        layers: &[GrassLayer],
+        (layers, live): (&[GrassLayer], &LiveCells),
         chunks: &[CoverChunk],
     ) -> Result<(), RenderError> {
         self.read_counts(frame.slot);
@@ -275,6 +286,7 @@ impl Sward {
             return Ok(());
         }
         self.write_rules(layers, &covered);
+        self.write_live(live);
         let camera = frame.view.camera.position;
         let mut bound = 0u64;
         let max_share = covered.iter().fold(0.0f32, |m, (_, r)| m.max(r.share));
@@ -357,6 +369,36 @@ impl Sward {
         }
     }
 
+    /// The live table in the command stream's form: as many of `live`'s cells, in order, as
+    /// [`LIVE_WORDS`] holds (the blades of cells left out play the bake).
+    fn write_live(&mut self, live: &LiveCells) {
+        let w = &mut self.live_words;
+        w.clear();
+        w.extend([0; 4]);
+        if !live.is_consistent() {
+            return;
+        }
+        let mut cells = 0;
+        let mut slots = 0usize;
+        for c in &live.cells {
+            let need = 4 + 4 * (cells + 1) + slots + c.blades as usize;
+            if need > LIVE_WORDS {
+                break;
+            }
+            cells += 1;
+            slots += c.blades as usize;
+        }
+        let mut first = 0;
+        for c in &live.cells[..cells] {
+            w.extend([c.cell[0] as u32, c.cell[1] as u32, first, c.blades]);
+            first += c.blades;
+        }
+        for c in &live.cells[..cells] {
+            w.extend_from_slice(&live.slots[c.first as usize..(c.first + c.blades) as usize]);
+        }
+        w[0] = cells as u32;
+    }
+
     /// The cells of `c` within the cut-off of `camera` (all when not culling), if any, and
     /// the chunk seen or near enough.
     fn rect(&self, c: &CoverChunk, camera: Vec3, frame: &mut Prepare<'_>) -> Option<[u32; 4]> {
@@ -413,6 +455,7 @@ impl Sward {
             Descriptor::Storage(&self.wanted),
             Descriptor::Storage(&self.commands),
             Descriptor::Storage(&blades),
+            Descriptor::Storage(&self.live),
         ]);
         // The old buffer and set go to the graveyard: the frame in flight may draw them.
         self.parts = Some(Parts {
@@ -479,6 +522,7 @@ impl Sward {
         // writes after every earlier use of the buffers; the data fit them (≤ 65536 bytes).
         unsafe {
             d.cmd_update_buffer(cmd, self.rules.raw(), 0, slice_bytes(&self.rule_words));
+            d.cmd_update_buffer(cmd, self.live.raw(), 0, slice_bytes(&self.live_words));
             d.cmd_update_buffer(cmd, self.commands.raw(), 0, slice_bytes(&self.command_words));
             d.cmd_fill_buffer(cmd, self.wanted.raw(), 0, self.wanted.size(), 0);
         }
@@ -583,6 +627,7 @@ impl Sward {
                     yaw: f(3 * all + i),
                     scale: f(4 * all + i),
                     colour: w[5 * all + i].to_le_bytes(),
+                    live: w[6 * all + i],
                 });
             }
         }

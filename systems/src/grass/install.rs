@@ -37,9 +37,9 @@ use sylva_runtime::{Access, App, FieldError, StatePart, System, Validate};
 
 use super::bake::{BakeSettings, BakedGrass, GrassBakeError, bake, bake_inputs, species_file, validate_inputs};
 use super::blade::{BladeShape, Segment};
-use super::dynamics::{BladeKernel, Dynamics};
+use super::dynamics::Dynamics;
 use super::extraction::motion;
-use super::interaction::{LiveGrass, LiveSettings, LiveState, MAX_LIVE_SUBSTEPS, Pusher, substeps_needed};
+use super::interaction::{LiveGrass, LiveSettings, LiveState, Pusher, live_kernel};
 use super::walkers::{WalkPath, Walker};
 use super::wind::WindField;
 use crate::placement::{self, Ground, ScatterParams};
@@ -281,7 +281,9 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
         stats.particles += roots.len() * sp.shape.len();
         stats.springs += roots.len() * sp.shape.links();
         spawn_structure(app, k as u32, &sp.shape);
-        let kernel = live_kernel(k, &sp.shape, settings)?;
+        let kernel = live_kernel(&sp.shape, &settings.dynamics, &settings.live).map_err(|e| {
+            GrassError::Live(FieldError::new("step_seconds", format!("species {k}'s {}", e.message)))
+        })?;
         species.push(GrassSpecies {
             shape: GrassShape {
                 parent: sp.shape.parent.clone(),
@@ -371,22 +373,6 @@ fn instances(seed: u64, k: usize, sp: &SpeciesSettings, count: usize) -> (Vec<f3
         scale.push(sp.scale.0 + (sp.scale.1 - sp.scale.0) * rng.random::<f32>());
     }
     (yaw, scale)
-}
-
-/// The kernel species `k`'s live blades step with; an error where a live step would need
-/// more than [`MAX_LIVE_SUBSTEPS`] substeps.
-fn live_kernel(k: usize, shape: &BladeShape, settings: &GrassSettings) -> Result<BladeKernel, GrassError> {
-    let kernel = BladeKernel::new(shape, &settings.dynamics);
-    let needed = substeps_needed(&kernel, settings.live.step_seconds);
-    if needed > MAX_LIVE_SUBSTEPS as f32 {
-        let message = format!(
-            "species {k}'s blade needs {needed} RK4 substeps per live step (its stable step is {:e} s), \
-             at most {MAX_LIVE_SUBSTEPS}: give its segments more mass or less stiffness",
-            kernel.stable_step()
-        );
-        return Err(GrassError::Live(FieldError::new("step_seconds", message)));
-    }
-    Ok(kernel)
 }
 
 /// The structure of species `species` as particle and link entities.

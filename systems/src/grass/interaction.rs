@@ -26,7 +26,8 @@ use sylva_runtime::{FieldError, SpatialIndex, Validate};
 use super::bake::BakedGrass;
 use super::blade::MAX_PARTICLES;
 use super::block_step::Scratch;
-use super::dynamics::BladeKernel;
+use super::blade::BladeShape;
+use super::dynamics::{BladeKernel, Dynamics};
 use super::lane_vectors::{LANES, V3};
 use super::wind::{WindCache, WindField};
 
@@ -198,6 +199,23 @@ pub fn substeps_needed(kernel: &BladeKernel, step_seconds: f32) -> f32 {
     (step_seconds / kernel.stable_step()).ceil().max(1.0)
 }
 
+/// The kernel blades of `shape` step with live under `dynamics` and `settings`; an error
+/// (at `step_seconds`) where a live step would need more than [`MAX_LIVE_SUBSTEPS`]
+/// substeps.
+pub fn live_kernel(shape: &BladeShape, dynamics: &Dynamics, settings: &LiveSettings) -> Result<BladeKernel, FieldError> {
+    let kernel = BladeKernel::new(shape, dynamics);
+    let needed = substeps_needed(&kernel, settings.step_seconds);
+    if needed > MAX_LIVE_SUBSTEPS as f32 {
+        let message = format!(
+            "blade needs {needed} RK4 substeps per live step (its stable step is {:e} s), at most \
+             {MAX_LIVE_SUBSTEPS}: give its segments more mass or less stiffness",
+            kernel.stable_step()
+        );
+        return Err(FieldError::new("step_seconds", message));
+    }
+    Ok(kernel)
+}
+
 impl LiveGrass {
     /// Blades of `kernel`'s shape rooted at `roots`, unturned and unscaled, stepped at
     /// `settings.step_seconds` (the kernel's own step is not used) in at most
@@ -253,6 +271,11 @@ impl LiveGrass {
     /// RK4 steps per live step: 1 unless the shape's stable step is shorter than the live step.
     pub fn substeps(&self) -> u32 {
         self.substeps
+    }
+
+    /// The blades simulated live now, ascending.
+    pub fn live_indices(&self) -> impl Iterator<Item = u32> + '_ {
+        self.live.iter().map(|b| b.blade)
     }
 
     /// Number of blades currently simulated live.

@@ -5,11 +5,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use sylva_runtime::extract::{GrassMotion, GrassShape, TreeModels};
+use sylva_runtime::FieldError;
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 
 use super::params::WorldParams;
 use crate::grass::extraction::motion;
-use crate::grass::{BakeSettings, GrassBakeError, bake, blade_from_grammar};
+use crate::grass::{BakeSettings, BakedGrass, BladeKernel, GrassBakeError, bake, blade_from_grammar, live_kernel};
 use crate::lsystem::LSystemError;
 use crate::placement::forest::{ForestError, Variant, grow_variant};
 use crate::tree::{BranchGraph, Leaves, model};
@@ -34,8 +35,12 @@ pub struct TreeKind {
 pub struct GrassKind {
     /// The blade as drawn.
     pub shape: GrassShape,
-    /// The baked motion.
+    /// The baked motion as a renderer plays it.
     pub motion: GrassMotion,
+    /// The bake itself, which live blades start from and fade back to.
+    pub baked: BakedGrass,
+    /// The blade compiled for live steps (`grass.live`).
+    pub kernel: BladeKernel,
     /// Colour of every blade.
     pub colour: [u8; 4],
 }
@@ -104,6 +109,14 @@ pub enum ContentError {
         /// Why.
         source: GrassBakeError,
     },
+    /// A grass species' blade cannot step live at the world's live step.
+    #[error("grass.species[{species}]: {source}")]
+    Live {
+        /// Species index.
+        species: usize,
+        /// Why, at `live.step_seconds`.
+        source: FieldError,
+    },
 }
 
 /// The species of `params` with their variants, `grown[k]` being variant `jobs[k]`.
@@ -164,6 +177,8 @@ pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, Con
                 seed: hash_words(&[seed, k as u64, g.bake.seed]),
                 ..g.bake
             };
+            let kernel =
+                live_kernel(&shape, &g.dynamics, &g.live).map_err(|source| ContentError::Live { species: k, source })?;
             let (baked, _) = bake(&shape, &g.dynamics, &g.wind, &settings)
                 .map_err(|source| ContentError::Bake { species: k, source })?;
             Ok(GrassKind {
@@ -173,6 +188,8 @@ pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, Con
                     width: shape.segment.iter().map(|s| s.width).collect(),
                 },
                 motion: motion(&baked),
+                baked,
+                kernel,
                 colour: sp.colour,
             })
         })

@@ -100,7 +100,7 @@ pub fn install_world(app: &mut App, content: &WorldContent, grass: &WorldGrass, 
         layers,
         wind_power: grass.wind_power,
         wave_speed: grass.wave_speed,
-        time: 0.0,
+        ..GrassBatch::default()
     });
     app.world.resources.insert(WorldState {
         grass: vec![Runs::default(); content.grass.len()],

@@ -26,7 +26,8 @@
 //! - [`WorldSource`]: the world as the runtime's `ChunkSource`; it derives on the
 //!   generation pool the [`ChunkParts`] asked for (tree instances, the terrain patch,
 //!   blades, the [mesh kit](crate::mesh_kit)'s meshes) and runs the host's hook.
-//! - [`install_chunk`] / [`evict_chunk`]: a chunk in and out of an `App`.
+//! - [`install_chunk`] / [`evict_chunk`]: a chunk in and out of an `App`; [`install_live`]:
+//!   the ground cover's blades near pushers simulated live.
 //! - [`WorldStreamer`]: all of it, driven by the host once per frame (by the wall clock,
 //!   [`WorldStreamer::update`], or by the host's own, [`WorldStreamer::step`]); [`build`]
 //!   puts a scene's world into an `App`.
@@ -44,6 +45,7 @@ mod content;
 mod domains;
 mod horizon;
 mod install;
+mod live_grass;
 mod masks;
 pub mod packed;
 mod params;
@@ -59,7 +61,7 @@ pub use bake::{
     BakeError, BakePlan, BakeReport, MAX_BAKE_CHUNKS, Phase, Shard, ShardError, StoreFile, VerifyReport, bake,
     hilbert_order, verify,
 };
-pub use blades::{Blade, CellRect, cover_rules, expand_blades, ground_cover};
+pub use blades::{Blade, CellRect, CoverGround, cover_rules, expand_blades, expand_ground, ground_cover, unpack_cover};
 pub use chunk::{
     ChunkContent, ChunkPayload, DATA_VERSION, Region, RiverCrossing, StageMillis, Surface, TreeInstance, WorldGen,
 };
@@ -72,11 +74,14 @@ pub use horizon::{
 pub use install::{
     GRASS_TIME_SYSTEM, Leftovers, WorldBatch, WorldChunk, WorldState, evict_chunk, install_chunk, install_world,
 };
+pub use live_grass::{
+    LIVE_EXTRACT_SYSTEM, LIVE_SYSTEM, LIVE_TILE_CELLS, MAX_LIVE_BLADES, WALK_SYSTEM, WorldLive, WorldWalk, install_live,
+};
 pub use masks::{InstanceRow, Masks, instances, masks};
 pub use params::{
     BudgetParams, ChunkErosion, DrawParams, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS,
     MAX_CHUNK_EROSION_ITERATIONS, MAX_REACH_CELLS, MAX_SPECIES, PlacementParams, WorldBasins, WorldGrass,
-    WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
+    MAX_WALKERS, WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
 };
 pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};

@@ -8,7 +8,7 @@ use sylva_runtime::stream::StreamSettings;
 use sylva_runtime::{FieldError, Validate};
 
 use crate::ecology::{Biomes, EcologyParams, Layer, MAX_BLADES_PER_CELL, MAX_COVER, thrown_for};
-use crate::grass::{BakeSettings, Dynamics, WindField};
+use crate::grass::{BakeSettings, Dynamics, LiveSettings, Walker, WindField};
 use crate::placement::Rules;
 use crate::placement::forest::SpeciesParams;
 use crate::terrain::basin::BasinParams;
@@ -26,6 +26,9 @@ pub const MAX_CHUNK_CELLS: u32 = 1024;
 
 /// Most cells a min distance may span (it sets the apron each chunk generates around itself).
 pub const MAX_REACH_CELLS: f32 = 128.0;
+
+/// Most walkers a world's grass may have.
+pub const MAX_WALKERS: usize = 64;
 
 /// Most tree or grass species a world may have.
 pub const MAX_SPECIES: usize = 64;
@@ -374,6 +377,12 @@ pub struct WorldGrass {
     pub wind_power: f32,
     /// Time multiplier of playback. Default 1.
     pub wave_speed: f32,
+    /// Switching blades near pushers to live simulation and back. Default: see
+    /// [`LiveSettings`].
+    pub live: LiveSettings,
+    /// Spheres walking through the world's grass, their loops in world metres on the
+    /// ground. Default: none (a host may add its own [`crate::grass::Pusher`]s).
+    pub walkers: Vec<Walker>,
 }
 
 impl Default for WorldGrass {
@@ -389,6 +398,8 @@ impl Default for WorldGrass {
             dynamics: Dynamics::default(),
             wind_power: 1.0,
             wave_speed: 1.0,
+            live: LiveSettings::default(),
+            walkers: Vec::new(),
         }
     }
 }
@@ -849,6 +860,13 @@ impl WorldGrass {
         FieldError::check(b.max_warmup_seconds <= 60.0, "bake.max_warmup_seconds", || {
             format!("must be at most 60, got {}", b.max_warmup_seconds)
         })?;
+        self.live.validate().map_err(|e| e.within("live"))?;
+        FieldError::check(self.walkers.len() <= MAX_WALKERS, "walkers", || {
+            format!("at most {MAX_WALKERS} walkers, got {}", self.walkers.len())
+        })?;
+        for (k, w) in self.walkers.iter().enumerate() {
+            w.validate().map_err(|e| e.within(format!("walkers[{k}]")))?;
+        }
         crate::grass::validate_motion(&self.wind, &self.dynamics, self.wind_power, self.wave_speed)
     }
 }

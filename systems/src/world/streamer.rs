@@ -20,6 +20,7 @@ use super::content::{ContentError, WorldContent, grow_content};
 use super::domains::Domains;
 use super::horizon::{FarCanopy, Horizon};
 use super::install::{evict_chunk, install_chunk, install_world};
+use super::live_grass::install_live;
 use super::params::WorldParams;
 use super::source::{ChunkHook, ChunkParts, PreparedCounts, ReadyChunk, WorldSource};
 use super::store::{StoreError, is_store, open_store};
@@ -253,6 +254,8 @@ impl WorldStreamer {
         let cell_size = source.chunks().params().cell_size;
         let cover = cover_rules(&self.grass.species, cell_size, source.blade_share());
         install_world(app, &self.content, &self.grass, &cover);
+        let chunk_cells = source.chunks().params().chunk_cells;
+        install_live(app, &self.content, &self.grass, &cover, (chunk_cells, cell_size));
         app.world.resources.insert(HorizonBatch {
             sea_level: self.domains().map(|d| d.params().sea_level),
             ..HorizonBatch::default()
