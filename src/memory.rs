@@ -68,6 +68,10 @@ pub const WORLD_INSTANCE: u64 = 2 * 28 + 16;
 /// in one word): the renderer expands blades from it on the GPU, so no blade is held on
 /// the host (docs/design/grass.md, "Blades from the field on the GPU").
 pub(crate) const WORLD_COVER_SAMPLE: u64 = 4;
+/// Bytes per blade the world's live grass holds near pushers: root, yaw, scale, cell and
+/// index, its place in the tile's spatial index, and, when live, positions and velocities of
+/// up to 8 particles (docs/design/grass.md, "Live grass in the world").
+pub(crate) const WORLD_LIVE_BLADE: u64 = 48 + 2 * 12 * 8;
 /// Bytes per branch segment of a tree model (a world's variant, a forest's variant, a forest's
 /// placed tree): its cylinder (start, end, two radii, colour, tree anchor). The renderer's copy
 /// is device memory, not the host's, on a GPU.

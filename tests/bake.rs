@@ -534,12 +534,12 @@ fn cache_write_failures_are_heard_counted_and_fail_an_asked_for_cache() {
     let scene = small_world(tmp.path());
     let cache = tmp.path().join("cache");
     let report_path = tmp.path().join("fly.json");
-    // A file size limit of 10 KiB: every chunk file (12 KB and more in this world) and
+    // A file size limit of 8 KiB: every chunk file (near 10 KB and more in this world) and
     // domain file (hundreds of kilobytes) fails to be written, as on a full disk, and the
-    // 5 KB report is written.
+    // 6 KB report is written.
     let mut fly = Command::new("sh");
     fly.arg("-c")
-        .arg("ulimit -f 20 && exec \"$@\"")
+        .arg("ulimit -f 16 && exec \"$@\"")
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_sylva"))
         .arg("fly")
@@ -583,7 +583,7 @@ fn view_hears_cache_write_failures_and_fails_an_asked_for_cache() {
     // The file size limit of the flight's test: no chunk or domain file fits.
     let mut view = Command::new("sh");
     view.arg("-c")
-        .arg("ulimit -f 20 && exec \"$@\"")
+        .arg("ulimit -f 16 && exec \"$@\"")
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_sylva"))
         .arg("view")

@@ -307,6 +307,22 @@ fn bad_host_input_is_a_clear_error() {
         .expect("refused");
     assert!(matches!(e, WorldError::NoParts), "{e}");
     assert!(e.to_string().contains("ask for nothing"));
+    // Blades listed on the CPU at the bundled world's 32 per m² would be millions a chunk.
+    let mut dense = params.clone();
+    dense.chunk_cells = 256;
+    let blades = ChunkParts { blades: true, ..none };
+    let e = WorldStreamer::new(&dense, seed, Some(pool(1)))
+        .unwrap()
+        .with_parts(blades)
+        .err()
+        .expect("refused");
+    assert!(matches!(e, WorldError::TooManyBlades { .. }), "{e}");
+    assert!(e.to_string().contains("lower draw.blades_per_m2"), "{e}");
+    dense.draw.blades_per_m2 = 2.0;
+    let listed = WorldStreamer::new(&dense, seed, Some(pool(1)))
+        .unwrap()
+        .with_parts(blades);
+    assert!(listed.is_ok(), "2 blades per m² list");
     let mut world = WorldStreamer::new(&params, seed, Some(pool(1))).unwrap();
     let v = Viewer {
         position: Vec3::ZERO,

@@ -7,8 +7,8 @@
 //! Without a Vulkan driver the tests print `SKIPPED` and pass unless
 //! `SYLVA_REQUIRE_VULKAN=1`.
 
-use sylva::Scene;
 use std::collections::BTreeMap;
+use sylva::Scene;
 
 use sylva::runtime::extract::{
     Camera, GrassBatch, GrassLayer, GrassShape, LiveCell, LiveCells, Sun, TerrainBatch, TerrainPatch,

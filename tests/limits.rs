@@ -49,6 +49,23 @@ fn a_huge_grass_bake_is_a_field_error() {
 }
 
 #[test]
+fn a_worlds_walkers_and_live_step_are_checked_with_their_field() {
+    let e = read_error("(world: (grass: (walkers: [(speed: 1.0), (\n  radius: -1.0)])))");
+    assert_eq!(
+        (e.line, e.field.as_deref()),
+        (2, Some("world.grass.walkers[1].radius")),
+        "{e}"
+    );
+    let e = read_error("(world: (grass: (walkers: [(walk: Path(points: [(0.0, 0.0)]))])))");
+    assert_eq!(e.field.as_deref(), Some("world.grass.walkers[0].walk"), "{e}");
+    let e = read_error("(world: (grass: (live: (step_seconds: 1.0))))");
+    assert_eq!(e.field.as_deref(), Some("world.grass.live.step_seconds"), "{e}");
+    let walkers = vec!["()"; 65].join(", ");
+    let e = read_error(&format!("(world: (grass: (walkers: [{walkers}])))"));
+    assert_eq!(e.field.as_deref(), Some("world.grass.walkers"), "{e}");
+}
+
+#[test]
 fn blade_iterations_are_bounded_before_deriving() {
     // Stalled about 18 minutes deriving a word that had stopped growing.
     let e = read_error(

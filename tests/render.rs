@@ -642,14 +642,26 @@ fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
         }
     }
     roots.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
+    drop(terrain);
+    let centre_of = |g: Vec3| {
+        let around = near(g);
+        around.iter().sum::<Vec3>() / around.len().max(1) as f32
+    };
+    // The ground between the eye and the trees stays below the line of sight.
+    let open = |g: Vec3| {
+        let (eye, to) = (g + Vec3::Y * 1.7, centre_of(g).with_y(g.y + 4.0));
+        (1..20).all(|k| {
+            let p = eye.lerp(to, k as f32 / 20.0);
+            ground_at(app, p) < p.y - 0.5
+        })
+    };
     let root = roots
         .into_iter()
         .step_by(97)
-        .filter(|&g| trees.iter().all(|t| t.distance(g) > 10.0))
+        .filter(|&g| trees.iter().all(|t| t.distance(g) > 10.0) && near(g).len() >= 8 && open(g))
         .max_by_key(|&g| near(g).len())
         .expect("grass in the resident chunks");
-    let around = near(root);
-    let centre = around.iter().sum::<Vec3>() / around.len().max(1) as f32;
+    let centre = centre_of(root);
     Camera {
         position: root + Vec3::new(0.0, 1.7, 0.0),
         target: Vec3::new(centre.x, root.y + 4.0, centre.z),
@@ -658,23 +670,37 @@ fn valley_floor_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
     }
 }
 
-/// A camera 30 m from the tree with the most neighbours within 25 m, on the side away
-/// from them, looking at its crown.
-fn forest_edge_camera(trees: &[Vec3]) -> Camera {
+/// A camera 30 m from a tree with many neighbours within 25 m, on the side away from them
+/// and in the open (no tree or shrub within 15 m), looking at its crown: of such trees,
+/// the one with the most neighbours.
+fn forest_edge_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Camera {
     let neighbours = |t: Vec3| trees.iter().filter(|o| o.distance(t) < 25.0).count();
+    let camera = |tree: Vec3| {
+        let centre = trees.iter().filter(|o| o.distance(tree) < 25.0).sum::<Vec3>() / neighbours(tree) as f32;
+        let away = (tree - centre).with_y(0.0).try_normalize().unwrap_or(Vec3::X);
+        let at = tree + away * 30.0;
+        Camera {
+            // Above the crowns' height and at least 4 m above the ground the camera stands on.
+            position: at.with_y((tree.y + 6.0).max(ground_at(app, at) + 4.0)),
+            target: tree + Vec3::new(0.0, 6.0, 0.0),
+            far: 3000.0,
+            ..Camera::default()
+        }
+    };
+    // Well inside the square the trees were listed from, so its trees all count.
+    let in_the_open = |c: &Camera| {
+        c.position.with_y(0.0).distance(CLOSE_VIEWS.with_y(0.0)) < 200.0
+            && trees
+                .iter()
+                .all(|o| o.with_y(0.0).distance(c.position.with_y(0.0)) > 15.0)
+    };
     let tree = trees
         .iter()
         .copied()
+        .filter(|&t| in_the_open(&camera(t)))
         .max_by_key(|&t| neighbours(t))
-        .expect("trees in the resident chunks");
-    let centre = trees.iter().filter(|o| o.distance(tree) < 25.0).sum::<Vec3>() / neighbours(tree) as f32;
-    let away = (tree - centre).with_y(0.0).try_normalize().unwrap_or(Vec3::X);
-    Camera {
-        position: tree + away * 30.0 + Vec3::new(0.0, 6.0, 0.0),
-        target: tree + Vec3::new(0.0, 6.0, 0.0),
-        far: 3000.0,
-        ..Camera::default()
-    }
+        .expect("a forest edge in the resident chunks");
+    camera(tree)
 }
 
 #[test]
@@ -686,7 +712,7 @@ fn the_world_renders_like_its_golden_images() {
     let trees = tree_roots(&built.app);
     let cameras = [
         ("world_valley", valley_floor_camera(&built.app, &trees)),
-        ("world_forest_edge", forest_edge_camera(&trees)),
+        ("world_forest_edge", forest_edge_camera(&built.app, &trees)),
         ("world_aerial", aerial_camera()),
     ];
     for (name, camera) in cameras {
@@ -789,7 +815,7 @@ fn pictures_of_the_world_at_720p() {
     let ahead = (valley.target - valley.position).with_y(0.0).normalize();
     let mut cameras = vec![
         ("world-valley", valley),
-        ("world-forest-edge", forest_edge_camera(&trees)),
+        ("world-forest-edge", forest_edge_camera(&built.app, &trees)),
         ("world-aerial", aerial_camera()),
         (
             "ground-close",

@@ -263,3 +263,44 @@ fn residency_and_batches_stay_bounded_on_a_long_flight() {
     );
     assert!(most_slots > 0);
 }
+
+/// Share of the land nodes of a 2 km square of the lattice in a comb: a valley between two
+/// ridges one node away, along x or along z (each curving by more than a metre).
+fn combed_nodes(params: &WorldParams, seed: u64) -> f64 {
+    let g = WorldGen::new(params.clone(), seed);
+    let domains = g.domains().expect("the world has basins");
+    let sea = params.terrain.basins.as_ref().unwrap().sea_level;
+    let n = 128;
+    let (h, _) = domains.heights([-64, -64], n, n);
+    // Second differences along x and z: positive in a valley, negative on a ridge.
+    let curve = |i: usize, step: usize| h[i - step] + h[i + step] - 2.0 * h[i];
+    let (mut land, mut combs) = (0u32, 0u32);
+    for z in 2..n - 2 {
+        for x in 2..n - 2 {
+            let i = z * n + x;
+            if h[i] < sea + 1.0 {
+                continue;
+            }
+            land += 1;
+            let comb =
+                |step: usize| curve(i, step) > 1.0 && curve(i - step, step) < -1.0 && curve(i + step, step) < -1.0;
+            if comb(1) || comb(n) {
+                combs += 1;
+            }
+        }
+    }
+    assert!(land > 4000, "{land} land nodes");
+    f64::from(combs) / f64::from(land)
+}
+
+#[test]
+fn hillslopes_keep_the_lattice_from_cutting_a_comb_of_valleys() {
+    let (params, seed) = world(256);
+    let mut bare = params.clone();
+    bare.terrain.basins.as_mut().unwrap().solver.diffusion = 0.0;
+    let (with, without) = (combed_nodes(&params, seed), combed_nodes(&bare, seed));
+    assert!(
+        with < 0.35 * without && with < 0.1,
+        "combed: {with:.4} of the land with hillslopes, {without:.4} without"
+    );
+}

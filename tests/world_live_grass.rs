@@ -125,7 +125,10 @@ fn a_walker_pushes_the_blades_every_expansion_makes_identically_on_any_thread_co
                 .get(&(*cell, *index))
                 .unwrap_or_else(|| panic!("live blade {index} of cell {cell:?} is not an expanded blade"));
             let off_circle = (Vec3::new(root.x - centre.x, 0.0, root.z - centre.z).length() - 2.0).abs();
-            assert!(off_circle <= reach + 1e-3, "a blade {off_circle} m from the walk went live");
+            assert!(
+                off_circle <= reach + 1e-3,
+                "a blade {off_circle} m from the walk went live"
+            );
             // The renderer finds it by cell and index, with the same displacements.
             let slot = table.slot(*cell, *index).expect("a live blade has a slot") as usize;
             let layer = &grass.layers[usize::from(*kind)];

@@ -11,7 +11,9 @@ use sylva_systems::world::{self, ContentError, WorldError};
 use super::draw::{Draw, FrameInput, Gathered};
 use super::forest::species_error;
 use super::{Building, Domain, Invalid, check_section};
-use crate::memory::{self, Estimate, WORLD_CELL, WORLD_COVER_SAMPLE, WORLD_INSTANCE, WORLD_SAMPLE, WORLD_SLOT};
+use crate::memory::{
+    self, Estimate, WORLD_CELL, WORLD_COVER_SAMPLE, WORLD_INSTANCE, WORLD_LIVE_BLADE, WORLD_SAMPLE, WORLD_SLOT,
+};
 use crate::{BuildError, Scene};
 
 /// The world: its species grown once for every chunk, its streamer built.
@@ -42,6 +44,11 @@ impl Domain for WorldDomain {
                  and ground-cover samples"
             );
             estimate.add("world.ecology", what, resident.saturating_mul(per_chunk));
+            if !w.grass.species.is_empty() {
+                let what = format!("at most {} blades near pushers", world::MAX_LIVE_BLADES);
+                let bytes = world::MAX_LIVE_BLADES as u64 * WORLD_LIVE_BLADE;
+                estimate.add("world.grass.live", what, bytes);
+            }
             if let Some(b) = &w.terrain.basins {
                 let domain = b.domain_chunks as f32 * w.chunk_size();
                 let what = format!("the far field, out to {} m at most", world::HORIZON_RADIUS);

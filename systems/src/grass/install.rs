@@ -281,9 +281,8 @@ pub fn install(app: &mut App, settings: &GrassSettings, ground: &impl Ground) ->
         stats.particles += roots.len() * sp.shape.len();
         stats.springs += roots.len() * sp.shape.links();
         spawn_structure(app, k as u32, &sp.shape);
-        let kernel = live_kernel(&sp.shape, &settings.dynamics, &settings.live).map_err(|e| {
-            GrassError::Live(FieldError::new("step_seconds", format!("species {k}'s {}", e.message)))
-        })?;
+        let kernel = live_kernel(&sp.shape, &settings.dynamics, &settings.live)
+            .map_err(|e| GrassError::Live(FieldError::new("step_seconds", format!("species {k}'s {}", e.message))))?;
         species.push(GrassSpecies {
             shape: GrassShape {
                 parent: sp.shape.parent.clone(),

@@ -24,9 +24,9 @@ use sylva_runtime::snapshot::StateMismatch;
 use sylva_runtime::{FieldError, SpatialIndex, Validate};
 
 use super::bake::BakedGrass;
+use super::blade::BladeShape;
 use super::blade::MAX_PARTICLES;
 use super::block_step::Scratch;
-use super::blade::BladeShape;
 use super::dynamics::{BladeKernel, Dynamics};
 use super::lane_vectors::{LANES, V3};
 use super::wind::{WindCache, WindField};
@@ -202,7 +202,11 @@ pub fn substeps_needed(kernel: &BladeKernel, step_seconds: f32) -> f32 {
 /// The kernel blades of `shape` step with live under `dynamics` and `settings`; an error
 /// (at `step_seconds`) where a live step would need more than [`MAX_LIVE_SUBSTEPS`]
 /// substeps.
-pub fn live_kernel(shape: &BladeShape, dynamics: &Dynamics, settings: &LiveSettings) -> Result<BladeKernel, FieldError> {
+pub fn live_kernel(
+    shape: &BladeShape,
+    dynamics: &Dynamics,
+    settings: &LiveSettings,
+) -> Result<BladeKernel, FieldError> {
     let kernel = BladeKernel::new(shape, dynamics);
     let needed = substeps_needed(&kernel, settings.step_seconds);
     if needed > MAX_LIVE_SUBSTEPS as f32 {

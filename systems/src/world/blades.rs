@@ -164,7 +164,10 @@ pub fn expand_ground(ground: &CoverGround<'_>, rules: &[CoverRule], cells: CellR
     let [x0, z0, x1, z1] = [cells[0].min(n), cells[1].min(n), cells[2].min(n), cells[3].min(n)];
     for z in z0..z1 {
         for x in x0..x1 {
-            let world = [ground.origin_cell[0] + i64::from(x), ground.origin_cell[1] + i64::from(z)];
+            let world = [
+                ground.origin_cell[0] + i64::from(x),
+                ground.origin_cell[1] + i64::from(z),
+            ];
             let cover = field.cell(x, z, world);
             let Some(rule) = rules.get(usize::from(cover.kind)).filter(|_| cover.kind != NO_KIND) else {
                 continue;

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use rayon::prelude::*;
-use sylva_runtime::extract::{GrassMotion, GrassShape, TreeModels};
 use sylva_runtime::FieldError;
+use sylva_runtime::extract::{GrassMotion, GrassShape, TreeModels};
 use sylva_runtime::rng::{StreamKey, hash_words, stream_seed};
 
 use super::params::WorldParams;
@@ -177,8 +177,8 @@ pub fn grow_content(params: &WorldParams, seed: u64) -> Result<WorldContent, Con
                 seed: hash_words(&[seed, k as u64, g.bake.seed]),
                 ..g.bake
             };
-            let kernel =
-                live_kernel(&shape, &g.dynamics, &g.live).map_err(|source| ContentError::Live { species: k, source })?;
+            let kernel = live_kernel(&shape, &g.dynamics, &g.live)
+                .map_err(|source| ContentError::Live { species: k, source })?;
             let (baked, _) = bake(&shape, &g.dynamics, &g.wind, &settings)
                 .map_err(|source| ContentError::Bake { species: k, source })?;
             Ok(GrassKind {

@@ -151,7 +151,12 @@ impl WorldLive {
         let ground = CoverGround::of_patch(patch, &cover)?;
         let [tx, tz] = key.1.map(|t| t * LIVE_TILE_CELLS);
         let mut blades: Vec<Blade> = Vec::new();
-        expand_ground(&ground, &self.rules, [tx, tz, tx + LIVE_TILE_CELLS, tz + LIVE_TILE_CELLS], &mut blades);
+        expand_ground(
+            &ground,
+            &self.rules,
+            [tx, tz, tx + LIVE_TILE_CELLS, tz + LIVE_TILE_CELLS],
+            &mut blades,
+        );
         let mut kinds = Vec::new();
         for (k, sp) in self.species.iter().enumerate() {
             let of_kind: Vec<&Blade> = blades.iter().filter(|b| usize::from(b.species) == k).collect();

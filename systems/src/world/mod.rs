@@ -80,12 +80,15 @@ pub use live_grass::{
 pub use masks::{InstanceRow, Masks, instances, masks};
 pub use params::{
     BudgetParams, ChunkErosion, DrawParams, FlightParams, MAX_CANDIDATES_PER_CHUNK, MAX_CHUNK_CELLS,
-    MAX_CHUNK_EROSION_ITERATIONS, MAX_REACH_CELLS, MAX_SPECIES, PlacementParams, WorldBasins, WorldGrass,
-    MAX_WALKERS, WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
+    MAX_CHUNK_EROSION_ITERATIONS, MAX_REACH_CELLS, MAX_SPECIES, MAX_WALKERS, PlacementParams, WorldBasins, WorldGrass,
+    WorldGrassSpecies, WorldParams, WorldTerrain, WorldTrees,
 };
 pub use relief::Reach;
 pub use report::{ChunkCounts, FlightLog, Quantiles, RssReport, StreamingReport};
-pub use source::{ChunkHook, ChunkMeshes, ChunkParts, GrassPatch, HookError, PreparedCounts, ReadyChunk, WorldSource};
+pub use source::{
+    ChunkHook, ChunkMeshes, ChunkParts, GrassPatch, HookError, MAX_LISTED_BLADES, PreparedCounts, ReadyChunk,
+    WorldSource,
+};
 pub use stitch::{MAX_STITCHED_CELLS, RegionReport, StitchError, Stitched, ground_field, stitch};
 pub use store::{MANIFEST, STAGING, StoreError, StoreWriter, create_store, is_store, leftovers, open_store};
 pub use streamer::{WorldError, WorldStreamer, build};

@@ -31,11 +31,16 @@ pub struct ChunkParts {
     /// The ground as Sylva's renderer draws it, with its ground cover ([`ReadyChunk::patch`]).
     pub ground_patch: bool,
     /// Grass blades expanded from the ground cover on the CPU ([`ReadyChunk::grass`]), for a
-    /// host that draws blades as a list.
+    /// host that draws blades as a list: at most [`MAX_LISTED_BLADES`] a chunk at the world's
+    /// drawn density, or the parts are refused.
     pub blades: bool,
     /// The mesh kit's ground (every level) and water ([`ReadyChunk::meshes`]).
     pub meshes: bool,
 }
+
+/// Most blades a chunk may list on the CPU ([`ChunkParts::blades`]): 10 MiB of roots, yaws
+/// and scales. Denser grass is expanded where it is drawn, from the ground patch's cover.
+pub const MAX_LISTED_BLADES: u64 = 1 << 19;
 
 impl ChunkParts {
     /// What Sylva's renderer draws: tree instances and the ground patch, whose ground cover

@@ -22,7 +22,7 @@ use super::horizon::{FarCanopy, Horizon};
 use super::install::{evict_chunk, install_chunk, install_world};
 use super::live_grass::install_live;
 use super::params::WorldParams;
-use super::source::{ChunkHook, ChunkParts, PreparedCounts, ReadyChunk, WorldSource};
+use super::source::{ChunkHook, ChunkParts, MAX_LISTED_BLADES, PreparedCounts, ReadyChunk, WorldSource};
 use super::store::{StoreError, is_store, open_store};
 
 /// Why a world could not start.
@@ -53,6 +53,19 @@ pub enum WorldError {
         "the chunk parts ask for nothing: a ready chunk always carries its payload; ask for tree instances, the ground patch, blades or meshes"
     )]
     NoParts,
+    /// Blades listed on the CPU ([`ChunkParts::blades`]) would pass [`MAX_LISTED_BLADES`] a
+    /// chunk at the world's `draw.blades_per_m2`.
+    #[error(
+        "chunk parts: listing blades on the CPU makes up to {asked} blades a chunk at draw.blades_per_m2 \
+         {per_m2}, more than {MAX_LISTED_BLADES}: lower draw.blades_per_m2, or expand the blades where they \
+         are drawn from the ground patch's cover (expand_ground)"
+    )]
+    TooManyBlades {
+        /// Blades a chunk may list.
+        asked: u64,
+        /// The world's drawn blades per m².
+        per_m2: f32,
+    },
     /// Chunk parts or a hook were set after streaming started.
     #[error("{0} must be set before the first update: chunks are being made already")]
     Started(&'static str),
@@ -166,6 +179,16 @@ impl WorldStreamer {
     pub fn with_parts(mut self, parts: ChunkParts) -> Result<Self, WorldError> {
         if parts.is_empty() {
             return Err(WorldError::NoParts);
+        }
+        if parts.blades {
+            let p = self.streamer.source().chunks().params();
+            let per_m2 = p.draw.blades_per_m2;
+            // At most the drawn density per cell, rounded up, in every cell.
+            let per_cell = (per_m2 * p.cell_size * p.cell_size).ceil() as u64 + 1;
+            let asked = per_cell * u64::from(p.chunk_cells).pow(2);
+            if asked > MAX_LISTED_BLADES {
+                return Err(WorldError::TooManyBlades { asked, per_m2 });
+            }
         }
         self.source_mut("chunk parts")?.set_parts(parts);
         Ok(self)
