@@ -3,6 +3,7 @@
 // first); the tree turns and scales its model's segments, then cylinder.glsl draws them.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_ARB_shader_draw_parameters : require
 
 #include "globals.glsl"
 #include "sway.glsl"
@@ -12,7 +13,7 @@
 #include "cylinder.glsl"
 
 layout(push_constant) uniform Draw {
-    uvec4 draw; // x: the word holding the bucket's base, y: model, z: level, w: the lists' first word
+    uvec4 draw; // x: the word holding the first model's bucket's base, y: the first model, z: level, w: the lists' first word
     vec4 fade;  // cylinder_vertex's `fade` (z 0: no ring fade; w −1 in the shadow map)
     vec4 card;  // xyz: the card's fade (tree.glsl's `lod`; x 0: none)
 } pc;
@@ -20,10 +21,12 @@ layout(push_constant) uniform Draw {
 layout(location = 0) in vec4 a_ring;
 
 void main() {
-    Model m = models[pc.draw.y];
+    // One draw of a multi-draw per model, in the models' order.
+    uint model = pc.draw.y + uint(gl_DrawIDARB);
+    Model m = models[model];
     uint n = max(m.cylinders[pc.draw.z], 1u);
     uint i = uint(gl_InstanceIndex);
-    Placed t = tree_at(work[pc.draw.w + work[pc.draw.x] + i / n]);
+    Placed t = tree_at(work[pc.draw.w + work[pc.draw.x + uint(gl_DrawIDARB)] + i / n]);
     Segment s = segments[m.first.x + i % n];
     vec3 start = t.position + turned(s.start.xyz, t.yaw) * t.scale;
     vec3 end = t.position + turned(s.end.xyz, t.yaw) * t.scale;

@@ -4,6 +4,7 @@
 // them.
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_ARB_shader_draw_parameters : require
 
 #include "globals.glsl"
 #include "sway.glsl"
@@ -13,17 +14,19 @@
 #include "leaf.glsl"
 
 layout(push_constant) uniform Draw {
-    uvec4 draw; // x: the word holding the bucket's base, y: model, z: the word holding its leaves, w: the lists' first word
+    uvec4 draw; // x: the word holding the first model's bucket's base, y: the first model, z: the word holding its leaves, w: the lists' first word
     vec4 play;  // x: time (s)
     vec4 lod;   // leaf_vertex's `lod`
     vec4 card;  // xyz: the card's fade (tree.glsl's `lod`; x 0: none)
 } pc;
 
 void main() {
-    Model m = models[pc.draw.y];
-    uint n = max(work[pc.draw.z], 1u);
+    // One draw of a multi-draw per model, in the models' order.
+    uint draw = uint(gl_DrawIDARB);
+    Model m = models[pc.draw.y + draw];
+    uint n = max(work[pc.draw.z + draw], 1u);
     uint i = uint(gl_InstanceIndex);
-    Placed t = tree_at(work[pc.draw.w + work[pc.draw.x] + i / n]);
+    Placed t = tree_at(work[pc.draw.w + work[pc.draw.x + draw] + i / n]);
     ModelLeaf l = model_leaves[m.first.y + i % n];
     vec3 position = t.position + turned(l.place.xyz, t.yaw) * t.scale;
     vec3 normal = turned(l.normal.xyz, t.yaw);

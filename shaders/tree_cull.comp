@@ -5,7 +5,8 @@
 // 1. one thread: each bucket's base in the lists (buckets in order) and its indirect
 //    commands, instance counts the bucket's trees times the parts its level draws;
 // 2. per tree: written into its buckets' lists.
-// The CPU records a fixed number of draws per model and level, whatever the tree count.
+// A pass's commands of one level lie model after model, so the CPU records one multi-draw
+// per level and part (segments, leaves), whatever the tree and model counts.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 
@@ -17,7 +18,9 @@ layout(local_size_x = 64) in;
 
 layout(push_constant) uniform Cull {
     uvec4 counts; // x: phase, y: table entries, z: models, w: 1 to cull by the view, 0 to keep every tree
-    uvec4 rings;  // index count of each ring mesh (4, 8, 16 sides)
+    uvec4 rings;  // index count of each ring (4, 8, 16 sides) in the one ring mesh
+    uvec4 ring_first;  // each ring's first index there
+    uvec4 ring_base;   // each ring's first vertex there
     vec4 lod;     // x: pixels per metre of tree height at 1 m
     vec4 from[2]; // the heights on screen (px) from which each level draws; below the last a tree is its card alone
     vec4 leaf;    // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share, w: fade band (leaf.glsl's `lod`)
@@ -71,10 +74,11 @@ void main() {
             uint model = b % pc.counts.z;
             uint level = (b / pc.counts.z) % LEVELS;
             uint c = 3u * buckets + 5u * b;
-            work[c] = pc.rings[models[model].ring[level]];
+            uint ring = models[model].ring[level];
+            work[c] = pc.rings[ring];
             work[c + 1u] = n * models[model].cylinders[level];
-            work[c + 2u] = 0u;
-            work[c + 3u] = 0u;
+            work[c + 2u] = pc.ring_first[ring];
+            work[c + 3u] = pc.ring_base[ring];
             work[c + 4u] = 0u;
             uint l = 8u * buckets + 4u * b;
             work[l] = 6u;

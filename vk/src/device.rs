@@ -251,6 +251,14 @@ fn pick(instance: &ash::Instance) -> Result<Candidate, RenderError> {
         else {
             continue;
         };
+        // The instanced trees' multi-draws tell their draws apart by the draw index.
+        let mut vulkan11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut features2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut vulkan11);
+        // SAFETY: `physical` came from this instance, which is Vulkan 1.3.
+        unsafe { instance.get_physical_device_features2(physical, &mut features2) };
+        if vulkan11.shader_draw_parameters != vk::TRUE {
+            continue;
+        }
         if best
             .as_ref()
             .is_none_or(|b| rank(properties.device_type) < rank(b.properties.device_type))
@@ -266,7 +274,7 @@ fn pick(instance: &ash::Instance) -> Result<Candidate, RenderError> {
             });
         }
     }
-    best.ok_or_else(|| RenderError::NoDriver("no Vulkan 1.3 device with graphics".into()))
+    best.ok_or_else(|| RenderError::NoDriver("no Vulkan 1.3 device with graphics and shader draw parameters".into()))
 }
 
 /// The logical device with one queue of the candidate's family and dynamic rendering.
@@ -280,6 +288,7 @@ fn create_device(instance: &ash::Instance, best: &Candidate, swapchain: bool) ->
     let mut features13 = vk::PhysicalDeviceVulkan13Features::default()
         .dynamic_rendering(true)
         .maintenance4(true);
+    let mut features11 = vk::PhysicalDeviceVulkan11Features::default().shader_draw_parameters(true);
     let device_extensions = [ash::khr::swapchain::NAME.as_ptr()];
     let features = vk::PhysicalDeviceFeatures::default()
         .multi_draw_indirect(best.multi_draw)
@@ -288,7 +297,8 @@ fn create_device(instance: &ash::Instance, best: &Candidate, swapchain: bool) ->
         .queue_create_infos(&queues)
         .enabled_features(&features)
         .enabled_extension_names(if swapchain { &device_extensions } else { &[] })
-        .push_next(&mut features13);
+        .push_next(&mut features13)
+        .push_next(&mut features11);
     // SAFETY: `physical` belongs to the instance; `info` outlives the call.
     unsafe { instance.create_device(best.physical, &info, None) }.map_err(|e| RenderError::vk("vkCreateDevice", e))
 }

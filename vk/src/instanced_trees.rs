@@ -5,8 +5,9 @@
 //! table (position, yaw and scale as halves, model: [`TREE_BYTES`]), each [`TreeInstances`]
 //! batch a run of it, re-sent only when the batch changes. Each frame `tree_cull.comp` sorts
 //! the table's trees into buckets (view or shadow map, level, model), lists them and writes
-//! each bucket's indirect commands; the CPU records two draws (segments, leaves) per bucket
-//! of a model with resident trees, whatever the tree count, and reads the counts back once
+//! each bucket's indirect commands, a level's model after model; the CPU records one
+//! multi-draw per level and part (segments, leaves), whatever the tree and model counts
+//! (one draw per model with trees where the device cannot multi-draw), and reads the counts back once
 //! the frame has finished (its statistics lag [`FRAMES_IN_FLIGHT`] frames). Levels 0 to 4 draw
 //! whole, from finer rings to coarser and fewer parts ([`LEVEL_PIXELS`]); level 5 cross-fades by
 //! dither with the tree's impostor card, which the impostor pass draws from the same batches;
@@ -62,6 +63,8 @@ const TREE_WORDS: usize = 5;
 pub const TREE_BYTES: u64 = (TREE_WORDS as u64 + 1 + PASSES as u64) * 4;
 // A tree's device bytes beyond its model, its card's included, are at most 64.
 const _: () = assert!(TREE_BYTES + CARD_BYTES <= 64);
+// Every device takes 128 bytes of push constants.
+const _: () = assert!(size_of::<CullConstants>() <= 128);
 
 /// A table entry no tree holds.
 const EMPTY: u32 = u32::MAX;
@@ -106,8 +109,12 @@ struct GpuLeaf {
 struct CullConstants {
     /// Phase, table entries, models, whether to cull by the view.
     counts: [u32; 4],
-    /// Index count of each level's ring mesh.
+    /// Index count of each ring in the one ring mesh.
     rings: [u32; 4],
+    /// Each ring's first index there.
+    ring_first: [u32; 4],
+    /// Each ring's first vertex there.
+    ring_base: [u32; 4],
     /// x: pixels per metre of tree height at 1 m (the card's measure).
     lod: [f32; 4],
     /// [`LEVEL_PIXELS`], padded.
@@ -151,8 +158,6 @@ unsafe impl Pod for LeafConstants {}
 
 /// One generation of models on the GPU.
 struct Models {
-    /// Per model and level, the ring its segments are drawn with.
-    rings: Vec<[u32; LEVELS]>,
     table: Buffer,
     segments: Buffer,
     leaves: Buffer,
@@ -199,7 +204,12 @@ pub(crate) struct InstancedTrees {
     plan: Option<Plan>,
     /// Whether the view culls (tests compare a frame without).
     culling: bool,
-    rings: Vec<Mesh>,
+    /// Every ring (4, 8 and 16 sides) in one mesh, so one multi-draw draws any of them.
+    rings: Mesh,
+    /// Per ring: its index count, first index and first vertex in `rings`.
+    ring_parts: [[u32; 3]; 3],
+    /// Whether the device draws many indirect commands at once.
+    multi_draw: bool,
     set_pool: SetPool,
     cull: ComputePipeline,
     cylinders: DrawPipeline,
@@ -238,14 +248,15 @@ impl InstancedTrees {
             sets: &sets,
             push_bytes: size_of::<LeafConstants>() as u32,
         };
-        let rings = SIDES
-            .iter()
-            .zip(DOME_BANDS)
-            .map(|(&sides, bands)| {
-                let (v, i) = mesh::tube(sides, bands);
-                Mesh::new(memory, uploads, &v, &i, "instanced tree ring")
-            })
-            .collect::<Result<_, _>>()?;
+        let (mut vertices, mut indices) = (Vec::new(), Vec::new());
+        let mut ring_parts = [[0; 3]; 3];
+        for (part, (&sides, bands)) in ring_parts.iter_mut().zip(SIDES.iter().zip(DOME_BANDS)) {
+            let (v, i) = mesh::tube(sides, bands);
+            *part = [i.len() as u32, indices.len() as u32, (vertices.len() / 4) as u32];
+            vertices.extend(v);
+            indices.extend(i);
+        }
+        let rings = Mesh::new(memory, uploads, &vertices, &indices, "instanced tree rings")?;
         Ok(InstancedTrees {
             models: None,
             table: None,
@@ -257,6 +268,8 @@ impl InstancedTrees {
             plan: None,
             culling: true,
             rings,
+            ring_parts,
+            multi_draw: memory.device().multi_draw,
             cull: ComputePipeline::new(
                 device,
                 shaders::TREE_CULL_COMP,
@@ -346,7 +359,6 @@ impl InstancedTrees {
         }
         let mut buffer = |bytes: &[u8], name| storage(frame.memory, frame.uploads, bytes, name);
         self.models = Some(Models {
-            rings: table.iter().map(|m| m.ring).collect(),
             table: buffer(slice_bytes(&table), "instanced tree models")?,
             segments: buffer(slice_bytes(&segments), "instanced tree segments")?,
             leaves: buffer(slice_bytes(&leaves), "instanced tree leaves")?,
@@ -523,12 +535,9 @@ impl InstancedTrees {
         from[..LEVELS].copy_from_slice(&LEVEL_PIXELS);
         let mut constants = CullConstants {
             counts: [0, plan.entries, plan.models, u32::from(self.culling)],
-            rings: [
-                self.rings[0].index_count,
-                self.rings[1].index_count,
-                self.rings[2].index_count,
-                0,
-            ],
+            rings: [self.ring_parts[0][0], self.ring_parts[1][0], self.ring_parts[2][0], 0],
+            ring_first: [self.ring_parts[0][1], self.ring_parts[1][1], self.ring_parts[2][1], 0],
+            ring_base: [self.ring_parts[0][2], self.ring_parts[1][2], self.ring_parts[2][2], 0],
             lod: [card_fade(plan.pixel_scale)[0], 0.0, 0.0, 0.0],
             from,
             leaf: [plan.pixel_scale, LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
@@ -618,8 +627,12 @@ impl InstancedTrees {
         let shadow = pass == 1;
         let card = if shadow { [0.0; 4] } else { card_fade(plan.pixel_scale) };
         let bucket = |level: usize, model: u32| bucket(pass, level, model as usize, plan.models as usize);
-        let Some(models) = &self.models else {
-            return 0;
+        // A level's commands lie model after model: one multi-draw covers every model (those
+        // without trees draw nothing); without multi-draw, one draw per model with trees.
+        let draws: Vec<(u32, u32)> = if self.multi_draw {
+            vec![(0, plan.models)].into_iter().filter(|d| d.1 > 0).collect()
+        } else {
+            plan.present.iter().map(|&m| (m, 1)).collect()
         };
         let mut calls = 0;
         // Segments: the solid levels, then the level fading into the cards (in the shadow
@@ -631,30 +644,26 @@ impl InstancedTrees {
         for (pipeline, levels) in groups {
             pipeline.bind(rec);
             pipeline.bind_set(rec, 1, set.raw());
-            let mut bound = None;
+            self.rings.bind(rec);
             for level in levels {
-                for &model in &plan.present {
-                    let ring = models.rings[model as usize][level] as usize;
-                    if bound != Some(ring) {
-                        self.rings[ring].bind(rec);
-                        bound = Some(ring);
-                    }
-                    let b = bucket(level, model);
+                for &(first, count) in &draws {
+                    let b = bucket(level, first);
                     pipeline.push(
                         rec,
                         &CylinderConstants {
-                            draw: [(buckets + b) as u32, model, level as u32, lists],
+                            draw: [(buckets + b) as u32, first, level as u32, lists],
                             fade: [0.0, 0.0, 0.0, if shadow { -1.0 } else { 1.0 }],
                             card,
                         },
                     );
                     let offset = ((3 * buckets + 5 * b) * 4) as u64;
                     // SAFETY: `rec.cmd` is recording inside rendering with this pipeline, its
-                    // sets and the model's ring for the level bound; the culling wrote the
-                    // command and the barrier after it made it visible.
+                    // sets and the ring mesh bound; the culling wrote the `count` commands
+                    // from `offset` (each ring's indices by its first index and vertex) and
+                    // the barrier after it made them visible.
                     unsafe {
                         rec.device
-                            .cmd_draw_indexed_indirect(rec.cmd, buffer.raw(), offset, 1, 20)
+                            .cmd_draw_indexed_indirect(rec.cmd, buffer.raw(), offset, count, 20)
                     };
                     calls += 1;
                 }
@@ -664,13 +673,13 @@ impl InstancedTrees {
         pipeline.bind(rec);
         pipeline.bind_set(rec, 1, set.raw());
         for level in 0..LEVELS {
-            for &model in &plan.present {
-                let b = bucket(level, model);
+            for &(first, count) in &draws {
+                let b = bucket(level, first);
                 pipeline.push(
                     rec,
                     &LeafConstants {
                         // The word of the leaves the bucket's trees ask for, in place of the level.
-                        draw: [(buckets + b) as u32, model, (12 * buckets + b) as u32, lists],
+                        draw: [(buckets + b) as u32, first, (12 * buckets + b) as u32, lists],
                         play: [plan.time, 0.0, 0.0, 0.0],
                         lod: [plan.pixel_scale, LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
                         card,
@@ -678,7 +687,7 @@ impl InstancedTrees {
                 );
                 let offset = ((8 * buckets + 4 * b) * 4) as u64;
                 // SAFETY: as above, with the leaf pipeline.
-                unsafe { rec.device.cmd_draw_indirect(rec.cmd, buffer.raw(), offset, 1, 16) };
+                unsafe { rec.device.cmd_draw_indirect(rec.cmd, buffer.raw(), offset, count, 16) };
                 calls += 1;
             }
         }

@@ -204,6 +204,11 @@ impl Renderer {
         &self.device.name
     }
 
+    /// Whether the device draws many indirect commands in one call (`multiDrawIndirect`).
+    pub fn multi_draw(&self) -> bool {
+        self.device.multi_draw
+    }
+
     /// The validation log; it stays readable after the renderer is dropped, so
     /// tests can check that shutdown reported nothing.
     pub fn validation(&self) -> Arc<ValidationLog> {
