@@ -118,8 +118,10 @@ pub struct RenderReport {
 /// The report's `render.instances_by_layer` object: what the last frame drew, per layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct InstancesByLayer {
-    /// Trees and shrubs drawn from their models' geometry (not as cards alone).
+    /// Trees drawn from their models' geometry (not as cards alone).
     pub trees: u64,
+    /// Shrubs (understory species) drawn from their models' geometry.
+    pub shrubs: u64,
     /// Branch segments drawn, of trees and of cylinder batches.
     pub cylinders: u64,
     /// Leaves drawn.
@@ -147,6 +149,7 @@ impl RenderReport {
             instances: s.last.instances(),
             instances_by_layer: InstancesByLayer {
                 trees: s.last.trees,
+                shrubs: s.last.shrubs,
                 cylinders: s.last.cylinders,
                 leaves: s.last.leaves,
                 cards: s.last.cards,

@@ -304,3 +304,16 @@ fn hillslopes_keep_the_lattice_from_cutting_a_comb_of_valleys() {
         "combed: {with:.4} of the land with hillslopes, {without:.4} without"
     );
 }
+
+#[test]
+fn understory_species_are_drawn_as_shrubs() {
+    let (params, seed) = world(64);
+    let content = sylva::systems::world::grow_content(&params, seed).unwrap();
+    let models = content.tree_models();
+    assert_eq!(models.shrubs.len(), models.models.len());
+    for (s, t) in params.trees.iter().enumerate() {
+        let shrub = ["hazel", "juniper"].contains(&t.species.name.as_str());
+        let first = content.model_id(s, 0).unwrap() as usize;
+        assert_eq!(models.shrubs[first], shrub, "{}", t.species.name);
+    }
+}

@@ -368,6 +368,9 @@ pub struct TreeModels {
     /// Bumped whenever `models` change. 0 means no models yet: a renderer bakes nothing for
     /// it, so the first set of models is generation 1.
     pub generation: u64,
+    /// Per model, whether it is a shrub (an understory species), which a renderer counts
+    /// apart from the trees; missing entries are trees.
+    pub shrubs: Vec<bool>,
 }
 
 /// Trees as placed copies of [`TreeModels`]: a tree at `position`, turned by `yaw` about +Y and

@@ -246,8 +246,9 @@ fn last_picture(args: &FlyArgs, renderer: Option<&Renderer>, app: &App) -> Resul
     if let Some(r) = &report {
         let l = &r.instances_by_layer;
         println!(
-            "  last frame: {} trees drawn from their models ({} segments, {} leaves), {} carded, {} grass blades; {} draw calls",
-            l.trees, l.cylinders, l.leaves, l.cards, l.grass_blades, r.draw_calls_last
+            "  last frame: {} trees and {} shrubs drawn from their models ({} segments, {} leaves), {} carded, {} grass \
+             blades; {} draw calls",
+            l.trees, l.shrubs, l.cylinders, l.leaves, l.cards, l.grass_blades, r.draw_calls_last
         );
     }
     Ok(report)

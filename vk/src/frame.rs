@@ -106,8 +106,11 @@ pub struct FrameStats {
     /// Leaves drawn (as `cylinders` counts them).
     pub leaves: u64,
     /// Trees drawn from their models' geometry (not as cards alone), in view, as counted on
-    /// the GPU [`crate::FRAMES_IN_FLIGHT`] frames before.
+    /// the GPU [`crate::FRAMES_IN_FLIGHT`] frames before; shrubs are counted apart.
     pub trees: u64,
+    /// Shrubs (models `TreeModels::shrubs` marks) drawn from their models' geometry, as
+    /// `trees` counts them.
+    pub shrubs: u64,
     /// Trees in the batches whose impostor cards were drawn (each card may still be dropped
     /// by the shader where its tree is near).
     pub cards: u64,

@@ -163,6 +163,8 @@ struct Models {
     leaves: Buffer,
     count: usize,
     generation: u64,
+    /// Per model, whether its trees are counted as shrubs.
+    shrubs: Vec<bool>,
 }
 
 /// One batch's run of the table and its trees per model.
@@ -364,6 +366,7 @@ impl InstancedTrees {
             leaves: buffer(slice_bytes(&leaves), "instanced tree leaves")?,
             count: table.len(),
             generation: models.generation,
+            shrubs: models.shrubs.clone(),
         });
         self.set = None;
         Ok(true)
@@ -508,10 +511,13 @@ impl InstancedTrees {
                 .get(4 * k..4 * k + 4)
                 .map_or(0, |w| u32::from_le_bytes(w.try_into().unwrap_or_default()))
         };
-        // The view's buckets come first (pass 0).
+        // The view's buckets come first (pass 0), by level, then model.
         let view = buckets / PASSES;
+        let models = buckets / (PASSES * LEVELS);
+        let shrubs = self.models.as_ref().map_or(&[][..], |m| &m.shrubs[..]);
         for b in 0..view {
-            stats.trees += u64::from(word(b));
+            let shrub = shrubs.get(b % models.max(1)).copied().unwrap_or(false);
+            *(if shrub { &mut stats.shrubs } else { &mut stats.trees }) += u64::from(word(b));
             stats.cylinders += u64::from(word(3 * buckets + 5 * b + 1));
             stats.leaves += u64::from(word(8 * buckets + 4 * b + 1));
         }

@@ -135,6 +135,7 @@ fn one_tree() -> (TreeModels, TreeInstances) {
     let models = TreeModels {
         models: vec![model()],
         generation: 1,
+        shrubs: Vec::new(),
     };
     let mut trees = TreeInstances::default();
     trees.push(0, Vec3::ZERO, 0.4, 1.0);
@@ -299,6 +300,7 @@ fn a_forest_of_cards_is_one_draw_and_near_trees_keep_their_geometry() {
     let models = TreeModels {
         models: vec![model(), model()],
         generation: 1,
+        shrubs: Vec::new(),
     };
     // 20 × 20 trees 12 m apart, none over 24 px high.
     let d = card_alone();

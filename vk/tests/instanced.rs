@@ -1,7 +1,8 @@
 //! Trees drawn from their models: a tree placed as an instance covers the pixels of the same
 //! tree copied into world space; culling on the GPU never drops a tree in view; the frame's
 //! draw calls and uploads do not grow with the tree count while the GPU's counts do; a
-//! resident tree costs at most 64 device bytes beyond its model. Without a Vulkan driver these
+//! resident tree costs at most 64 device bytes beyond its model; shrubs are counted apart
+//! from trees. Without a Vulkan driver these
 //! tests print `SKIPPED` and pass, unless `SYLVA_REQUIRE_VULKAN=1`.
 
 mod support;
@@ -19,6 +20,7 @@ fn models() -> TreeModels {
     TreeModels {
         models: vec![model()],
         generation: 1,
+        shrubs: Vec::new(),
     }
 }
 
@@ -205,4 +207,38 @@ fn trimmed(mut trees: TreeInstances, n: usize) -> TreeInstances {
     trees.yaw.truncate(n);
     trees.scale.truncate(n);
     trees
+}
+
+#[test]
+fn shrubs_are_counted_apart_from_trees() {
+    let Some(mut r) = renderer_or_skip(WIDTH, HEIGHT) else {
+        return;
+    };
+    let camera = Camera {
+        position: Vec3::new(0.0, 15.0, -60.0),
+        target: Vec3::new(0.0, 0.0, 0.0),
+        fov_y_degrees: 60.0,
+        far: 5_000.0,
+        ..Camera::default()
+    };
+    let frames = FRAMES_IN_FLIGHT + 2;
+    // The same trees, their second model first a tree, then a shrub.
+    let mut trees = grid(8, 6.0);
+    for (i, m) in trees.model.iter_mut().enumerate() {
+        *m = (i % 2) as u32;
+    }
+    let mut two = TreeModels {
+        models: vec![model(), model()],
+        generation: 1,
+        shrubs: Vec::new(),
+    };
+    let (_, all) = instanced(&mut r, &two, &mut trees, camera, frames);
+    two.shrubs = vec![false, true];
+    two.generation = 2;
+    let (_, split) = instanced(&mut r, &two, &mut trees, camera, frames);
+    assert_eq!(all.shrubs, 0);
+    assert!(split.trees > 0 && split.shrubs > 0, "{split:?}");
+    assert_eq!(split.trees + split.shrubs, all.trees, "{split:?} {all:?}");
+    assert_validation_clean(&r);
+    assert_clean_shutdown(r);
 }

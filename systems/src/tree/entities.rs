@@ -187,6 +187,7 @@ impl TreeBatch {
         self.models = TreeModels {
             models,
             generation: self.models.generation + 1,
+            shrubs: Vec::new(),
         };
     }
 

@@ -28,6 +28,9 @@ pub struct TreeKind {
     pub colour: [u8; 4],
     /// Leaf colour.
     pub leaf_colour: [u8; 4],
+    /// Whether it is a shrub: the biomes plant it in their understory and never in their
+    /// canopy.
+    pub shrub: bool,
 }
 
 /// One grass species' shape and baked motion.
@@ -70,7 +73,16 @@ impl WorldContent {
                     .map(|(graph, leaves)| model(graph, leaves, kind.scale, kind.colour, kind.leaf_colour))
             })
             .collect();
-        TreeModels { models, generation: 1 }
+        let shrubs = self
+            .trees
+            .iter()
+            .flat_map(|kind| std::iter::repeat_n(kind.shrub, kind.variants.len()))
+            .collect();
+        TreeModels {
+            models,
+            generation: 1,
+            shrubs,
+        }
     }
 
     /// The index in [`WorldContent::tree_models`] of variant `variant` of species `species`;
@@ -134,6 +146,11 @@ fn tree_kinds(
             scale: t.species.scale,
             colour: t.colour.unwrap_or(t.species.look.bark),
             leaf_colour: t.species.look.leaf_colour,
+            shrub: {
+                let named = |stands: &[crate::ecology::Stand]| stands.iter().any(|s| s.species == t.species.name);
+                let biomes = &params.ecology.biomes;
+                biomes.iter().any(|b| named(&b.understory)) && !biomes.iter().any(|b| named(&b.canopy))
+            },
         })
         .collect();
     for (&(s, _), grown) in jobs.iter().zip(grown) {
