@@ -39,7 +39,7 @@ use super::bake::{BakeSettings, BakedGrass, GrassBakeError, bake, bake_inputs, s
 use super::blade::{BladeShape, Segment};
 use super::dynamics::Dynamics;
 use super::extraction::motion;
-use super::interaction::{LiveGrass, LiveSettings, LiveState, Pusher, live_kernel};
+use super::interaction::{LiveGrass, LiveSettings, LiveState, Pusher, live_kernel, live_steps_due};
 use super::walkers::{WalkPath, Walker};
 use super::wind::WindField;
 use crate::placement::{self, Ground, ScatterParams};
@@ -427,17 +427,11 @@ fn add_systems(app: &mut App) {
             let layers = &mut *layers;
             let settings = layers.live;
             let h = settings.step_seconds;
-            // One fixed step's worth of live steps, and one for rounding: once the f32 live
-            // clock is too coarse to advance by h (days of simulated time), it falls behind
-            // instead of stepping forever.
-            let most = (t.dt / h).ceil() as u32 + 1;
             for sp in &mut layers.species {
                 // The live clock catches up with simulated time in whole live steps.
-                let mut steps = 0;
-                while sp.live.time + h <= until + h * 0.5 && steps < most {
+                for _ in 0..live_steps_due(sp.live.time, until, h, t.dt) {
                     sp.live.step(&sp.baked, &layers.wind, &pushers);
                     track_reached(sp, &pushers, &settings, h);
-                    steps += 1;
                 }
             }
         },

@@ -199,6 +199,21 @@ pub fn substeps_needed(kernel: &BladeKernel, step_seconds: f32) -> f32 {
     (step_seconds / kernel.stable_step()).ceil().max(1.0)
 }
 
+/// How many live steps of `h` seconds bring a live clock at `clock` up to `until` (within
+/// half a step), within one fixed step of `dt` seconds: at most its worth of steps and one
+/// for rounding, so once the f32 clock is too coarse to advance by `h` (days of simulated
+/// time) it falls behind instead of stepping forever. Each step adds `h` to the clock, as
+/// [`LiveGrass::step`] does.
+pub fn live_steps_due(clock: f32, until: f32, h: f32, dt: f32) -> u32 {
+    let most = (dt / h).ceil() as u32 + 1;
+    let (mut t, mut steps) = (clock, 0);
+    while t + h <= until + h * 0.5 && steps < most {
+        t += h;
+        steps += 1;
+    }
+    steps
+}
+
 /// The kernel blades of `shape` step with live under `dynamics` and `settings`; an error
 /// (at `step_seconds`) where a live step would need more than [`MAX_LIVE_SUBSTEPS`]
 /// substeps.

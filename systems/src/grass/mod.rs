@@ -72,7 +72,7 @@ pub use install::{
     BladeLink, BladeParticle, BladeRoot, EXTRACT_SYSTEM, GrassError, GrassLayers, GrassSettings, GrassSpecies,
     GrassState, GrassStats, LIVE_SYSTEM, SpeciesSettings, WALK_SYSTEM, install,
 };
-pub use interaction::{LiveGrass, LiveSettings, LiveState, Pusher, live_kernel};
+pub use interaction::{LiveGrass, LiveSettings, LiveState, Pusher, live_kernel, live_steps_due};
 pub use report::GrassReport;
 pub use walkers::{MAX_PUSHER_RADIUS, MAX_PUSHER_SPEED, MAX_WALK_EXTENT, Walk, WalkPath, Walker};
 pub use wind::{Gust, Wind, WindField};

@@ -25,7 +25,7 @@ use sylva_runtime::{Access, App, System};
 use super::blades::{Blade, CoverGround, expand_ground, unpack_cover};
 use super::content::WorldContent;
 use super::params::WorldGrass;
-use crate::grass::{BakedGrass, BladeKernel, LiveGrass, LiveSettings, Pusher, WalkPath, WindField};
+use crate::grass::{BakedGrass, BladeKernel, LiveGrass, LiveSettings, Pusher, WalkPath, WindField, live_steps_due};
 use crate::placement::Plane;
 
 /// Cells along a side of a live tile.
@@ -65,7 +65,12 @@ struct TileKind {
 
 struct Tile {
     kinds: Vec<TileKind>,
-    blades: usize,
+}
+
+impl Tile {
+    fn blades(&self) -> usize {
+        self.kinds.iter().map(|k| k.blades.len()).sum()
+    }
 }
 
 struct Species {
@@ -82,7 +87,6 @@ pub struct WorldLive {
     chunk_cells: u32,
     cell_size: f32,
     tiles: BTreeMap<TileKey, Tile>,
-    held: usize,
     /// The live clock, seconds.
     time: f32,
 }
@@ -99,7 +103,7 @@ impl WorldLive {
 
     /// Blades the live tiles hold (expanded near pushers, live or not).
     pub fn held_blades(&self) -> usize {
-        self.held
+        self.tiles.values().map(Tile::blades).sum()
     }
 
     /// Each live blade's world cell, index there, species and displacement of particle
@@ -178,10 +182,7 @@ impl WorldLive {
                 blades: of_kind.iter().map(|b| (b.cell, b.index)).collect(),
             });
         }
-        Some(Tile {
-            blades: kinds.iter().map(|k| k.blades.len()).sum(),
-            kinds,
-        })
+        Some(Tile { kinds })
     }
 
     /// One fixed step of `dt` seconds ending at `until`: tiles touched by `pushers` expanded
@@ -192,46 +193,27 @@ impl WorldLive {
             self.touched(p.center, p.radius + self.settings.reach, &mut touched);
         }
         let patch = |chunk: [i32; 2]| terrain.patches.iter().find(|p| p.key == chunk);
-        let gone: Vec<TileKey> = self.tiles.keys().filter(|k| patch(k.0).is_none()).copied().collect();
-        for key in gone {
-            self.drop_tile(key);
-        }
+        self.tiles.retain(|k, _| patch(k.0).is_some());
+        let mut held = self.held_blades();
         for key in &touched {
-            if self.held >= MAX_LIVE_BLADES || self.tiles.contains_key(key) {
+            if held >= MAX_LIVE_BLADES || self.tiles.contains_key(key) {
                 continue;
             }
             if let Some(tile) = patch(key.0).and_then(|p| self.expand(*key, p)) {
-                self.held += tile.blades;
+                held += tile.blades();
                 self.tiles.insert(*key, tile);
             }
         }
         let h = self.settings.step_seconds;
-        // One fixed step's worth of live steps and one for rounding, as a grass scene's.
-        let most = (dt / h).ceil() as u32 + 1;
-        let mut steps = 0;
-        while self.time + h <= until + h * 0.5 && steps < most {
+        for _ in 0..live_steps_due(self.time, until, h, dt) {
             for tk in self.tiles.values_mut().flat_map(|t| &mut t.kinds) {
                 let sp = &self.species[usize::from(tk.kind)];
                 tk.live.step(&sp.baked, &self.wind, pushers);
             }
             self.time += h;
-            steps += 1;
         }
-        let idle: Vec<TileKey> = self
-            .tiles
-            .iter()
-            .filter(|(k, t)| !touched.contains(k) && t.kinds.iter().all(|k| k.live.live_blades() == 0))
-            .map(|(k, _)| *k)
-            .collect();
-        for key in idle {
-            self.drop_tile(key);
-        }
-    }
-
-    fn drop_tile(&mut self, key: TileKey) {
-        if let Some(t) = self.tiles.remove(&key) {
-            self.held -= t.blades;
-        }
+        self.tiles
+            .retain(|k, t| touched.contains(k) || t.kinds.iter().any(|k| k.live.live_blades() > 0));
     }
 
     /// Lists the live blades in `batch`: their displacements in their layers' live slots,
@@ -322,7 +304,6 @@ pub fn install_live(
         chunk_cells,
         cell_size,
         tiles: BTreeMap::new(),
-        held: 0,
         time: 0.0,
     });
     for w in &grass.walkers {
