@@ -15,7 +15,7 @@
 
 layout(push_constant) uniform Draw {
     uvec4 draw; // x: the word holding the first model's bucket's base, y: the first model, z: the word holding its leaves, w: the lists' first word
-    vec4 play;  // x: time (s)
+    vec4 play;  // x: time (s), y: leaf_vertex's `nearest` (the shadow map's; 0 in view)
     vec4 lod;   // leaf_vertex's `lod`
     vec4 card;  // xyz: the card's fade (tree.glsl's `lod`; x 0: none)
 } pc;
@@ -31,5 +31,5 @@ void main() {
     vec3 position = t.position + turned(l.place.xyz, t.yaw) * t.scale;
     vec3 normal = turned(l.normal.xyz, t.yaw);
     vec4 tree = vec4(t.position, m.shape.x * t.scale);
-    leaf_vertex(gl_VertexIndex, position, normal, l.place.w * t.scale, unpackUnorm4x8(l.colour.x).rgb, l.normal.w, tree, pc.play.x, pc.lod, pc.card.xyz);
+    leaf_vertex(gl_VertexIndex, position, normal, l.place.w * t.scale, unpackUnorm4x8(l.colour.x).rgb, l.normal.w, tree, pc.play.x, pc.lod, pc.card.xyz, pc.play.y);
 }

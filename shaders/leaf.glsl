@@ -36,10 +36,11 @@ vec3 sway(vec3 p, vec4 tree, float phase, float time) {
 // of `tree` (its anchor; w 0: a loose leaf) at `time` seconds. `lod`: x, pixels per metre at
 // 1 m; y, the leaf length drawn whole (px); z, the smallest share; w, the fade band's largest
 // half width, as a share of the drawn share. `card`: the card's fade (tree.glsl's `lod`).
-void leaf_vertex(int corner, vec3 position, vec3 normal, float size, vec3 colour, float rank, vec4 tree, float time, vec4 lod, vec3 card) {
+// `nearest`: the distance (m) the leaf is thinned as if it were no nearer than (0: where it is).
+void leaf_vertex(int corner, vec3 position, vec3 normal, float size, vec3 colour, float rank, vec4 tree, float time, vec4 lod, vec3 card, float nearest) {
     // Far leaves: only the share (length on screen / full length)² of them is drawn, the
     // lowest ranks, each grown by 1/√share so the crown keeps its cover.
-    float pixels = size * lod.x / max(distance(position, g.camera.xyz), 1e-3);
+    float pixels = size * lod.x / max(distance(position, g.camera.xyz), max(nearest, 1e-3));
     // Ranks around the share fade out over a band (wholly drawn below it, gone above it), so
     // a leaf leaving thins out by dither.glsl instead of popping; the band is even about the
     // share, so as many leaves are drawn on average, and it closes where the share stops

@@ -22,5 +22,5 @@ layout(location = 5) in vec4 i_anchor; // the tree's root from i_position, and h
 
 void main() {
     vec4 tree = vec4(i_position + i_anchor.xyz, i_anchor.w);
-    leaf_vertex(gl_VertexIndex, i_position, i_normal, i_size, i_colour.rgb, i_rank, tree, pc.play.x, pc.lod, pc.card.xyz);
+    leaf_vertex(gl_VertexIndex, i_position, i_normal, i_size, i_colour.rgb, i_rank, tree, pc.play.x, pc.lod, pc.card.xyz, 0.0);
 }

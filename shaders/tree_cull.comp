@@ -21,7 +21,8 @@ layout(push_constant) uniform Cull {
     uvec4 rings;  // index count of each ring (4, 8, 16 sides) in the one ring mesh
     uvec4 ring_first;  // each ring's first index there
     uvec4 ring_base;   // each ring's first vertex there
-    vec4 lod;     // x: pixels per metre of tree height at 1 m
+    vec4 lod;     // x: pixels per metre of tree height at 1 m, y: the distance (m) at which a pixel is a shadow map texel,
+                  // z: the least share of leaves the shadow map draws, w: how far shadows reach (m)
     vec4 from[2]; // the heights on screen (px) from which each level draws; below the last a tree is its card alone
     vec4 leaf;    // x: pixels per metre at 1 m, y: leaf length drawn whole (px), z: smallest share, w: fade band (leaf.glsl's `lod`)
 } pc;
@@ -29,11 +30,24 @@ layout(push_constant) uniform Cull {
 // How many of a model's `n` leaves a tree whose nearest leaf may be `near` metres away asks
 // for, as leaf.glsl thins them: the share its largest leaf's size on screen asks for and the
 // fade band above it.
-uint leaves_asked(Model m, float scale, float near) {
+uint leaves_asked(Model m, float scale, float near, float least) {
     float pixels = m.shape.y * scale * pc.leaf.x / max(near, 1e-3);
-    float share = clamp(pow(pixels / pc.leaf.y, 2.0), pc.leaf.z, 1.0);
-    float faded = share + pc.leaf.w * (share - pc.leaf.z) * (1.0 - share) / (1.0 - pc.leaf.z);
+    float share = clamp(pow(pixels / pc.leaf.y, 2.0), least, 1.0);
+    float faded = share + pc.leaf.w * (share - least) * (1.0 - share) / (1.0 - least);
     return min(uint(ceil(float(m.first.z) * faded)), m.first.z);
+}
+
+// The level a tree of model `m` at `scale` draws at `away` metres from the camera, by its
+// height on screen (the card's measure, tree.glsl); NONE where it is its card alone.
+uint level_at(Model m, float scale, float away) {
+    float px = m.shape.x * scale * pc.lod.x / max(away, 1e-3);
+    uint level = NONE;
+    for (uint k = LEVELS; k > 0u; --k) {
+        if (px >= pc.from[(k - 1u) / 4u][(k - 1u) % 4u]) {
+            level = k - 1u;
+        }
+    }
+    return level;
 }
 
 // Whether a sphere at `c` of radius `r` may be seen through `m` (Vulkan depth 0..1; the
@@ -46,6 +60,29 @@ bool in_frustum(mat4 m, vec3 c, float r) {
     vec4 planes[6] = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2);
     for (int k = 0; k < 6; ++k) {
         if (dot(planes[k].xyz, c) + planes[k].w < -r * length(planes[k].xyz)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Whether a sphere at `c` of radius `r` may shade what the view shows within `reach` metres:
+// swept along the sun's light, it is not wholly outside one of the planes of the view's frustum
+// cut at `reach`. A tree in the shadow map but behind the camera, or beside or beyond the view,
+// casts nothing that is seen.
+bool shades_view(vec3 c, float r, float reach) {
+    mat4 m = g.view_proj;
+    vec4 r0 = vec4(m[0][0], m[1][0], m[2][0], m[3][0]);
+    vec4 r1 = vec4(m[0][1], m[1][1], m[2][1], m[3][1]);
+    vec4 r2 = vec4(m[0][2], m[1][2], m[2][2], m[3][2]);
+    vec4 r3 = vec4(m[0][3], m[1][3], m[2][3], m[3][3]);
+    vec3 ahead = normalize(r2.xyz);
+    vec4 far = vec4(-ahead, dot(ahead, g.camera.xyz) + reach);
+    vec4 planes[6] = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, far);
+    for (int k = 0; k < 6; ++k) {
+        float l = length(planes[k].xyz);
+        bool outside = dot(planes[k].xyz, c) + planes[k].w < -r * l;
+        if (outside && dot(planes[k].xyz, g.sun_dir.xyz) <= 0.0) {
             return false;
         }
     }
@@ -96,28 +133,27 @@ void main() {
         uint seen = NONE, casts = NONE;
         if (tree.model < pc.counts.z) {
             Model m = models[tree.model];
-            float px = m.shape.x * tree.scale * pc.lod.x / max(distance(g.camera.xyz, tree.position), 1e-3);
-            uint level = NONE;
-            for (uint k = LEVELS; k > 0u; --k) {
-                if (px >= pc.from[(k - 1u) / 4u][(k - 1u) % 4u]) {
-                    level = k - 1u;
-                }
-            }
+            float away = distance(g.camera.xyz, tree.position);
+            uint level = level_at(m, tree.scale, away);
             vec3 c = tree.position + turned(m.sphere.xyz, tree.yaw) * tree.scale;
             float r = m.sphere.w * tree.scale;
-            uint asked = leaves_asked(m, tree.scale, distance(g.camera.xyz, c) - r);
+            float near = distance(g.camera.xyz, c) - r;
+            uint asked = leaves_asked(m, tree.scale, near, pc.leaf.z);
             if (level != NONE && (pc.counts.w == 0u || in_frustum(g.view_proj, c, r))) {
                 seen = level;
                 uint b = bucket(0u, seen, tree.model);
                 atomicAdd(work[b], 1u);
                 atomicMax(work[12u * buckets + b], asked);
             }
-            // A card casts no shadow: its tree's coarsest geometry does.
-            if (in_frustum(g.light_view_proj, c, r)) {
-                casts = min(level, LEVELS - 1u);
+            // The shadow map draws a tree as if it were no nearer than where a pixel is one of
+            // its texels, finer detail being lost in it; a card casts no shadow, its tree's
+            // coarsest geometry does.
+            bool shades = pc.counts.w == 0u || shades_view(c, r, pc.lod.w);
+            if (shades && in_frustum(g.light_view_proj, c, r)) {
+                casts = min(level_at(m, tree.scale, max(away, pc.lod.y)), LEVELS - 1u);
                 uint b = bucket(1u, casts, tree.model);
                 atomicAdd(work[b], 1u);
-                atomicMax(work[12u * buckets + b], asked);
+                atomicMax(work[12u * buckets + b], leaves_asked(m, tree.scale, max(near, pc.lod.y), pc.lod.z));
             }
         }
         work[levels_at + t] = seen | (casts << 8);

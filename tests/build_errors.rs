@@ -70,3 +70,11 @@ fn a_scene_made_in_code_names_the_field_without_a_file() {
         "{e}"
     );
 }
+
+#[test]
+fn a_world_refuses_a_forest_beside_it() {
+    let text = "(\n  forest: (placement: (count: 3, min_distance: 1.0), species: [(lsystem: ())]),\n  world: (),\n)";
+    let e = Scene::from_str(text, "build.ron").unwrap_err();
+    assert_eq!((e.line, e.field.as_deref()), (2, Some("forest")), "{e}");
+    assert!(e.message.contains("world.trees"), "{e}");
+}

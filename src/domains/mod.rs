@@ -313,12 +313,12 @@ mod tests {
         assert_eq!(seen[1], [post, springs], "the post, then the springs");
     }
 
-    /// The facade's list gathers springs before trees, whose cards come last as the renderer
-    /// expects; a world draws every tree card from its own models, so a forest's cards give
-    /// way while its trees are still drawn whole.
+    /// The facade's list gathers springs before trees; a forest whose every tree has a card
+    /// lends its trees as instances of its models, its world-space bark and leaves staying on the
+    /// host, and a world lends its own trees in their place.
     #[cfg(feature = "render")]
     #[test]
-    fn the_facade_gathers_springs_then_trees_and_a_world_takes_the_cards() {
+    fn the_facade_draws_a_carded_forest_from_its_models_and_a_world_its_own() {
         use sylva_systems::particles::SpringBatch;
         use sylva_systems::tree::TreeBatch;
         use sylva_systems::world::WorldBatch;
@@ -330,15 +330,30 @@ mod tests {
         res.insert(springs);
         let mut trees = TreeBatch::default();
         trees.cylinders.push(Vec3::X, Vec3::X + Vec3::Y, 0.2, 0.1, [255; 4]);
-        trees.cards.push(0, Vec3::X, 0.0, 1.0);
         res.insert(trees);
         {
             let mut gathered = Gathered::of(&app, &DOMAINS);
             let input = gathered.input();
             let starts: Vec<_> = input.cylinders.iter().map(|c| c.start[0]).collect();
-            assert_eq!(starts, [Vec3::ZERO, Vec3::X], "springs, then the trees");
-            assert_eq!((input.leaves.len(), input.trees.len()), (1, 1));
-            assert!(input.instanced.is_empty());
+            assert_eq!(
+                starts,
+                [Vec3::ZERO, Vec3::X],
+                "uncarded trees are drawn whole, after the springs"
+            );
+            assert!(input.instanced.is_empty() && input.tree_models.is_none());
+        }
+        app.world
+            .resources
+            .get_mut::<TreeBatch>()
+            .unwrap()
+            .cards
+            .push(0, Vec3::X, 0.0, 1.0);
+        {
+            let mut gathered = Gathered::of(&app, &DOMAINS);
+            let input = gathered.input();
+            assert_eq!((input.cylinders.len(), input.leaves.len()), (1, 0), "the springs alone");
+            assert_eq!(input.instanced.len(), 1);
+            assert!(input.trees.is_empty());
         }
         let world = WorldBatch {
             trees: vec![Default::default(); 3],
@@ -347,9 +362,7 @@ mod tests {
         app.world.resources.insert(world);
         let mut gathered = Gathered::of(&app, &DOMAINS);
         let input = gathered.input();
-        assert_eq!(input.cylinders.len(), 2, "the forest's trees are drawn whole");
-        assert!(input.trees.is_empty(), "the forest's cards are not the world's models'");
-        assert_eq!(input.instanced.len(), 3);
+        assert_eq!(input.instanced.len(), 3, "the world's trees alone");
     }
 
     /// A scene without sections passes every domain and costs nothing: a domain answers for

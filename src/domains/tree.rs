@@ -124,14 +124,16 @@ impl Domain for TreeDomain {
 
 #[cfg(feature = "render")]
 impl Draw for tree::TreeBatch {
-    /// The trees' bark and leaves and, where a forest has carded its trees, their cards, after
-    /// every other batch of cylinders and leaves so that they are the last ones, as the
-    /// renderer expects.
+    /// Where every tree is an instance of a model (a forest alone), the instances, drawn from
+    /// the models uploaded once: the world-space bark and leaves stay on the host. Otherwise
+    /// the bark and leaves as they stand, uncarded, so that no tree without a model is cut
+    /// away.
     fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
-        input.cylinders.push(&mut self.cylinders);
-        input.leaves.push(&mut self.leaves);
-        if !self.cards.is_empty() {
-            input.trees.push(&mut self.cards);
+        if self.cards.is_empty() {
+            input.cylinders.push(&mut self.cylinders);
+            input.leaves.push(&mut self.leaves);
+        } else {
+            input.instanced.push(&mut self.cards);
             input.tree_models = Some(&self.models);
         }
     }

@@ -21,6 +21,12 @@ pub(crate) struct WorldDomain;
 
 impl Domain for WorldDomain {
     fn validate(&self, scene: &Scene) -> Result<(), Invalid> {
+        // A forest stands on the ground built before it, which a world's own terrain is not,
+        // and its trees are instances of other models than the world's.
+        if scene.world.is_some() && scene.forest.is_some() {
+            let why = "a world plants its own trees (world.trees): drop the forest section";
+            return Err(FieldError::new("forest", why).into());
+        }
         check_section(scene.world.as_ref(), "world")
     }
 
@@ -83,11 +89,11 @@ impl Domain for WorldDomain {
 
 #[cfg(feature = "render")]
 impl Draw for world::WorldBatch {
-    /// The resident trees, drawn wholly from the world's models. Cards lent before (a
-    /// forest's) instance other models than these, so they are taken back: such trees are
-    /// drawn whole, as bark and leaves.
+    /// The resident trees, drawn wholly from the world's models. A scene never pairs a world
+    /// with a forest, whose instances would index other models (the world's section refuses
+    /// it); an app that does so anyway draws the world's trees alone.
     fn lend<'f>(&'f mut self, input: &mut FrameInput<'f>) {
-        input.trees.clear();
+        input.instanced.clear();
         input.instanced.extend(self.trees.iter_mut());
         input.tree_models = Some(&self.models);
     }

@@ -35,8 +35,8 @@ use crate::mesh::{self, Mesh};
 use crate::pass::{Prepare, Recording, barrier};
 use crate::pipeline::{ComputePipeline, DrawPipeline, PipelineDesc};
 use crate::pod::{Pod, slice_bytes};
-use crate::shaders;
 use crate::upload::Uploads;
+use crate::{shaders, shadow};
 
 /// Levels of detail of a tree drawn from its model: five drawn whole, the last fading into
 /// its card (`shaders/instanced.glsl`'s `LEVELS`).
@@ -55,6 +55,9 @@ pub const LEVEL_PIXELS: [f32; LEVELS] = [
     CARD_PIXELS * CARD_FADE,
     CARD_PIXELS,
 ];
+/// The smallest share of a crown's leaves the shadow map draws ([`MIN_SHARE`] in view), each
+/// grown by 1/√share: its texels blur what the leaves' count would add.
+const SHADOW_LEAF_SHARE: f32 = 1.0 / 64.0;
 /// Words per tree in the table (`instanced.glsl`'s `TREE_WORDS`).
 const TREE_WORDS: usize = 5;
 /// Device bytes per resident tree: its table entry, its levels word and its place in the
@@ -115,7 +118,8 @@ struct CullConstants {
     ring_first: [u32; 4],
     /// Each ring's first vertex there.
     ring_base: [u32; 4],
-    /// x: pixels per metre of tree height at 1 m (the card's measure).
+    /// x: pixels per metre of tree height at 1 m (the card's measure); y: [`Plan::shadow_near`];
+    /// z: [`SHADOW_LEAF_SHARE`]; w: [`Plan::shadow_reach`].
     lod: [f32; 4],
     /// [`LEVEL_PIXELS`], padded.
     from: [f32; 8],
@@ -189,6 +193,13 @@ struct Plan {
     models: u32,
     present: Vec<u32>,
     pixel_scale: f32,
+    /// The distance, metres, at which a pixel of the view is a texel of the shadow map: the
+    /// shadow map draws trees and leaves as if none were nearer (docs/design/rendering.md,
+    /// "Shadows at the map's resolution").
+    shadow_near: f32,
+    /// How far from the camera shadows fall, metres ([`shadow::SHADOW_METRES`] within the
+    /// view): trees whose shadows fall only beyond it are not drawn into the map.
+    shadow_reach: f32,
     time: f32,
 }
 
@@ -326,12 +337,15 @@ impl InstancedTrees {
                 *p += n;
             }
         }
+        let aspect = frame.view.width as f32 / frame.view.height as f32;
         self.plan = Some(Plan {
             slot: frame.slot,
             entries: entries as u32,
             models: count as u32,
             present: (0u32..).zip(present).filter(|(_, n)| *n > 0).map(|(m, _)| m).collect(),
             pixel_scale: frame.view.pixels(1.0, 1.0),
+            shadow_near: frame.view.pixels(1.0, 1.0) * shadow::texel_metres(&frame.view.camera, aspect),
+            shadow_reach: shadow::SHADOW_METRES.min(frame.view.camera.far),
             time: if time.is_finite() { time } else { 0.0 },
         });
         Ok(())
@@ -544,7 +558,12 @@ impl InstancedTrees {
             rings: [self.ring_parts[0][0], self.ring_parts[1][0], self.ring_parts[2][0], 0],
             ring_first: [self.ring_parts[0][1], self.ring_parts[1][1], self.ring_parts[2][1], 0],
             ring_base: [self.ring_parts[0][2], self.ring_parts[1][2], self.ring_parts[2][2], 0],
-            lod: [card_fade(plan.pixel_scale)[0], 0.0, 0.0, 0.0],
+            lod: [
+                card_fade(plan.pixel_scale)[0],
+                plan.shadow_near,
+                SHADOW_LEAF_SHARE,
+                plan.shadow_reach,
+            ],
             from,
             leaf: [plan.pixel_scale, LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
         };
@@ -686,8 +705,13 @@ impl InstancedTrees {
                     &LeafConstants {
                         // The word of the leaves the bucket's trees ask for, in place of the level.
                         draw: [(buckets + b) as u32, first, (12 * buckets + b) as u32, lists],
-                        play: [plan.time, 0.0, 0.0, 0.0],
-                        lod: [plan.pixel_scale, LEAF_FULL_PIXELS, MIN_SHARE, LEAF_FADE],
+                        play: [plan.time, if shadow { plan.shadow_near } else { 0.0 }, 0.0, 0.0],
+                        lod: [
+                            plan.pixel_scale,
+                            LEAF_FULL_PIXELS,
+                            if shadow { SHADOW_LEAF_SHARE } else { MIN_SHARE },
+                            LEAF_FADE,
+                        ],
                         card,
                     },
                 );

@@ -162,12 +162,12 @@ fn comparing_sampler(device: &Arc<Device>) -> Result<Owned<vk::Sampler>, RenderE
 /// The sun's view-projection (Vulkan depth 0..1) covering `camera`'s view up to
 /// [`SHADOW_METRES`], for a sun travelling along `sun_direction`.
 pub fn light_view_proj(camera: &Camera, aspect: f32, sun_direction: Vec3) -> Mat4 {
-    let (centre, radius) = slice_sphere(camera, aspect, SHADOW_METRES.min(camera.far));
+    let (centre, radius) = shadow_sphere(camera, aspect);
     let dir = sun_direction.try_normalize().unwrap_or(Vec3::NEG_Y);
     let up = if dir.y.abs() > 0.99 { Vec3::Z } else { Vec3::Y };
     // Snap the centre to whole texels in the sun's frame (a rotation about the origin).
     let turn = look_to_mat4(Vec3::ZERO, dir, up);
-    let texel = 2.0 * radius / SHADOW_TEXELS as f32;
+    let texel = texel_of(radius);
     let c = turn.transform_point3(centre);
     let snapped = Vec3::new((c.x / texel).round() * texel, (c.y / texel).round() * texel, c.z);
     let centre = turn.inverse().transform_point3(snapped);
@@ -175,6 +175,21 @@ pub fn light_view_proj(camera: &Camera, aspect: f32, sun_direction: Vec3) -> Mat
     let view = look_to_mat4(eye, dir, up);
     let depth = 2.0 * radius + CASTER_REACH;
     orthographic(-radius, radius, -radius, radius, 0.0, depth) * view
+}
+
+/// The side of a shadow map texel, metres, for `camera`'s view: what the map can resolve.
+pub(crate) fn texel_metres(camera: &Camera, aspect: f32) -> f32 {
+    texel_of(shadow_sphere(camera, aspect).1)
+}
+
+/// The sphere the shadow map covers for `camera`'s view.
+fn shadow_sphere(camera: &Camera, aspect: f32) -> (Vec3, f32) {
+    slice_sphere(camera, aspect, SHADOW_METRES.min(camera.far))
+}
+
+/// The side of a texel of a map covering a sphere of `radius`, metres.
+fn texel_of(radius: f32) -> f32 {
+    2.0 * radius / SHADOW_TEXELS as f32
 }
 
 /// A sphere around the camera's view frustum between its near plane and `reach`.

@@ -1,5 +1,6 @@
 //! Trees drawn from their models: a tree placed as an instance covers the pixels of the same
-//! tree copied into world space; culling on the GPU never drops a tree in view; the frame's
+//! tree copied into world space; culling on the GPU never drops a tree in view or a shadow that
+//! is seen; the frame's
 //! draw calls and uploads do not grow with the tree count while the GPU's counts do; a
 //! resident tree costs at most 64 device bytes beyond its model; shrubs are counted apart
 //! from trees. Without a Vulkan driver these
@@ -41,13 +42,24 @@ fn grid(side: usize, spacing: f32) -> TreeInstances {
     trees
 }
 
-/// Renders `frames` frames of `trees` drawn from their models and returns the last frame's
-/// pixels and statistics.
+/// Renders `frames` frames of `trees` drawn from their models under the default sun and
+/// returns the last frame's pixels and statistics.
 fn instanced(
     r: &mut Renderer,
     models: &TreeModels,
     trees: &mut TreeInstances,
     camera: Camera,
+    frames: usize,
+) -> (Vec<u8>, FrameStats) {
+    lit_instanced(r, models, trees, (camera, Sun::default()), frames)
+}
+
+/// Renders as [`instanced`] does, under `sun`.
+fn lit_instanced(
+    r: &mut Renderer,
+    models: &TreeModels,
+    trees: &mut TreeInstances,
+    (camera, sun): (Camera, Sun),
     frames: usize,
 ) -> (Vec<u8>, FrameStats) {
     let mut stats = FrameStats::default();
@@ -57,7 +69,7 @@ fn instanced(
                 tree_models: Some(models),
                 instanced: vec![&mut *trees],
                 camera,
-                sun: Sun::default(),
+                sun,
                 ..FrameInput::default()
             })
             .unwrap();
@@ -126,7 +138,7 @@ fn an_instanced_tree_draws_the_pixels_of_its_world_space_copy() {
 }
 
 #[test]
-fn culling_never_drops_a_tree_in_view() {
+fn culling_never_drops_a_tree_in_view_or_a_shadow_that_is_seen() {
     let Some(mut r) = renderer_or_skip(WIDTH, HEIGHT) else {
         return;
     };
@@ -139,20 +151,33 @@ fn culling_never_drops_a_tree_in_view() {
         fov_y_degrees: 50.0,
         ..Camera::default()
     };
+    // The sun ahead, then low behind the camera: the trees behind it and beside the view then
+    // cast long shadows onto those in view, and only trees whose shadows are seen may be left
+    // out of the shadow map.
+    let behind = Sun {
+        direction: Vec3::new(0.8, -0.35, 0.5),
+        ..Sun::default()
+    };
     let frames = FRAMES_IN_FLIGHT + 1;
-    let (culled, with) = instanced(&mut r, &models, &mut trees, camera, frames);
-    r.set_tree_culling(false);
-    let (all, without) = instanced(&mut r, &models, &mut trees, camera, frames);
-    assert!(covered(&all) > 10_000, "the trees cover {} pixels", covered(&all));
-    let off = differing(&culled, &all, 0);
-    assert!(off <= (WIDTH * HEIGHT / 2000) as usize, "{off} pixels differ");
-    assert!(
-        with.trees * 2 < without.trees,
-        "{} of {} trees drawn",
-        with.trees,
-        without.trees
-    );
-    assert!(with.trees > 0);
+    for sun in [Sun::default(), behind] {
+        r.set_tree_culling(true);
+        let (culled, with) = lit_instanced(&mut r, &models, &mut trees, (camera, sun), frames);
+        r.set_tree_culling(false);
+        let (all, without) = lit_instanced(&mut r, &models, &mut trees, (camera, sun), frames);
+        assert!(covered(&all) > 10_000, "the trees cover {} pixels", covered(&all));
+        let off = differing(&culled, &all, 0);
+        assert!(
+            off <= (WIDTH * HEIGHT / 2000) as usize,
+            "{off} pixels differ under {sun:?}"
+        );
+        assert!(
+            with.trees * 2 < without.trees,
+            "{} of {} trees drawn",
+            with.trees,
+            without.trees
+        );
+        assert!(with.trees > 0);
+    }
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
 }
