@@ -149,7 +149,12 @@ fn fly_streams_reports_and_reads_its_cache_back() {
     assert_eq!(s["chunks"]["from_cache"], 0);
     assert!(s["rss_bytes"]["max"].as_u64().unwrap() > 0);
     assert_eq!(s["frames"], 60);
-    for key in ["first_frame_ms", "render_cpu_ms"] {
+    for key in [
+        "first_frame_ms",
+        "render_cpu_ms",
+        "render_on_cpu_ms",
+        "render_queued_ms",
+    ] {
         assert!(s[key].is_null(), "an unrendered flight has no {key}");
     }
     // Streamed chunks erode on their own and keep no books, so no balance is claimed.

@@ -571,6 +571,19 @@ fn a_rendered_flight_times_its_first_frame_apart_from_the_flight() {
         cpu > 0.0 && cpu <= streaming["frame_ms"]["max"].as_f64().unwrap(),
         "{streaming}"
     );
+    // Where the OS tells a thread's times, the frame thread's time on a core and queued for
+    // one are reported beside it, and its time on a core is some of every frame.
+    if sylva::runtime::metrics::ThreadTimes::now().is_some() {
+        assert!(
+            streaming["render_on_cpu_ms"]["p50"].as_f64().unwrap() > 0.0,
+            "{streaming}"
+        );
+        assert!(
+            streaming["render_queued_ms"]["max"].as_f64().unwrap() >= 0.0,
+            "{streaming}"
+        );
+        assert!(stdout.contains("of it on a core"), "{stdout}");
+    }
     assert_eq!(render["validation_errors"], 0);
 }
 

@@ -1,4 +1,5 @@
-//! Timings that feed `--report`: per-system calls and durations, frame times, peak memory.
+//! Timings that feed `--report`: per-system calls and durations, frame times, a thread's time on
+//! and off the cores, peak memory.
 //!
 //! ```
 //! use std::time::Duration;
@@ -197,6 +198,55 @@ impl Metrics {
     }
 }
 
+/// How the calling thread has spent its time since it started: on a core, and ready to run
+/// but waiting for one. Two readings apart ([`ThreadTimes::since`]) tell a stretch of work
+/// from the time other threads (a software GPU's, say) kept it off the cores.
+///
+/// ```
+/// use sylva_runtime::metrics::ThreadTimes;
+///
+/// if let Some(before) = ThreadTimes::now() {
+///     let busy = std::time::Instant::now();
+///     while busy.elapsed().as_millis() < 5 {}
+///     let spent = ThreadTimes::now().unwrap().since(before);
+///     assert!(spent.on_cpu + spent.waiting >= std::time::Duration::from_millis(4));
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadTimes {
+    /// Time on a core.
+    pub on_cpu: Duration,
+    /// Time ready to run, queued for a core.
+    pub waiting: Duration,
+}
+
+impl ThreadTimes {
+    /// The calling thread's times so far, where the OS tells them (Linux's
+    /// `/proc/thread-self/schedstat`; `None` elsewhere).
+    pub fn now() -> Option<Self> {
+        parse_schedstat(&std::fs::read_to_string("/proc/thread-self/schedstat").ok()?)
+    }
+
+    /// The times from `earlier` to `self`, none below zero.
+    pub fn since(self, earlier: Self) -> Self {
+        Self {
+            on_cpu: self.on_cpu.saturating_sub(earlier.on_cpu),
+            waiting: self.waiting.saturating_sub(earlier.waiting),
+        }
+    }
+}
+
+/// The first two fields of a `schedstat` line: nanoseconds on a core, nanoseconds queued.
+fn parse_schedstat(text: &str) -> Option<ThreadTimes> {
+    let mut fields = text.split_whitespace().map(str::parse::<u64>);
+    let on_cpu = fields.next()?.ok()?;
+    let waiting = fields.next()?.ok()?;
+    Some(ThreadTimes {
+        on_cpu: Duration::from_nanos(on_cpu),
+        waiting: Duration::from_nanos(waiting),
+    })
+}
+
 /// Peak resident set size of this process in bytes, where the OS tells it.
 ///
 /// Reads `VmHWM` from `/proc/self/status` on Linux; `None` elsewhere.
@@ -224,6 +274,23 @@ fn status_field(status: &str, key: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schedstat_line_reads_as_time_on_a_core_and_time_queued() {
+        let t = parse_schedstat("1500000 250000 42\n").unwrap();
+        assert_eq!(
+            (t.on_cpu, t.waiting),
+            (Duration::from_micros(1500), Duration::from_micros(250))
+        );
+        assert_eq!(parse_schedstat("12"), None);
+        assert_eq!(parse_schedstat("x 1 2"), None);
+        let later = ThreadTimes {
+            on_cpu: Duration::from_millis(3),
+            waiting: Duration::from_millis(1),
+        };
+        assert_eq!(t.since(later).on_cpu, Duration::ZERO, "never below zero");
+        assert_eq!(later.since(t).waiting, Duration::from_micros(750));
+    }
 
     #[test]
     fn quantiles_within_one_percent() {

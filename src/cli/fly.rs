@@ -143,9 +143,9 @@ pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
         app.update(dt);
         if let Some(r) = &mut renderer {
             let drawn = sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
-            log.rendered(Duration::from_secs_f64(
-                (drawn.frame_ms - drawn.gpu_wait_ms).max(0.0) / 1e3,
-            ));
+            let ms = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1e3);
+            let split = (drawn.on_cpu_ms + drawn.queued_ms > 0.0).then(|| (ms(drawn.on_cpu_ms), ms(drawn.queued_ms)));
+            log.rendered(ms(drawn.frame_ms - drawn.gpu_wait_ms), split);
             shots.maybe_write(r, t)?;
         }
         log.record(frame_start.elapsed(), &stream, world.stats().evicted);
@@ -399,6 +399,12 @@ fn print_streaming(s: &StreamingReport, world: &WorldStreamer) {
         println!(
             "  render CPU ms p50 {:.2} p99 {:.2} max {:.2} (waits for the GPU not counted)",
             cpu.p50, cpu.p99, cpu.max
+        );
+    }
+    if let (Some(on), Some(queued)) = (&s.render_on_cpu_ms, &s.render_queued_ms) {
+        println!(
+            "    of it on a core p50 {:.2} p99 {:.2} max {:.2}, queued for one p50 {:.2} p99 {:.2} max {:.2}",
+            on.p50, on.p99, on.max, queued.p50, queued.p99, queued.max
         );
     }
     let mib = |b: Option<u64>| b.map_or("?".to_owned(), |b| format!("{:.0} MiB", b as f64 / (1 << 20) as f64));

@@ -12,6 +12,7 @@ use std::time::Instant;
 use ash::vk;
 use sylva_runtime::extract::{GrassLayer, SwayWind};
 use sylva_runtime::glam::Vec3;
+use sylva_runtime::metrics::ThreadTimes;
 
 use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame};
 use crate::cull::Frustum;
@@ -274,6 +275,7 @@ impl Renderer {
     /// [`Renderer::read_pixels`] waits for it.
     pub fn render(&mut self, input: FrameInput<'_>) -> Result<FrameStats, RenderError> {
         let t0 = Instant::now();
+        let times = ThreadTimes::now();
         let (width, height) = self.size();
         let mut camera = input.camera;
         if let Some(reach) = Horizon::reach(input.horizon.as_deref(), camera.position) {
@@ -293,6 +295,11 @@ impl Renderer {
         stats.staging_bytes = self.frames.iter().map(|f| f.staging.size()).sum();
         stats.gpu_memory_types = self.memory.memory_types();
         stats.frame_ms = t0.elapsed().as_secs_f64() * 1e3;
+        if let (Some(before), Some(after)) = (times, ThreadTimes::now()) {
+            let spent = after.since(before);
+            stats.on_cpu_ms = spent.on_cpu.as_secs_f64() * 1e3;
+            stats.queued_ms = spent.waiting.as_secs_f64() * 1e3;
+        }
         self.count(&stats);
         Ok(stats)
     }

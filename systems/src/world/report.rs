@@ -23,6 +23,11 @@ pub struct FlightLog {
     /// it spikes where installs bring new batches. A software GPU (lavapipe) rasterizes on
     /// the same cores, which inflates it.
     pub render_cpu: Histogram,
+    /// Of `render_cpu`, the frame thread's time on a core: the renderer's own work.
+    pub render_on_cpu: Histogram,
+    /// Of `render_cpu`, the frame thread's time queued for a core while other threads (a
+    /// software GPU's) held them.
+    pub render_queued: Histogram,
     /// Frames in which some chunk within the near radius was not installed.
     pub holes: u64,
     /// Resident memory once the first ring was installed, bytes.
@@ -54,9 +59,15 @@ impl FlightLog {
         }
     }
 
-    /// Records the renderer's own CPU work in one frame of the flight.
-    pub fn rendered(&mut self, cpu: Duration) {
+    /// Records the renderer's own CPU work in one frame of the flight: its time less its wait
+    /// for the GPU (`cpu`), and of that its time on a core and queued for one, where the OS
+    /// tells them.
+    pub fn rendered(&mut self, cpu: Duration, on_cpu_and_queued: Option<(Duration, Duration)>) {
         self.render_cpu.record(cpu);
+        if let Some((on_cpu, queued)) = on_cpu_and_queued {
+            self.render_on_cpu.record(on_cpu);
+            self.render_queued.record(queued);
+        }
     }
 
     /// Marks the end of the loading screen: the first ring is installed.
@@ -105,6 +116,12 @@ pub struct StreamingReport {
     /// The renderer's own CPU work per frame of the flight, its wait for the GPU left out
     /// (null without a renderer).
     pub render_cpu_ms: Option<Quantiles>,
+    /// Of `render_cpu_ms`, the frame thread's time on a core per frame: the renderer's own
+    /// work (null without a renderer, or where the OS does not tell).
+    pub render_on_cpu_ms: Option<Quantiles>,
+    /// Of `render_cpu_ms`, the frame thread's time queued for a core per frame, while other
+    /// threads held the cores (null as `render_on_cpu_ms`).
+    pub render_queued_ms: Option<Quantiles>,
     /// Growing the tree variants and baking the grass, milliseconds.
     pub content_ms: f64,
     /// Resident memory, bytes.
@@ -217,6 +234,8 @@ impl StreamingReport {
             warmup_ms: log.warmup_ms,
             first_frame_ms: log.first_frame_ms,
             render_cpu_ms: (log.render_cpu.count() > 0).then(|| Quantiles::of(&log.render_cpu)),
+            render_on_cpu_ms: (log.render_on_cpu.count() > 0).then(|| Quantiles::of(&log.render_on_cpu)),
+            render_queued_ms: (log.render_queued.count() > 0).then(|| Quantiles::of(&log.render_queued)),
             content_ms: world.content().grow_ms + world.content().bake_ms,
             rss_bytes: RssReport {
                 first_ring: log.rss_first_ring,
