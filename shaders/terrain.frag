@@ -166,10 +166,12 @@ struct Ground {
 // so far cliffs neither shimmer nor alias into bands. `beds` is how many beds
 // a pixel spans by their count alone: where one rock meets another the
 // thickness changes within a cell, and hundreds of metres up that crowds
-// hundreds of beds into it, which would speckle. Returns the colour factor;
-// `lean` is the relief's slope along world height.
-vec3 strata(float fine_value, float footprint, float beds, out float lean) {
+// hundreds of beds into it, which would speckle. `exposed` (0 to 1) is how
+// bare the face lays its beds: on gentle rock weathering hides them. Returns
+// the colour factor; `lean` is the relief's slope along world height.
+vec3 strata(float fine_value, float footprint, float beds, float exposed, out float lean) {
     float thick = v_strata.x;
+    float contrast = v_strata.y * exposed;
     float warp = dot(v_world.xz, vec2(0.031, -0.017)) + (v_ground.w - 0.5) * 2.5 + fine_value * 0.3 * thick;
     float s = (v_world.y + warp) / thick;
     // Its slope stays under the beds' own, so no bed folds back over another.
@@ -179,7 +181,7 @@ vec3 strata(float fine_value, float footprint, float beds, out float lean) {
     float tint = hash(vec2(bed, 0.37));
     float hard = hash(vec2(bed, 1.91));
     float pixel = max(footprint / thick, beds);
-    float relief = (1.0 - smoothstep(0.08, 0.3, pixel)) * min(v_strata.y * 3.0, 1.0);
+    float relief = (1.0 - smoothstep(0.08, 0.3, pixel)) * min(contrast * 3.0, 1.0);
     // A bulge 12 % of the bed high at the hardest, rounded: its slope over height.
     lean = relief * hard * 0.48 * (1.0 - 2.0 * t);
     float seam = relief * mix(0.15, 0.5, tint) * (1.0 - smoothstep(0.0, 0.04 + pixel, min(t, 1.0 - t)));
@@ -189,8 +191,8 @@ vec3 strata(float fine_value, float footprint, float beds, out float lean) {
     float joint = relief * step(0.4, hash(vec2(course, 5.3))) * (1.0 - smoothstep(0.0, 0.015 + 1.5 * footprint / spacing, crack));
     float laminae = (1.0 - smoothstep(0.1, 0.3, pixel * 7.0)) * sin(s * 43.98);
     vec3 c = mix(vec3(0.8, 0.82, 0.86), vec3(1.2, 1.12, 1.0), tint) * mix(0.88, 1.08, hard);
-    c = mix(vec3(1.0), c, v_strata.y * (1.0 - smoothstep(0.2, 0.5, pixel)));
-    return c * (1.0 - seam) * (1.0 - 0.35 * joint) * (1.0 + 0.06 * v_strata.y * laminae);
+    c = mix(vec3(1.0), c, contrast * (1.0 - smoothstep(0.2, 0.5, pixel)));
+    return c * (1.0 - seam) * (1.0 - 0.35 * joint) * (1.0 + 0.06 * contrast * laminae);
 }
 
 // One grid of pebbles `size` metres apart at world (x, z): in most cells a
@@ -259,12 +261,23 @@ Ground land(vec3 n, vec4 fine, float footprint, float above_water, float above_s
     gr.tilt = fine.yzw * 0.3;
     // Outside the branch below, where derivatives are defined.
     float beds = fwidth(v_world.y / v_strata.x);
-    // Rock where the grass leaves it; the strata are paid for only there.
+    // Rock where the grass leaves it; the strata are paid for only there. Its beds show
+    // where a face is steep enough to be kept bare (from about 26°, whole from 39°); gentler
+    // rock is weathered, lichen-mottled and strewn with its own broken stones, since level
+    // beds on it would read as contour lines (docs/design/rendering.md, "The ground close up").
     vec3 rock_tilt = vec3(0.0);
     if (green < 1.0) {
         float lean;
-        vec3 rock = v_rock * strata(fine.x, footprint, beds, lean) * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
+        float exposed = smoothstep(0.1, 0.22, slope + fine.x * 0.04);
+        vec3 rock = v_rock * strata(fine.x, footprint, beds, exposed, lean) * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
         rock_tilt = lean * (vec3(0.0, 1.0, 0.0) - n * n.y);
+        float weathered = 1.0 - exposed;
+        float lichen = smoothstep(0.5, 0.8, value_noise(v_world.xz * 0.9 + 17.0) + fine.x * 0.4) * weathered;
+        rock = mix(rock, rock * vec3(0.8, 0.86, 0.7), lichen * 0.7);
+        vec4 stones = pebble_grid(v_world.xz + 3.7, 0.3);
+        stones.x *= weathered * (1.0 - smoothstep(0.15, 0.4, footprint / 0.3));
+        rock = mix(rock * (1.0 - 0.12 * weathered), v_rock * (1.0 + stones.y * 0.6), stones.x);
+        rock_tilt += vec3(stones.z, 0.0, stones.w) * stones.x;
         gr.albedo = mix(rock, grass, green);
         gr.tilt = fine.yzw * mix(0.6, 0.3, green) + rock_tilt * (1.0 - green);
     }

@@ -232,6 +232,59 @@ fn a_cliff_shows_level_beds_of_rock() {
     assert_clean_shutdown(r);
 }
 
+/// A plane of sandstone rising along x at `degrees`, well above any sea.
+fn slope_batch(degrees: f32) -> TerrainBatch {
+    let rise = degrees.to_radians().tan();
+    let n = (RES * RES) as usize;
+    let height = (0..n).map(|k| 20.0 + (k as u32 % RES) as f32 * rise).collect();
+    TerrainBatch {
+        patches: vec![TerrainPatch {
+            key: [0, 0],
+            origin: Vec3::ZERO,
+            cell_size: 1.0,
+            resolution: RES,
+            height,
+            material: vec![SANDSTONE; n],
+            water: vec![0.0; n],
+            cover: None,
+            dirty: true,
+        }],
+        evicted: Vec::new(),
+    }
+}
+
+/// Gentle bare rock is weathered, not bedded: seen square on, a 20° slope of the most
+/// strongly banded rock changes as much along a row as from row to row, where level beds
+/// would draw contour lines across it; at 60° the same rock shows its beds.
+#[test]
+fn gentle_rock_shows_no_contour_lines_and_a_steep_face_its_beds() {
+    let Some(mut r) = renderer_or_skip(WIDTH, HEIGHT) else {
+        return;
+    };
+    let mut ratio = |degrees: f32| {
+        let rise = degrees.to_radians().tan();
+        let at = Vec3::new(64.0, 20.0 + 64.0 * rise, 64.0);
+        let normal = Vec3::new(-rise, 1.0, 0.0).normalize();
+        let camera = camera(at + normal * 12.0, at);
+        r.render(FrameInput {
+            terrain: Some(&mut slope_batch(degrees)),
+            camera,
+            sun: Sun::default(),
+            ..FrameInput::default()
+        })
+        .unwrap();
+        let pixels = r.read_pixels();
+        let (down, along) = steps(&pixels, project(&camera, at), 24);
+        assert!(along > 0.002, "{degrees}°: the rock is not flat colour ({along})");
+        down / along
+    };
+    let (gentle, steep) = (ratio(20.0), ratio(60.0));
+    assert!(gentle < 1.3, "20°: row to row {gentle}× along a row");
+    assert!(steep > 1.6, "60°: row to row {steep}× along a row");
+    assert_validation_clean(&r);
+    assert_clean_shutdown(r);
+}
+
 /// Sand the sea has just left is darker than the dry beach above it.
 #[test]
 fn wet_sand_at_the_waterline_is_darker_than_dry_sand_above() {
