@@ -262,13 +262,13 @@ Ground land(vec3 n, vec4 fine, float footprint, float above_water, float above_s
     // Outside the branch below, where derivatives are defined.
     float beds = fwidth(v_world.y / v_strata.x);
     // Rock where the grass leaves it; the strata are paid for only there. Its beds show
-    // where a face is steep enough to be kept bare (from about 26°, whole from 39°); gentler
+    // where a face is steep enough to be kept bare (from about 33°, whole from 46°); gentler
     // rock is weathered, lichen-mottled and strewn with its own broken stones, since level
     // beds on it would read as contour lines (docs/design/rendering.md, "The ground close up").
     vec3 rock_tilt = vec3(0.0);
     if (green < 1.0) {
         float lean;
-        float exposed = smoothstep(0.1, 0.22, slope + fine.x * 0.04);
+        float exposed = smoothstep(0.16, 0.3, slope + fine.x * 0.04);
         vec3 rock = v_rock * strata(fine.x, footprint, beds, exposed, lean) * mix(0.88, 1.12, detail) * (1.0 + fine.x * 0.9);
         rock_tilt = lean * (vec3(0.0, 1.0, 0.0) - n * n.y);
         float weathered = 1.0 - exposed;

@@ -349,22 +349,55 @@ fn measure_forest_on_terrain_at_720p() {
     assert_validation_clean(&r);
 }
 
-/// The default world from its aerial camera at 1280×720, settled: steady frame time,
-/// draw calls and GPU memory.
+/// Measurement, not a check (run with `--ignored --nocapture`): the three bundled world
+/// cameras (the goldens') at 1280×720, each frame timed alone from its start to its pixels
+/// (the frames before it finished first), with the sun's shadows and without; what each draws
+/// per layer, its draw calls and the GPU memory.
 #[test]
 #[ignore]
-fn measure_world_aerial_at_720p() {
+fn measure_world_cameras_at_720p() {
     let Ok(mut r) = Renderer::new_headless(1280, 720) else {
         eprintln!("SKIPPED: no Vulkan driver");
         return;
     };
     let mut built = settled_world();
-    built.app.world.resources.insert(aerial_camera());
-    let first = sylva::render(&mut r, &built.app, false).unwrap();
-    let steady = steady_frames(&mut r, |r| sylva::render(r, &built.app, false).unwrap());
-    report_steady("world aerial", &r, &first, &steady);
-    r.save_png(&std::env::temp_dir().join("sylva-world-aerial.png"))
-        .unwrap();
+    let trees = tree_roots(&built.app);
+    let cameras = [
+        ("valley", valley_floor_camera(&built.app, &trees)),
+        ("forest edge", forest_edge_camera(&built.app, &trees)),
+        ("aerial", aerial_camera()),
+    ];
+    let shadows = r.atmosphere.shadow_strength;
+    for (name, camera) in cameras {
+        built.app.world.resources.insert(camera);
+        let timed = |r: &mut Renderer, strength: f32| {
+            r.atmosphere.shadow_strength = strength;
+            // Until the GPU's counts are read back and nothing is left to upload.
+            for _ in 0..=sylva::vk::FRAMES_IN_FLIGHT {
+                sylva::render(r, &built.app, false).unwrap();
+            }
+            r.finish().unwrap();
+            let started = std::time::Instant::now();
+            let stats = sylva::render(r, &built.app, false).unwrap();
+            r.finish().unwrap();
+            (started.elapsed().as_secs_f64() * 1e3, stats)
+        };
+        let (unshadowed, _) = timed(&mut r, 0.0);
+        let (ms, s) = timed(&mut r, shadows);
+        eprintln!(
+            "{name}: {ms:.0} ms a frame ({unshadowed:.0} ms without shadows); trees {}, shrubs {}, cards {}, \
+             blades {} (segments {}, leaves {}); draw calls {} + {} shadow; GPU memory {:.0} MB",
+            s.trees,
+            s.shrubs,
+            s.cards,
+            s.grass,
+            s.cylinders,
+            s.leaves,
+            s.draw_calls,
+            s.shadow_draw_calls,
+            s.gpu_memory_bytes as f64 / 1e6
+        );
+    }
     assert_validation_clean(&r);
 }
 
@@ -926,10 +959,11 @@ fn pictures_of_the_world_at_720p() {
             built.app.world.resources.insert(low_sun);
         }
         // Frames until the trees' counts are read back: the last draws with everything
-        // uploaded; its time includes waiting for the GPU.
+        // uploaded, timed alone from its start to its pixels.
         for _ in 0..sylva::vk::FRAMES_IN_FLIGHT {
             sylva::render(&mut r, &built.app, false).unwrap();
         }
+        r.finish().unwrap();
         let started = std::time::Instant::now();
         let stats = sylva::render(&mut r, &built.app, false).unwrap();
         r.finish().unwrap();
