@@ -66,10 +66,14 @@ bool in_frustum(mat4 m, vec3 c, float r) {
     return true;
 }
 
+// How far below a tree's bounding sphere its shadow is followed, metres: ground falling
+// further than this under the shadow's path, beside the view, is rare.
+const float SHADOW_DROP = 100.0;
+
 // Whether a sphere at `c` of radius `r` may shade what the view shows within `reach` metres:
-// swept along the sun's light, it is not wholly outside one of the planes of the view's frustum
-// cut at `reach`. A tree in the shadow map but behind the camera, or beside or beyond the view,
-// casts nothing that is seen.
+// swept along the sun's light until it has sunk SHADOW_DROP metres below itself, it is not
+// wholly outside one of the planes of the view's frustum cut at `reach`. A tree in the shadow
+// map but behind the camera, or beside or beyond the view, casts nothing that is seen.
 bool shades_view(vec3 c, float r, float reach) {
     mat4 m = g.view_proj;
     vec4 r0 = vec4(m[0][0], m[1][0], m[2][0], m[3][0]);
@@ -79,10 +83,13 @@ bool shades_view(vec3 c, float r, float reach) {
     vec3 ahead = normalize(r2.xyz);
     vec4 far = vec4(-ahead, dot(ahead, g.camera.xyz) + reach);
     vec4 planes[6] = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, far);
+    vec3 light = normalize(g.sun_dir.xyz);
+    vec3 sunk = c + light * (2.0 * r + SHADOW_DROP) / max(-light.y, 0.05);
     for (int k = 0; k < 6; ++k) {
         float l = length(planes[k].xyz);
-        bool outside = dot(planes[k].xyz, c) + planes[k].w < -r * l;
-        if (outside && dot(planes[k].xyz, g.sun_dir.xyz) <= 0.0) {
+        bool from = dot(planes[k].xyz, c) + planes[k].w < -r * l;
+        bool to = dot(planes[k].xyz, sunk) + planes[k].w < -r * l;
+        if (from && to) {
             return false;
         }
     }

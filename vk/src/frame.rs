@@ -111,6 +111,11 @@ pub struct FrameStats {
     /// Shrubs (models `TreeModels::shrubs` marks) drawn from their models' geometry, as
     /// `trees` counts them.
     pub shrubs: u64,
+    /// Trees and shrubs drawn from their models into the sun's shadow map, as `trees` counts
+    /// them.
+    pub shadow_trees: u64,
+    /// Their segments and leaves drawn into the shadow map.
+    pub shadow_parts: u64,
     /// Trees in the batches whose impostor cards were drawn (each card may still be dropped
     /// by the shader where its tree is near).
     pub cards: u64,

@@ -511,7 +511,7 @@ impl InstancedTrees {
     }
 
     /// Adds what the frame this slot last drew counted on the GPU to `stats`: its trees
-    /// drawn from their models, their segments and their leaves, in view.
+    /// drawn from their models, their segments and their leaves, in view and in the shadow map.
     fn read_counts(&mut self, slot: usize, stats: &mut FrameStats) {
         let readback = &mut self.readback[slot];
         let (Some(buckets), Some(bytes)) = (
@@ -534,6 +534,10 @@ impl InstancedTrees {
             *(if shrub { &mut stats.shrubs } else { &mut stats.trees }) += u64::from(word(b));
             stats.cylinders += u64::from(word(3 * buckets + 5 * b + 1));
             stats.leaves += u64::from(word(8 * buckets + 4 * b + 1));
+        }
+        for b in view..buckets {
+            stats.shadow_trees += u64::from(word(b));
+            stats.shadow_parts += u64::from(word(3 * buckets + 5 * b + 1)) + u64::from(word(8 * buckets + 4 * b + 1));
         }
     }
 

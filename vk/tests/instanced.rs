@@ -177,6 +177,16 @@ fn culling_never_drops_a_tree_in_view_or_a_shadow_that_is_seen() {
             without.trees
         );
         assert!(with.trees > 0);
+        // The shadow map keeps some trees; under the sun ahead, whose light runs back past the
+        // camera, it leaves out those behind it, whose shadows nobody sees.
+        let cast = (with.shadow_trees, without.shadow_trees);
+        assert!(
+            0 < cast.0 && cast.0 <= cast.1,
+            "{cast:?} trees in the shadow map under {sun:?}"
+        );
+        if sun == Sun::default() {
+            assert!(cast.0 * 4 < cast.1 * 3, "{cast:?} trees in the shadow map");
+        }
     }
     assert_validation_clean(&r);
     assert_clean_shutdown(r);
