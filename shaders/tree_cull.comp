@@ -50,14 +50,20 @@ uint level_at(Model m, float scale, float away) {
     return level;
 }
 
-// Whether a sphere at `c` of radius `r` may be seen through `m` (Vulkan depth 0..1; the
-// planes of vk/src/cull.rs's Frustum).
-bool in_frustum(mat4 m, vec3 c, float r) {
+// The planes of what `m` sees (Vulkan depth 0..1; those of vk/src/cull.rs's Frustum): left,
+// right, bottom, top, near, far; a point p is inside all where dot(plane.xyz, p) + plane.w >= 0.
+void frustum_planes(mat4 m, out vec4 planes[6]) {
     vec4 r0 = vec4(m[0][0], m[1][0], m[2][0], m[3][0]);
     vec4 r1 = vec4(m[0][1], m[1][1], m[2][1], m[3][1]);
     vec4 r2 = vec4(m[0][2], m[1][2], m[2][2], m[3][2]);
     vec4 r3 = vec4(m[0][3], m[1][3], m[2][3], m[3][3]);
-    vec4 planes[6] = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2);
+    planes = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, r3 - r2);
+}
+
+// Whether a sphere at `c` of radius `r` may be seen through `m`.
+bool in_frustum(mat4 m, vec3 c, float r) {
+    vec4 planes[6];
+    frustum_planes(m, planes);
     for (int k = 0; k < 6; ++k) {
         if (dot(planes[k].xyz, c) + planes[k].w < -r * length(planes[k].xyz)) {
             return false;
@@ -75,14 +81,11 @@ const float SHADOW_DROP = 100.0;
 // wholly outside one of the planes of the view's frustum cut at `reach`. A tree in the shadow
 // map but behind the camera, or beside or beyond the view, casts nothing that is seen.
 bool shades_view(vec3 c, float r, float reach) {
-    mat4 m = g.view_proj;
-    vec4 r0 = vec4(m[0][0], m[1][0], m[2][0], m[3][0]);
-    vec4 r1 = vec4(m[0][1], m[1][1], m[2][1], m[3][1]);
-    vec4 r2 = vec4(m[0][2], m[1][2], m[2][2], m[3][2]);
-    vec4 r3 = vec4(m[0][3], m[1][3], m[2][3], m[3][3]);
-    vec3 ahead = normalize(r2.xyz);
-    vec4 far = vec4(-ahead, dot(ahead, g.camera.xyz) + reach);
-    vec4 planes[6] = vec4[](r3 + r0, r3 - r0, r3 + r1, r3 - r1, r2, far);
+    vec4 planes[6];
+    frustum_planes(g.view_proj, planes);
+    // The far plane moved in to `reach` ahead of the camera.
+    vec3 ahead = normalize(planes[4].xyz);
+    planes[5] = vec4(-ahead, dot(ahead, g.camera.xyz) + reach);
     vec3 light = normalize(g.sun_dir.xyz);
     vec3 sunk = c + light * (2.0 * r + SHADOW_DROP) / max(-light.y, 0.05);
     for (int k = 0; k < 6; ++k) {

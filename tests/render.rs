@@ -614,10 +614,7 @@ fn a_rendered_flight_times_its_first_frame_apart_from_the_flight() {
             streaming["render_on_cpu_ms"]["p50"].as_f64().unwrap() > 0.0,
             "{streaming}"
         );
-        assert!(
-            streaming["render_queued_ms"]["max"].as_f64().unwrap() >= 0.0,
-            "{streaming}"
-        );
+        assert!(streaming["render_queued_ms"]["max"].is_f64(), "{streaming}");
         assert!(stdout.contains("of it on a core"), "{stdout}");
     }
     assert_eq!(render["validation_errors"], 0);

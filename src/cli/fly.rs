@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use sylva::live::{LiveScene, Reload};
 use sylva::runtime::App;
+use sylva::runtime::metrics::ThreadTimes;
 use sylva::runtime::stream::Viewer;
 use sylva::systems::world::{DrawParams, WorldParams};
 use sylva::vk::Renderer;
@@ -142,10 +143,12 @@ pub(crate) fn run(args: &FlyArgs, common: &Common) -> Result<(), String> {
         let stream = world.update(app, &[viewer]);
         app.update(dt);
         if let Some(r) = &mut renderer {
+            // The thread's times are read here, not in every render: only a flight reports them.
+            let before = ThreadTimes::now();
             let drawn = sylva::render(r, app, false).map_err(|e| format!("renderer: {e}"))?;
-            let ms = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1e3);
-            let split = (drawn.on_cpu_ms + drawn.queued_ms > 0.0).then(|| (ms(drawn.on_cpu_ms), ms(drawn.queued_ms)));
-            log.rendered(ms(drawn.frame_ms - drawn.gpu_wait_ms), split);
+            let split = before.zip(ThreadTimes::now()).map(|(b, a)| a.since(b));
+            let cpu = Duration::from_secs_f64((drawn.frame_ms - drawn.gpu_wait_ms).max(0.0) / 1e3);
+            log.rendered(cpu, split);
             shots.maybe_write(r, t)?;
         }
         log.record(frame_start.elapsed(), &stream, world.stats().evicted);

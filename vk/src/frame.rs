@@ -159,13 +159,6 @@ pub struct FrameStats {
     /// Time `render` waited for the GPU to finish the frame two before (whose slot this
     /// frame reuses), ms: near zero while the GPU keeps up with the CPU.
     pub gpu_wait_ms: f64,
-    /// Of `frame_ms`, the calling thread's time on a core, ms: the renderer's own work (0
-    /// where the OS does not tell).
-    pub on_cpu_ms: f64,
-    /// Of `frame_ms`, the time the calling thread was ready to run but queued for a core, ms:
-    /// what other threads, a software GPU's among them, cost the frame (0 where the OS does
-    /// not tell).
-    pub queued_ms: f64,
 }
 
 impl FrameStats {

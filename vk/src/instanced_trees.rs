@@ -197,8 +197,8 @@ struct Plan {
     /// shadow map draws trees and leaves as if none were nearer (docs/design/rendering.md,
     /// "Shadows at the map's resolution").
     shadow_near: f32,
-    /// How far from the camera shadows fall, metres ([`shadow::SHADOW_METRES`] within the
-    /// view): trees whose shadows fall only beyond it are not drawn into the map.
+    /// How far from the camera shadows fall, metres ([`shadow::reach`]): trees whose
+    /// shadows fall only beyond it are not drawn into the map.
     shadow_reach: f32,
     time: f32,
 }
@@ -337,15 +337,14 @@ impl InstancedTrees {
                 *p += n;
             }
         }
-        let aspect = frame.view.width as f32 / frame.view.height as f32;
         self.plan = Some(Plan {
             slot: frame.slot,
             entries: entries as u32,
             models: count as u32,
             present: (0u32..).zip(present).filter(|(_, n)| *n > 0).map(|(m, _)| m).collect(),
             pixel_scale: frame.view.pixels(1.0, 1.0),
-            shadow_near: frame.view.pixels(1.0, 1.0) * shadow::texel_metres(&frame.view.camera, aspect),
-            shadow_reach: shadow::SHADOW_METRES.min(frame.view.camera.far),
+            shadow_near: frame.view.pixels(1.0, 1.0) * frame.shadow_texel,
+            shadow_reach: shadow::reach(&frame.view.camera),
             time: if time.is_finite() { time } else { 0.0 },
         });
         Ok(())

@@ -23,6 +23,8 @@ pub(crate) struct Prepare<'f> {
     pub view: &'f View,
     /// What the sun's shadow map covers, for culling what casts into it.
     pub sun: &'f Frustum,
+    /// The side of one of the shadow map's texels, metres: the finest detail it resolves.
+    pub shadow_texel: f32,
     /// Where culled batches and chunks are counted.
     pub stats: &'f mut FrameStats,
     /// The frame slot: which copy of the host-written per-frame resources (indirect

@@ -12,7 +12,6 @@ use std::time::Instant;
 use ash::vk;
 use sylva_runtime::extract::{GrassLayer, SwayWind};
 use sylva_runtime::glam::Vec3;
-use sylva_runtime::metrics::ThreadTimes;
 
 use crate::commands::{Commands, FRAMES_IN_FLIGHT, per_frame};
 use crate::cull::Frustum;
@@ -275,7 +274,6 @@ impl Renderer {
     /// [`Renderer::read_pixels`] waits for it.
     pub fn render(&mut self, input: FrameInput<'_>) -> Result<FrameStats, RenderError> {
         let t0 = Instant::now();
-        let times = ThreadTimes::now();
         let (width, height) = self.size();
         let mut camera = input.camera;
         if let Some(reach) = Horizon::reach(input.horizon.as_deref(), camera.position) {
@@ -295,11 +293,6 @@ impl Renderer {
         stats.staging_bytes = self.frames.iter().map(|f| f.staging.size()).sum();
         stats.gpu_memory_types = self.memory.memory_types();
         stats.frame_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if let (Some(before), Some(after)) = (times, ThreadTimes::now()) {
-            let spent = after.since(before);
-            stats.on_cpu_ms = spent.on_cpu.as_secs_f64() * 1e3;
-            stats.queued_ms = spent.waiting.as_secs_f64() * 1e3;
-        }
         self.count(&stats);
         Ok(stats)
     }
@@ -355,12 +348,14 @@ impl Renderer {
             ..
         } = input;
         let aspect = view.width as f32 / view.height as f32;
-        let light = shadow::light_view_proj(&view.camera, aspect, sun.direction);
+        let shadow = shadow::fit(&view.camera, aspect, sun.direction);
+        let light = shadow.view_proj;
         let mut frame = Prepare {
             memory: &self.memory,
             uploads: &mut self.uploads,
             view,
             sun: &Frustum::new(light),
+            shadow_texel: shadow.texel,
             stats: &mut *stats,
             slot,
         };

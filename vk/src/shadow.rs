@@ -159,37 +159,39 @@ fn comparing_sampler(device: &Arc<Device>) -> Result<Owned<vk::Sampler>, RenderE
     unsafe { Owned::new(device, "vkCreateSampler", device.raw.create_sampler(&info, None)) }
 }
 
-/// The sun's view-projection (Vulkan depth 0..1) covering `camera`'s view up to
-/// [`SHADOW_METRES`], for a sun travelling along `sun_direction`.
-pub fn light_view_proj(camera: &Camera, aspect: f32, sun_direction: Vec3) -> Mat4 {
-    let (centre, radius) = shadow_sphere(camera, aspect);
+/// Where the shadow map lies for a view.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShadowFit {
+    /// The sun's view-projection (Vulkan depth 0..1).
+    pub view_proj: Mat4,
+    /// The side of one of the map's texels, metres: the finest detail it resolves.
+    pub texel: f32,
+}
+
+/// How far from `camera` shadows fall, metres: [`SHADOW_METRES`] within its far plane.
+pub(crate) fn reach(camera: &Camera) -> f32 {
+    SHADOW_METRES.min(camera.far)
+}
+
+/// The shadow map covering `camera`'s view up to [`reach`], for a sun travelling along
+/// `sun_direction`.
+pub(crate) fn fit(camera: &Camera, aspect: f32, sun_direction: Vec3) -> ShadowFit {
+    let (centre, radius) = slice_sphere(camera, aspect, reach(camera));
     let dir = sun_direction.try_normalize().unwrap_or(Vec3::NEG_Y);
     let up = if dir.y.abs() > 0.99 { Vec3::Z } else { Vec3::Y };
     // Snap the centre to whole texels in the sun's frame (a rotation about the origin).
     let turn = look_to_mat4(Vec3::ZERO, dir, up);
-    let texel = texel_of(radius);
+    let texel = 2.0 * radius / SHADOW_TEXELS as f32;
     let c = turn.transform_point3(centre);
     let snapped = Vec3::new((c.x / texel).round() * texel, (c.y / texel).round() * texel, c.z);
     let centre = turn.inverse().transform_point3(snapped);
     let eye = centre - dir * (radius + CASTER_REACH);
     let view = look_to_mat4(eye, dir, up);
     let depth = 2.0 * radius + CASTER_REACH;
-    orthographic(-radius, radius, -radius, radius, 0.0, depth) * view
-}
-
-/// The side of a shadow map texel, metres, for `camera`'s view: what the map can resolve.
-pub(crate) fn texel_metres(camera: &Camera, aspect: f32) -> f32 {
-    texel_of(shadow_sphere(camera, aspect).1)
-}
-
-/// The sphere the shadow map covers for `camera`'s view.
-fn shadow_sphere(camera: &Camera, aspect: f32) -> (Vec3, f32) {
-    slice_sphere(camera, aspect, SHADOW_METRES.min(camera.far))
-}
-
-/// The side of a texel of a map covering a sphere of `radius`, metres.
-fn texel_of(radius: f32) -> f32 {
-    2.0 * radius / SHADOW_TEXELS as f32
+    ShadowFit {
+        view_proj: orthographic(-radius, radius, -radius, radius, 0.0, depth) * view,
+        texel,
+    }
 }
 
 /// A sphere around the camera's view frustum between its near plane and `reach`.
@@ -231,7 +233,7 @@ mod tests {
     fn the_map_holds_what_the_camera_sees_nearby_and_casters_toward_the_sun() {
         let sun = Vec3::new(-0.4, -0.8, -0.3);
         let cam = camera(Vec3::new(10.0, 30.0, -5.0));
-        let m = light_view_proj(&cam, 16.0 / 9.0, sun);
+        let m = fit(&cam, 16.0 / 9.0, sun).view_proj;
         let inside = |p: Vec3| {
             let c = m * p.extend(1.0);
             let n = c.xyz() / c.w;
@@ -258,7 +260,7 @@ mod tests {
         // Ten steps of 1 cm (a texel is about 10 cm): the map jumps at most once, by a texel.
         let mut xs: Vec<i64> = (0..10)
             .map(|k| {
-                let m = light_view_proj(&camera(Vec3::new(10.0 + k as f32 * 0.01, 30.0, -5.0)), 1.5, sun);
+                let m = fit(&camera(Vec3::new(10.0 + k as f32 * 0.01, 30.0, -5.0)), 1.5, sun).view_proj;
                 ((m * p.extend(1.0)).x * 1e5).round() as i64
             })
             .collect();

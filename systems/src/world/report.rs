@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
-use sylva_runtime::metrics::{Histogram, rss_bytes};
+use sylva_runtime::metrics::{Histogram, ThreadTimes, rss_bytes};
 use sylva_runtime::stream::FrameStream;
 
 use super::chunk::{ChunkContent, StageMillis};
@@ -23,10 +23,10 @@ pub struct FlightLog {
     /// it spikes where installs bring new batches. A software GPU (lavapipe) rasterizes on
     /// the same cores, which inflates it.
     pub render_cpu: Histogram,
-    /// Of `render_cpu`, the frame thread's time on a core: the renderer's own work.
+    /// The frame thread's time on a core over each render call: the renderer's own work.
     pub render_on_cpu: Histogram,
-    /// Of `render_cpu`, the frame thread's time queued for a core while other threads (a
-    /// software GPU's) held them.
+    /// The frame thread's time queued for a core over each render call, while other threads
+    /// (a software GPU's) held the cores.
     pub render_queued: Histogram,
     /// Frames in which some chunk within the near radius was not installed.
     pub holes: u64,
@@ -60,13 +60,13 @@ impl FlightLog {
     }
 
     /// Records the renderer's own CPU work in one frame of the flight: its time less its wait
-    /// for the GPU (`cpu`), and of that its time on a core and queued for one, where the OS
-    /// tells them.
-    pub fn rendered(&mut self, cpu: Duration, on_cpu_and_queued: Option<(Duration, Duration)>) {
+    /// for the GPU (`cpu`), and the frame thread's time on a core and queued for one over the
+    /// render call (`times`), where the OS tells them.
+    pub fn rendered(&mut self, cpu: Duration, times: Option<ThreadTimes>) {
         self.render_cpu.record(cpu);
-        if let Some((on_cpu, queued)) = on_cpu_and_queued {
-            self.render_on_cpu.record(on_cpu);
-            self.render_queued.record(queued);
+        if let Some(t) = times {
+            self.render_on_cpu.record(t.on_cpu);
+            self.render_queued.record(t.waiting);
         }
     }
 
@@ -116,10 +116,10 @@ pub struct StreamingReport {
     /// The renderer's own CPU work per frame of the flight, its wait for the GPU left out
     /// (null without a renderer).
     pub render_cpu_ms: Option<Quantiles>,
-    /// Of `render_cpu_ms`, the frame thread's time on a core per frame: the renderer's own
+    /// The frame thread's time on a core over each frame's render call: the renderer's own
     /// work (null without a renderer, or where the OS does not tell).
     pub render_on_cpu_ms: Option<Quantiles>,
-    /// Of `render_cpu_ms`, the frame thread's time queued for a core per frame, while other
+    /// The frame thread's time queued for a core over each frame's render call, while other
     /// threads held the cores (null as `render_on_cpu_ms`).
     pub render_queued_ms: Option<Quantiles>,
     /// Growing the tree variants and baking the grass, milliseconds.
