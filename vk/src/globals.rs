@@ -8,7 +8,6 @@ use std::sync::Arc;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use sylva_runtime::extract::Sun;
-use sylva_runtime::glam::Mat4;
 
 use crate::commands::{FRAMES_IN_FLIGHT, per_frame};
 use crate::descriptors::{Descriptor, DescriptorSet, SetPool};
@@ -16,7 +15,7 @@ use crate::error::RenderError;
 use crate::frame::{Atmosphere, View};
 use crate::gpu_memory::{Buffer, Memory};
 use crate::pod::{Pod, bytes_of};
-use crate::shadow::{SHADOW_TEXELS, ShadowMap};
+use crate::shadow::{ShadowFit, ShadowMap};
 use crate::wind::{GRID_BYTES, WindBlock};
 
 /// The bytes of a frame's constants that hold only `wind` (the wind probe's), the rest zero.
@@ -68,8 +67,8 @@ pub(crate) struct Globals {
 struct Slot {
     camera: (DescriptorSet, Buffer),
     sun: (DescriptorSet, Buffer),
-    /// Read by the sets' binding 2; held so it lives as long as they do.
-    _wind_grid: Buffer,
+    /// Read by the sets' binding 2.
+    wind_grid: Buffer,
 }
 
 impl Globals {
@@ -82,28 +81,37 @@ impl Globals {
             vk::DescriptorType::STORAGE_BUFFER,
         ];
         let sets = SetPool::new(memory, stages, &kinds, 2 * FRAMES_IN_FLIGHT as u32)?;
-        let constants = |name, wind_grid: &Buffer| -> Result<(DescriptorSet, Buffer), RenderError> {
+        let constants = |name| -> Result<(DescriptorSet, Buffer), RenderError> {
             let size = std::mem::size_of::<Block>() as u64;
             let usage = vk::BufferUsageFlags::UNIFORM_BUFFER;
             let buffer = memory.buffer(size, usage, MemoryLocation::CpuToGpu, name)?;
-            let set = sets.allocate("vkAllocateDescriptorSets")?;
-            set.write(&[
-                Descriptor::Uniform(&buffer),
-                Descriptor::Texture(shadow.image(), shadow.sampler()),
-                Descriptor::Storage(wind_grid),
-            ]);
-            Ok((set, buffer))
+            Ok((sets.allocate("vkAllocateDescriptorSets")?, buffer))
         };
         let slots = per_frame(|| {
             let usage = vk::BufferUsageFlags::STORAGE_BUFFER;
-            let wind_grid = memory.buffer(GRID_BYTES, usage, MemoryLocation::GpuOnly, "wind grid")?;
             Ok(Slot {
-                camera: constants("globals", &wind_grid)?,
-                sun: constants("sun globals", &wind_grid)?,
-                _wind_grid: wind_grid,
+                camera: constants("globals")?,
+                sun: constants("sun globals")?,
+                wind_grid: memory.buffer(GRID_BYTES, usage, MemoryLocation::GpuOnly, "wind grid")?,
             })
         })?;
-        Ok(Globals { slots, sets })
+        let globals = Globals { slots, sets };
+        globals.bind(shadow);
+        Ok(globals)
+    }
+
+    /// Points every set at `shadow` (and at its slot's constants and wind grid); no frame
+    /// that reads the sets may be in flight.
+    pub fn bind(&self, shadow: &ShadowMap) {
+        for slot in &self.slots {
+            for (set, buffer) in [&slot.camera, &slot.sun] {
+                set.write(&[
+                    Descriptor::Uniform(buffer),
+                    Descriptor::Texture(shadow.image(), shadow.sampler()),
+                    Descriptor::Storage(&slot.wind_grid),
+                ]);
+            }
+        }
     }
 
     /// The set layout, set 0 of every pipeline.
@@ -121,7 +129,7 @@ impl Globals {
         self.slots[slot].sun.0.raw()
     }
 
-    /// Writes frame slot `slot`'s constants, with the sun's view-projection `light`, the
+    /// Writes frame slot `slot`'s constants, with the shadow map's fit `shadow`, the
     /// `wind` and where its grid lies (`WindGrid::prepare`); the slot's last frame must be
     /// finished.
     pub fn write(
@@ -129,7 +137,7 @@ impl Globals {
         slot: usize,
         view: &View,
         (sun, a): (&Sun, &Atmosphere),
-        light: Mat4,
+        shadow: &ShadowFit,
         (wind, wind_grid): (WindBlock, [f32; 4]),
     ) -> Result<(), RenderError> {
         let mut block = Block {
@@ -143,8 +151,8 @@ impl Globals {
             inv_view_proj: view.view_proj.inverse().to_cols_array(),
             zenith: a.zenith.extend(a.fog_falloff).to_array(),
             ground_haze: a.ground_haze.extend(0.0).to_array(),
-            light_view_proj: light.to_cols_array(),
-            shadow: [a.shadow_strength.clamp(0.0, 1.0), 1.0 / SHADOW_TEXELS as f32, 0.0, 0.0],
+            light_view_proj: shadow.view_proj.to_cols_array(),
+            shadow: [a.shadow_strength.clamp(0.0, 1.0), 1.0 / shadow.texels as f32, 0.0, 0.0],
             wind,
             wind_grid,
         };

@@ -40,7 +40,7 @@ const INSTANCE: &[Attribute] = &[
 
 /// Leaf length on screen, pixels, from which every leaf is drawn; below it a cluster
 /// draws the share (length / this)² of its leaves, each grown by 1 / √share.
-pub const LEAF_FULL_PIXELS: f32 = 3.0;
+pub const LEAF_FULL_PIXELS: f32 = 6.0;
 /// The smallest share of a cluster's leaves drawn (each grown 4×).
 pub(crate) const MIN_SHARE: f32 = 1.0 / 16.0;
 /// Leaves whose rank is within `LEAF_FADE · (share − MIN_SHARE) · (1 − share) / (1 − MIN_SHARE)`

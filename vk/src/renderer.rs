@@ -135,7 +135,7 @@ impl Renderer {
         let extent = checked_extent(width, height)?;
         let device = Arc::new(Device::new(surface_extensions, msaa)?);
         let memory = Memory::new(&device)?;
-        let shadow = ShadowMap::new(&memory)?;
+        let shadow = ShadowMap::new(&memory, shadow::texels_for(extent.height))?;
         let globals = Globals::new(&memory, &shadow)?;
         let mut uploads = Uploads::default();
         let terrain = Terrain::new(&memory, globals.layout())?;
@@ -188,7 +188,8 @@ impl Renderer {
         (self.target.colour.raw(), self.target.extent)
     }
 
-    /// Recreates the target at a new size (the window was resized).
+    /// Recreates the target at a new size (the window was resized), and the shadow map
+    /// where its size follows ([`shadow::texels_for`]).
     pub(crate) fn resize(&mut self, width: u32, height: u32) -> Result<(), RenderError> {
         let extent = checked_extent(width, height)?;
         // SAFETY: waiting has no precondition on a live device; afterwards the old target
@@ -196,6 +197,11 @@ impl Renderer {
         unsafe { self.device.raw.device_wait_idle() }.map_err(|e| RenderError::vk("vkDeviceWaitIdle", e))?;
         self.memory.finished(self.submitted);
         self.target = Target::new(&self.memory, extent)?;
+        let texels = shadow::texels_for(extent.height);
+        if texels != self.shadow.texels() {
+            self.shadow = ShadowMap::new(&self.memory, texels)?;
+            self.globals.bind(&self.shadow);
+        }
         Ok(())
     }
 
@@ -348,13 +354,12 @@ impl Renderer {
             ..
         } = input;
         let aspect = view.width as f32 / view.height as f32;
-        let shadow = shadow::fit(&view.camera, aspect, sun.direction);
-        let light = shadow.view_proj;
+        let shadow = shadow::fit(&view.camera, aspect, sun.direction, self.shadow.texels());
         let mut frame = Prepare {
             memory: &self.memory,
             uploads: &mut self.uploads,
             view,
-            sun: &Frustum::new(light),
+            sun: &Frustum::new(shadow.view_proj),
             shadow_texel: shadow.texel,
             stats: &mut *stats,
             slot,
@@ -381,7 +386,7 @@ impl Renderer {
         let wind = WindBlock::at(&self.wind, time);
         let grid = self.wind_grid.prepare(view.camera.position, &self.wind, time);
         self.globals
-            .write(slot, view, (&sun, &self.atmosphere), light, (wind, grid))
+            .write(slot, view, (&sun, &self.atmosphere), &shadow, (wind, grid))
     }
 
     /// Records uploads, the passes and the readback into frame slot `slot` and submits them.

@@ -20,32 +20,47 @@ use crate::gpu_memory::{Image, Memory, layout_barrier};
 use crate::handles::Owned;
 use crate::target::DEPTH_FORMAT;
 
-/// Texels per side of the shadow map.
-pub const SHADOW_TEXELS: u32 = 2048;
+/// The fewest and the most texels per side of the shadow map ([`texels_for`]).
+const TEXELS: std::ops::RangeInclusive<u32> = 1024..=4096;
 /// How far from the camera shadows reach, metres; beyond, fog takes over.
 pub const SHADOW_METRES: f32 = 160.0;
 /// How far toward the sun the map reaches past the fitted sphere, metres, so that a
 /// mountain or a tall crown outside the view still casts into it.
 const CASTER_REACH: f32 = 400.0;
 
+/// Texels per side of the shadow map for a target `height` pixels high: its rows rounded
+/// up to a power of two, within 1,024 and 4,096. A texel of the map then spans about what
+/// a pixel does at the same distance at any resolution (`docs/design/rendering.md`,
+/// "Shadows at the map's resolution"), and a small target does not pay for a map finer
+/// than it can show.
+pub(crate) fn texels_for(height: u32) -> u32 {
+    height.next_power_of_two().clamp(*TEXELS.start(), *TEXELS.end())
+}
+
 /// The shadow map and the sampler that compares against it.
 pub(crate) struct ShadowMap {
     image: Image,
     sampler: Owned<vk::Sampler>,
+    texels: u32,
 }
 
 impl ShadowMap {
-    /// A [`SHADOW_TEXELS`]² depth image and a comparing, filtering sampler: each lookup
-    /// is four comparisons blended, so shadow edges are soft by a texel.
-    pub fn new(memory: &Arc<Memory>) -> Result<ShadowMap, RenderError> {
+    /// A `texels`² depth image and a comparing, filtering sampler: each lookup is four
+    /// comparisons blended, so shadow edges are soft by a texel.
+    pub fn new(memory: &Arc<Memory>, texels: u32) -> Result<ShadowMap, RenderError> {
         let extent = vk::Extent2D {
-            width: SHADOW_TEXELS,
-            height: SHADOW_TEXELS,
+            width: texels,
+            height: texels,
         };
         let usage = vk::ImageUsageFlags::DEPTH_STENCIL_ATTACHMENT | vk::ImageUsageFlags::SAMPLED;
         let image = memory.image(extent, DEPTH_FORMAT, usage, vk::ImageAspectFlags::DEPTH, "shadow map")?;
         let sampler = comparing_sampler(memory.device())?;
-        Ok(ShadowMap { image, sampler })
+        Ok(ShadowMap { image, sampler, texels })
+    }
+
+    /// Texels per side.
+    pub fn texels(&self) -> u32 {
+        self.texels
     }
 
     /// The map, for the globals' descriptor.
@@ -81,15 +96,15 @@ impl ShadowMap {
         let area = vk::Rect2D {
             offset: vk::Offset2D::default(),
             extent: vk::Extent2D {
-                width: SHADOW_TEXELS,
-                height: SHADOW_TEXELS,
+                width: self.texels,
+                height: self.texels,
             },
         };
         let viewport = vk::Viewport {
             x: 0.0,
             y: 0.0,
-            width: SHADOW_TEXELS as f32,
-            height: SHADOW_TEXELS as f32,
+            width: self.texels as f32,
+            height: self.texels as f32,
             min_depth: 0.0,
             max_depth: 1.0,
         };
@@ -166,6 +181,8 @@ pub(crate) struct ShadowFit {
     pub view_proj: Mat4,
     /// The side of one of the map's texels, metres: the finest detail it resolves.
     pub texel: f32,
+    /// Texels per side of the map.
+    pub texels: u32,
 }
 
 /// How far from `camera` shadows fall, metres: [`SHADOW_METRES`] within its far plane.
@@ -173,15 +190,15 @@ pub(crate) fn reach(camera: &Camera) -> f32 {
     SHADOW_METRES.min(camera.far)
 }
 
-/// The shadow map covering `camera`'s view up to [`reach`], for a sun travelling along
-/// `sun_direction`.
-pub(crate) fn fit(camera: &Camera, aspect: f32, sun_direction: Vec3) -> ShadowFit {
+/// The shadow map of `texels` per side covering `camera`'s view up to [`reach`], for a sun
+/// travelling along `sun_direction`.
+pub(crate) fn fit(camera: &Camera, aspect: f32, sun_direction: Vec3, texels: u32) -> ShadowFit {
     let (centre, radius) = slice_sphere(camera, aspect, reach(camera));
     let dir = sun_direction.try_normalize().unwrap_or(Vec3::NEG_Y);
     let up = if dir.y.abs() > 0.99 { Vec3::Z } else { Vec3::Y };
     // Snap the centre to whole texels in the sun's frame (a rotation about the origin).
     let turn = look_to_mat4(Vec3::ZERO, dir, up);
-    let texel = 2.0 * radius / SHADOW_TEXELS as f32;
+    let texel = 2.0 * radius / texels as f32;
     let c = turn.transform_point3(centre);
     let snapped = Vec3::new((c.x / texel).round() * texel, (c.y / texel).round() * texel, c.z);
     let centre = turn.inverse().transform_point3(snapped);
@@ -191,6 +208,7 @@ pub(crate) fn fit(camera: &Camera, aspect: f32, sun_direction: Vec3) -> ShadowFi
     ShadowFit {
         view_proj: orthographic(-radius, radius, -radius, radius, 0.0, depth) * view,
         texel,
+        texels,
     }
 }
 
@@ -233,7 +251,7 @@ mod tests {
     fn the_map_holds_what_the_camera_sees_nearby_and_casters_toward_the_sun() {
         let sun = Vec3::new(-0.4, -0.8, -0.3);
         let cam = camera(Vec3::new(10.0, 30.0, -5.0));
-        let m = fit(&cam, 16.0 / 9.0, sun).view_proj;
+        let m = fit(&cam, 16.0 / 9.0, sun, texels_for(720)).view_proj;
         let inside = |p: Vec3| {
             let c = m * p.extend(1.0);
             let n = c.xyz() / c.w;
@@ -257,14 +275,27 @@ mod tests {
     fn moving_less_than_a_texel_keeps_the_map_still() {
         let sun = Vec3::new(-0.4, -0.8, -0.3);
         let p = Vec3::new(20.0, 0.0, 50.0);
-        // Ten steps of 1 cm (a texel is about 10 cm): the map jumps at most once, by a texel.
+        // Ten steps of 1 cm (a texel of the 1080p map is about 10 cm): the map jumps at most
+        // once, by a texel.
         let mut xs: Vec<i64> = (0..10)
             .map(|k| {
-                let m = fit(&camera(Vec3::new(10.0 + k as f32 * 0.01, 30.0, -5.0)), 1.5, sun).view_proj;
+                let m = fit(
+                    &camera(Vec3::new(10.0 + k as f32 * 0.01, 30.0, -5.0)),
+                    1.5,
+                    sun,
+                    texels_for(1080),
+                )
+                .view_proj;
                 ((m * p.extend(1.0)).x * 1e5).round() as i64
             })
             .collect();
         xs.dedup();
         assert!(xs.len() <= 2, "{xs:?}");
+    }
+
+    #[test]
+    fn the_map_has_the_targets_rows_rounded_up_to_a_power_of_two_within_bounds() {
+        let sizes: Vec<u32> = [180, 720, 1024, 1080, 1440, 2160, 100_000].map(texels_for).to_vec();
+        assert_eq!(sizes, [1024, 1024, 1024, 2048, 2048, 4096, 4096]);
     }
 }
