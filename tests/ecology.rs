@@ -234,7 +234,7 @@ fn blades_are_the_same_expanded_twice_on_one_and_seven_threads() {
 fn old_densities_are_refused_with_what_to_write_instead() {
     let text = include_str!("../scenes/world.ron");
     let old_grass = text.replacen(
-        "rules: (slope: (0.0, 30.0), materials: [Regolith]),\n                    scale: (2.0, 3.2),",
+        "rules: (slope: (0.0, 30.0), materials: [Regolith]),\n                    scale: (1.5, 2.5),",
         "placement: (density: 6000.0, min_distance: 0.5),",
         1,
     );

@@ -807,55 +807,31 @@ fn the_world_renders_like_its_golden_images() {
 
 /// The ground's height under `p` (its nearest sample in the resident chunks; 0 outside them).
 fn ground_at(app: &sylva::runtime::App, p: Vec3) -> f32 {
-    let batch = app
-        .world
-        .resources
-        .get::<sylva::runtime::extract::TerrainBatch>()
-        .unwrap();
-    batch
-        .patches
-        .iter()
-        .find_map(|patch| {
-            let n = patch.resolution as usize;
-            let (i, j) = (
-                ((p.x - patch.origin.x) / patch.cell_size).round(),
-                ((p.z - patch.origin.z) / patch.cell_size).round(),
-            );
-            let inside = (0.0..n as f32).contains(&i) && (0.0..n as f32).contains(&j);
-            inside.then(|| patch.origin.y + patch.height[j as usize * n + i as usize])
-        })
-        .unwrap_or(0.0)
+    ground_within(app, p).unwrap_or(0.0)
 }
 
-/// Where a river meets the sea among the resident chunks: the sample under water above
-/// sea level (the lowest water surface) nearest a sea sample, that sea sample, and the
-/// nearest open water to it (over 4 m deep).
-fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3, Vec3)> {
+/// The ground's height at `p`, where a patch of the world's terrain holds it.
+fn ground_within(app: &sylva::runtime::App, p: Vec3) -> Option<f32> {
     let batch = app
         .world
         .resources
         .get::<sylva::runtime::extract::TerrainBatch>()
         .unwrap();
-    let samples = |wanted: &dyn Fn(f32, f32) -> bool| -> Vec<Vec3> {
-        batch
-            .patches
-            .iter()
-            .flat_map(|p| {
-                let n = p.resolution as usize;
-                (0..p.water.len()).step_by(2).filter_map(move |k| {
-                    let (i, j) = ((k % n) as f32, (k / n) as f32);
-                    let level = p.origin.y + p.height[k] + p.water[k];
-                    wanted(p.water[k], level)
-                        .then(|| Vec3::new(p.origin.x + i * p.cell_size, level, p.origin.z + j * p.cell_size))
-                })
-            })
-            .collect()
-    };
-    let sea = samples(&|water, _| water > 1.0)
-        .iter()
-        .fold(f32::INFINITY, |lo, p| lo.min(p.y));
-    let rivers = samples(&|water, level| water > 0.05 && level > sea + 1.0);
-    let seas = samples(&|water, level| water > 1.0 && level < sea + 0.3);
+    batch.patches.iter().find_map(|patch| {
+        let n = patch.resolution as usize;
+        let (i, j) = (
+            ((p.x - patch.origin.x) / patch.cell_size).round(),
+            ((p.z - patch.origin.z) / patch.cell_size).round(),
+        );
+        let inside = (0.0..n as f32).contains(&i) && (0.0..n as f32).contains(&j);
+        inside.then(|| patch.origin.y + patch.height[j as usize * n + i as usize])
+    })
+}
+
+fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3, Vec3)> {
+    let sea = sea_level(app);
+    let rivers = water_samples(app, &|water, level| water > 0.05 && level > sea + 1.0);
+    let seas = water_samples(app, &|water, level| water > 1.0 && level < sea + 0.3);
     eprintln!("sea level {sea}: {} river and {} sea samples", rivers.len(), seas.len());
     let mut best: Option<(f32, Vec3, Vec3)> = None;
     for r in &rivers {
@@ -866,17 +842,111 @@ fn river_mouth(app: &sylva::runtime::App) -> Option<(Vec3, Vec3, Vec3)> {
             }
         }
     }
-    let open = samples(&|water, _| water > 4.0);
+    let open = water_samples(app, &|water, _| water > 4.0);
     best.and_then(|(_, river, sea)| {
         let nearest = open.iter().min_by(|a, b| a.distance(sea).total_cmp(&b.distance(sea)))?;
         Some((river, sea, *nearest))
     })
 }
 
+/// Every other cell of the world's terrain where `wanted(water depth, water level)`, at its
+/// water level.
+fn water_samples(app: &sylva::runtime::App, wanted: &dyn Fn(f32, f32) -> bool) -> Vec<Vec3> {
+    let batch = app
+        .world
+        .resources
+        .get::<sylva::runtime::extract::TerrainBatch>()
+        .unwrap();
+    batch
+        .patches
+        .iter()
+        .flat_map(|p| {
+            let n = p.resolution as usize;
+            (0..p.water.len()).step_by(2).filter_map(move |k| {
+                let (i, j) = ((k % n) as f32, (k / n) as f32);
+                let level = p.origin.y + p.height[k] + p.water[k];
+                wanted(p.water[k], level)
+                    .then(|| Vec3::new(p.origin.x + i * p.cell_size, level, p.origin.z + j * p.cell_size))
+            })
+        })
+        .collect()
+}
+
+/// The sea's surface: the lowest level of deep water.
+fn sea_level(app: &sylva::runtime::App) -> f32 {
+    water_samples(app, &|water, _| water > 1.0)
+        .iter()
+        .fold(f32::INFINITY, |lo, p| lo.min(p.y))
+}
+
+/// At eye height on a river's bank, looking upstream along it to its water 45 m on: of the
+/// river's samples with a clear channel around them (at least eight within 30 m), the one
+/// whose bank on some side stands lowest over the water 5 m out (the world's rivers run in
+/// the channels they cut), with the most channel around it and the fewest trees near.
+fn river_bank_camera(app: &sylva::runtime::App, trees: &[Vec3]) -> Option<Camera> {
+    let sea = sea_level(app);
+    let mut rivers = water_samples(app, &|water, level| water > 0.05 && level > sea + 1.0);
+    // Patches lie in their chunks' install order: sorted, ties go the same way every run.
+    rivers.sort_by(|a, b| a.to_array().partial_cmp(&b.to_array()).unwrap());
+    let flat = |p: Vec3| p.with_y(0.0);
+    let mut best: Option<(f32, Vec3, Vec3)> = None;
+    for &c in &rivers {
+        let stretch: Vec<Vec3> = rivers
+            .iter()
+            .copied()
+            .filter(|q| flat(*q).distance(flat(c)) < 30.0)
+            .collect();
+        if stretch.len() < 8 {
+            continue;
+        }
+        let mean = stretch.iter().sum::<Vec3>() / stretch.len() as f32;
+        // The channel's axis: the principal direction of its samples across the ground.
+        let (mut xx, mut xz, mut zz) = (0.0, 0.0, 0.0);
+        for q in &stretch {
+            let d = *q - mean;
+            (xx, xz, zz) = (xx + d.x * d.x, xz + d.x * d.z, zz + d.z * d.z);
+        }
+        let angle = 0.5 * f32::atan2(2.0 * xz, xx - zz);
+        let mut axis = Vec3::new(angle.cos(), 0.0, angle.sin());
+        // Upstream is where the water stands higher.
+        if stretch
+            .iter()
+            .map(|q| (*q - mean).dot(axis) * (q.y - mean.y))
+            .sum::<f32>()
+            < 0.0
+        {
+            axis = -axis;
+        }
+        let across = Vec3::new(-axis.z, 0.0, axis.x);
+        let half_width = stretch
+            .iter()
+            .map(|q| (*q - c).dot(across).abs())
+            .fold(0.0, f32::max)
+            .min(12.0);
+        for side in [across, -across] {
+            let bank = c + side * (half_width + 5.0);
+            let rise = |p: Vec3| ground_within(app, p).map_or(f32::INFINITY, |h| h - c.y);
+            let seen = rise(bank + side * 20.0) < 15.0 && rise(c + axis * 40.0).is_finite();
+            let shaded = trees.iter().filter(|t| flat(**t).distance(flat(bank)) < 20.0).count();
+            let score = stretch.len() as f32 - 4.0 * shaded as f32 - 10.0 * rise(bank);
+            if seen && best.is_none_or(|b| score > b.0) {
+                best = Some((score, bank - axis * 5.0, c + axis * 40.0));
+            }
+        }
+    }
+    let (_, bank, ahead) = best?;
+    Some(Camera {
+        position: bank.with_y(ground_at(app, bank) + 1.7),
+        target: ahead,
+        far: 3000.0,
+        ..Camera::default()
+    })
+}
+
 /// Pictures of the default world at 1280×720 for people to judge the look by, written
 /// to `SYLVA_PICTURES` (a folder; the temporary folder by default): the valley floor and
 /// the forest edge (`docs/pictures/`), the aerial view, the ground close up and a river
-/// mouth. `SYLVA_MSAA=4` smooths their edges.
+/// mouth. `SYLVA_MSAA=4` smooths their edges; `SYLVA_PICTURE=name` renders that one alone.
 #[test]
 #[ignore]
 fn pictures_of_the_world_at_720p() {
@@ -925,21 +995,8 @@ fn pictures_of_the_world_at_720p() {
             ),
         ));
     }
-    if let Some((river, sea, _)) = mouth {
-        // A meadow by the river at eye height, looking up the valley.
-        let up = (river - sea).with_y(0.0).normalize();
-        let side = Vec3::new(-up.z, 0.0, up.x);
-        let at = river + side * 12.0 + up * 20.0;
-        let ahead = river + up * 120.0;
-        cameras.push((
-            "world-river-meadow",
-            Camera {
-                position: at.with_y(ground_at(&built.app, at).max(river.y) + 1.7),
-                target: ahead.with_y(ground_at(&built.app, ahead).max(river.y) + 5.0),
-                far: 3000.0,
-                ..Camera::default()
-            },
-        ));
+    if let Some(camera) = river_bank_camera(&built.app, &trees) {
+        cameras.push(("world-river-meadow", camera));
     }
     // Inside a forest: at eye height among the trees around the one with the most neighbours.
     let neighbours = |t: Vec3| trees.iter().filter(|o| o.distance(t) < 25.0).count();
@@ -968,7 +1025,11 @@ fn pictures_of_the_world_at_720p() {
         ..sylva::runtime::extract::Sun::default()
     };
     cameras.push(("world-aerial-low-sun", aerial_camera()));
+    let only = std::env::var("SYLVA_PICTURE").ok();
     for (name, camera) in cameras {
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         built.app.world.resources.insert(camera);
         if name == "world-aerial-low-sun" {
             built.app.world.resources.insert(low_sun);
